@@ -1,0 +1,87 @@
+/// A flat delta with the animation style the threshold rules chose for it.
+public struct AnimatedDelta: Sendable, Hashable {
+    public var animation: AnimationStyle
+    /// The delta, whenever it was computed; always present when `animation` is precise.
+    public var delta: IndexDelta?
+    /// Old indices of the items whose id is gone, ascending (known even when `delta` is not).
+    public var deletedIndices: [Int]
+
+    public init(animation: AnimationStyle, delta: IndexDelta?, deletedIndices: [Int]) {
+        self.animation = animation
+        self.delta = delta
+        self.deletedIndices = deletedIndices
+    }
+}
+
+/// A sectioned delta with the styles the threshold rules chose for sections and for items.
+public struct AnimatedSectionedDelta: Sendable, Hashable {
+    public var sectionAnimation: AnimationStyle
+    public var itemAnimation: AnimationStyle
+    public var sectionDelta: IndexDelta?
+    /// Present whenever it was computed; always when both styles are precise.
+    public var itemDelta: IndexPathDelta?
+    /// Paths, in the old collection, of the items whose id is gone from the whole collection.
+    public var deletedItemPaths: [ItemPath]
+
+    public init(
+        sectionAnimation: AnimationStyle, itemAnimation: AnimationStyle,
+        sectionDelta: IndexDelta?, itemDelta: IndexPathDelta?, deletedItemPaths: [ItemPath]
+    ) {
+        self.sectionAnimation = sectionAnimation
+        self.itemAnimation = itemAnimation
+        self.sectionDelta = sectionDelta
+        self.itemDelta = itemDelta
+        self.deletedItemPaths = deletedItemPaths
+    }
+
+    public var changeCount: Int { (sectionDelta?.changeCount ?? 0) + (itemDelta?.changeCount ?? 0) }
+}
+
+extension AnimationPolicy {
+    /// Diffs two flat collections by the threshold rules: above `dataCountAnimationThreshold`
+    /// items the delta is not computed (ids are still checked for duplicates).
+    @inlinable
+    public func animatedDelta<Item: UniquelyIdentifiable>(
+        from old: [Item], to new: [Item]
+    ) throws(DuplicateIdentifierError) -> AnimatedDelta {
+        let match = try matchItems(old, new)
+        let deleted = match.oldToNew.indices.filter { match.oldToNew[$0] < 0 }
+        if exceedsDataCount(old.count, new.count) {
+            return AnimatedDelta(animation: .reloadSections, delta: nil, deletedIndices: deleted)
+        }
+        let delta = old.withUnsafeBufferPointer { old in
+            new.withUnsafeBufferPointer { new in flatDelta(from: match) { old[$0] != new[$1] } }
+        }
+        let proposed = proposedStyle(changeCount: delta.changeCount, coarse: .reloadSections)
+        let preferred = delegate?.preferredItemAnimationStyle(for: delta, proposed: proposed) ?? proposed
+        return AnimatedDelta(animation: max(proposed, preferred), delta: delta, deletedIndices: deleted)
+    }
+
+    /// Diffs two sectioned collections by the threshold rules, sections first: items are
+    /// animated precisely only when sections are.
+    @inlinable
+    public func animatedDelta<Section: UniquelyIdentifiableSection>(
+        from old: [Section], to new: [Section]
+    ) throws(DuplicateIdentifierError) -> AnimatedSectionedDelta {
+        let match = try SectionedMatch(old, new)
+        var result = AnimatedSectionedDelta(
+            sectionAnimation: .reloadSections, itemAnimation: .reloadData,
+            sectionDelta: nil, itemDelta: nil, deletedItemPaths: match.deletedItemPaths)
+        guard !exceedsDataCount(old.count, new.count) else { return result }
+        let sectionDelta = match.sectionDelta(old: old, new: new)
+        let proposed = proposedStyle(changeCount: sectionDelta.changeCount, coarse: .reloadSections)
+        let preferred = delegate?.preferredSectionAnimationStyle(for: sectionDelta, proposed: proposed) ?? proposed
+        result.sectionDelta = sectionDelta
+        result.sectionAnimation = max(proposed, preferred)
+        guard result.sectionAnimation == .preciseAnimations,
+            !exceedsDataCount(match.oldItems.count, match.newItems.count)
+        else { return result }
+        let itemDelta = match.itemDelta()
+        let proposedItems = proposedStyle(changeCount: itemDelta.changeCount, coarse: .reloadData)
+        let preferredItems =
+            delegate?.preferredItemAnimationStyle(for: itemDelta, proposed: proposedItems) ?? proposedItems
+        result.itemDelta = itemDelta
+        result.itemAnimation = max(proposedItems, preferredItems)
+        return result
+    }
+}

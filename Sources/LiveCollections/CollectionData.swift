@@ -1,0 +1,139 @@
+/// What an update, append or dry run of a flat holder returned.
+public struct CollectionUpdate<Item: Sendable>: Sendable {
+    public var animation: AnimationStyle
+    /// Present whenever computed; always when `animation` is precise.
+    public var delta: IndexDelta?
+    /// The items whose id is gone.
+    public var deletedItems: [Item]
+    /// The version the delta starts from.
+    public var baseVersion: UInt64
+    /// The version after the change (`baseVersion` for a dry run, which commits nothing).
+    public var version: UInt64
+
+    public init(
+        animation: AnimationStyle, delta: IndexDelta?, deletedItems: [Item],
+        baseVersion: UInt64, version: UInt64
+    ) {
+        self.animation = animation
+        self.delta = delta
+        self.deletedItems = deletedItems
+        self.baseVersion = baseVersion
+        self.version = version
+    }
+}
+
+/// A thread-safe holder of a flat collection that answers every update with its delta.
+///
+/// Updates are serialized: every returned delta is relative to the state just before it, and
+/// the version grows by one per committed update or append.
+public final class CollectionData<Item: UniquelyIdentifiable & Sendable>: Sendable {
+    @usableFromInline let store: VersionedValue<[Item]>
+    @usableFromInline let build: @Sendable ([Item.RawType]) -> [Item]
+
+    /// A holder whose `update(raw:)` builds items with `build`.
+    public init(
+        items: [Item], policy: AnimationPolicy = AnimationPolicy(),
+        build: @escaping @Sendable ([Item.RawType]) -> [Item]
+    ) throws(DuplicateIdentifierError) {
+        _ = try matchItems(items, [])
+        store = VersionedValue(items, policy: policy)
+        self.build = build
+    }
+
+    public var items: [Item] { store.snapshot.value }
+    public var count: Int { items.count }
+    public var isEmpty: Bool { items.isEmpty }
+    public var version: UInt64 { store.snapshot.version }
+    public subscript(index: Int) -> Item { items[index] }
+
+    /// The thresholds and delegate used by later updates.
+    public var policy: AnimationPolicy {
+        get { store.snapshot.policy }
+        set { store.setPolicy(newValue) }
+    }
+
+    /// Replaces the items and answers the delta from the previous ones.
+    ///
+    /// - Parameter ifVersion: when given, the update happens only if it is the current version.
+    @inlinable @discardableResult
+    public func update(_ newItems: [Item], ifVersion: UInt64? = nil) throws(CollectionDataError) -> CollectionUpdate<Item> {
+        try store.write(ifVersion: ifVersion) { current throws(CollectionDataError) in
+            let result = try Self.diff(current, newItems, committing: true)
+            return (newItems, result)
+        }
+    }
+
+    /// Builds items from raw values (through the holder's factory) and updates with them.
+    @inlinable @discardableResult
+    public func update(raw: [Item.RawType], ifVersion: UInt64? = nil) throws(CollectionDataError) -> CollectionUpdate<Item> {
+        try update(build(raw), ifVersion: ifVersion)
+    }
+
+    /// Adds items at the end. The delta is their insertions and always precise.
+    @inlinable @discardableResult
+    public func append(_ newItems: [Item], ifVersion: UInt64? = nil) throws(CollectionDataError) -> CollectionUpdate<Item> {
+        try store.write(ifVersion: ifVersion) { current throws(CollectionDataError) in
+            let combined = current.value + newItems
+            do throws(DuplicateIdentifierError) { _ = try matchItems(combined, []) } catch {
+                throw .duplicateIdentifier(error)
+            }
+            let delta = IndexDelta(insertions: Array(current.value.count..<combined.count))
+            let result = CollectionUpdate<Item>(
+                animation: .preciseAnimations, delta: delta, deletedItems: [],
+                baseVersion: current.version, version: current.version + 1)
+            return (combined, result)
+        }
+    }
+
+    /// The delta an update to `newItems` would give, committing nothing.
+    @inlinable
+    public func calculateDelta(_ newItems: [Item]) throws(CollectionDataError) -> CollectionUpdate<Item> {
+        try Self.diff(store.snapshot, newItems, committing: false)
+    }
+
+    @inlinable
+    public func calculateDelta(raw: [Item.RawType]) throws(CollectionDataError) -> CollectionUpdate<Item> {
+        try calculateDelta(build(raw))
+    }
+
+    @inlinable
+    static func diff(
+        _ current: Versioned<[Item]>, _ newItems: [Item], committing: Bool
+    ) throws(CollectionDataError) -> CollectionUpdate<Item> {
+        let animated: AnimatedDelta
+        do throws(DuplicateIdentifierError) {
+            animated = try current.policy.animatedDelta(from: current.value, to: newItems)
+        } catch {
+            throw .duplicateIdentifier(error)
+        }
+        return CollectionUpdate(
+            animation: animated.animation, delta: animated.delta,
+            deletedItems: animated.deletedIndices.map { current.value[$0] },
+            baseVersion: current.version, version: current.version + (committing ? 1 : 0))
+    }
+}
+
+extension CollectionData where Item.RawType == Item {
+    public convenience init(_ items: [Item] = [], policy: AnimationPolicy = AnimationPolicy()) throws(DuplicateIdentifierError) {
+        try self.init(items: items, policy: policy, build: { $0 })
+    }
+}
+
+extension CollectionData {
+    /// A holder fed raw values through a data factory.
+    public convenience init<Factory: UniquelyIdentifiableDataFactory & Sendable>(
+        dataFactory: Factory, rawData: [Factory.RawType] = [], policy: AnimationPolicy = AnimationPolicy()
+    ) throws(DuplicateIdentifierError)
+    where Factory.UniquelyIdentifiableType == Item, Factory.RawType == Item.RawType {
+        try self.init(
+            items: rawData.map(dataFactory.buildUniquelyIdentifiableDatum), policy: policy,
+            build: { $0.map(dataFactory.buildUniquelyIdentifiableDatum) })
+    }
+
+    /// A holder of non-unique values, numbered by occurrence on every update.
+    public convenience init<Base>(nonUnique values: [Base] = [], policy: AnimationPolicy = AnimationPolicy())
+    where Item == NonUniqueDatum<Base> {
+        // Numbered values never repeat an identity, so this cannot throw.
+        try! self.init(items: NonUniqueDatum.numbering(values), policy: policy, build: NonUniqueDatum.numbering)
+    }
+}

@@ -1,0 +1,108 @@
+/// What an update, append or dry run of a sectioned holder returned.
+public struct SectionedCollectionUpdate<Item: Sendable>: Sendable {
+    public var sectionAnimation: AnimationStyle
+    public var itemAnimation: AnimationStyle
+    public var sectionDelta: IndexDelta?
+    public var itemDelta: IndexPathDelta?
+    /// The items whose id is gone from the whole collection.
+    public var deletedItems: [Item]
+    public var baseVersion: UInt64
+    /// The version after the change (`baseVersion` for a dry run).
+    public var version: UInt64
+
+    public init(
+        sectionAnimation: AnimationStyle, itemAnimation: AnimationStyle,
+        sectionDelta: IndexDelta?, itemDelta: IndexPathDelta?, deletedItems: [Item],
+        baseVersion: UInt64, version: UInt64
+    ) {
+        self.sectionAnimation = sectionAnimation
+        self.itemAnimation = itemAnimation
+        self.sectionDelta = sectionDelta
+        self.itemDelta = itemDelta
+        self.deletedItems = deletedItems
+        self.baseVersion = baseVersion
+        self.version = version
+    }
+}
+
+/// A thread-safe holder of a sectioned collection whose items may move between sections.
+///
+/// Updates are serialized as in `CollectionData`.
+public final class CollectionSectionData<Section: UniquelyIdentifiableSection & Sendable>: Sendable
+where Section.Item: Sendable {
+    public typealias Item = Section.Item
+
+    @usableFromInline let store: VersionedValue<[Section]>
+
+    public init(_ sections: [Section] = [], policy: AnimationPolicy = AnimationPolicy()) throws(DuplicateIdentifierError) {
+        _ = try SectionedMatch(sections, [])
+        store = VersionedValue(sections, policy: policy)
+    }
+
+    public var sections: [Section] { store.snapshot.value }
+    public var sectionCount: Int { sections.count }
+    /// All items in all sections.
+    public var count: Int { sections.reduce(0) { $0 + $1.items.count } }
+    public var isEmpty: Bool { sections.allSatisfy { $0.items.isEmpty } }
+    public var version: UInt64 { store.snapshot.version }
+    public func rowCount(forSection section: Int) -> Int { sections[section].items.count }
+    public subscript(section: Int) -> Section { sections[section] }
+    public subscript(path: ItemPath) -> Item { sections[path.section].items[path.item] }
+
+    public var policy: AnimationPolicy {
+        get { store.snapshot.policy }
+        set { store.setPolicy(newValue) }
+    }
+
+    /// Replaces the sections and answers the delta from the previous ones.
+    @inlinable @discardableResult
+    public func update(_ newSections: [Section], ifVersion: UInt64? = nil) throws(CollectionDataError)
+        -> SectionedCollectionUpdate<Item>
+    {
+        try store.write(ifVersion: ifVersion) { current throws(CollectionDataError) in
+            (newSections, try Self.diff(current, newSections, committing: true))
+        }
+    }
+
+    /// Adds whole sections at the end. The delta is their insertions and always precise.
+    @inlinable @discardableResult
+    public func append(_ newSections: [Section], ifVersion: UInt64? = nil) throws(CollectionDataError)
+        -> SectionedCollectionUpdate<Item>
+    {
+        try store.write(ifVersion: ifVersion) { current throws(CollectionDataError) in
+            let combined = current.value + newSections
+            do throws(DuplicateIdentifierError) { _ = try SectionedMatch(combined, []) } catch {
+                throw .duplicateIdentifier(error)
+            }
+            let result = SectionedCollectionUpdate<Item>(
+                sectionAnimation: .preciseAnimations, itemAnimation: .preciseAnimations,
+                sectionDelta: IndexDelta(insertions: Array(current.value.count..<combined.count)),
+                itemDelta: IndexPathDelta(), deletedItems: [],
+                baseVersion: current.version, version: current.version + 1)
+            return (combined, result)
+        }
+    }
+
+    /// The delta an update to `newSections` would give, committing nothing.
+    @inlinable
+    public func calculateDelta(_ newSections: [Section]) throws(CollectionDataError) -> SectionedCollectionUpdate<Item> {
+        try Self.diff(store.snapshot, newSections, committing: false)
+    }
+
+    @inlinable
+    static func diff(
+        _ current: Versioned<[Section]>, _ newSections: [Section], committing: Bool
+    ) throws(CollectionDataError) -> SectionedCollectionUpdate<Item> {
+        let animated: AnimatedSectionedDelta
+        do throws(DuplicateIdentifierError) {
+            animated = try current.policy.animatedDelta(from: current.value, to: newSections)
+        } catch {
+            throw .duplicateIdentifier(error)
+        }
+        return SectionedCollectionUpdate(
+            sectionAnimation: animated.sectionAnimation, itemAnimation: animated.itemAnimation,
+            sectionDelta: animated.sectionDelta, itemDelta: animated.itemDelta,
+            deletedItems: animated.deletedItemPaths.map { current.value[$0.section].items[$0.item] },
+            baseVersion: current.version, version: current.version + (committing ? 1 : 0))
+    }
+}

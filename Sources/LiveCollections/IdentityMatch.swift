@@ -1,0 +1,140 @@
+/// Which old item each new item is, by id: the first step of every diff.
+///
+/// Indices are `Int32` to halve the memory the matcher touches; a collection is limited to
+/// `Int32.max` items.
+@usableFromInline
+struct IdentityMatch: Sendable {
+    /// For each old index, its new index, or -1 where the item was deleted.
+    @usableFromInline var oldToNew: [Int32]
+    /// For each new index, its old index, or -1 where the item was inserted.
+    @usableFromInline var newToOld: [Int32]
+
+    @inlinable
+    init(oldToNew: [Int32], newToOld: [Int32]) {
+        self.oldToNew = oldToNew
+        self.newToOld = newToOld
+    }
+}
+
+/// The same id twice on one side, by index.
+@usableFromInline
+struct DuplicateIndices: Error {
+    @usableFromInline var collection: DuplicateIdentifierError.Collection
+    @usableFromInline var first: Int
+    @usableFromInline var second: Int
+
+    @inlinable
+    init(collection: DuplicateIdentifierError.Collection, first: Int, second: Int) {
+        self.collection = collection
+        self.first = first
+        self.second = second
+    }
+}
+
+/// One slot of the open-addressing table: an id's full hash and where it stands on each side.
+@usableFromInline @frozen
+struct IdentitySlot {
+    @usableFromInline var hash: Int
+    @usableFromInline var old: Int32
+    @usableFromInline var new: Int32
+
+    @inlinable
+    init(hash: Int, old: Int32, new: Int32) {
+        self.hash = hash
+        self.old = old
+        self.new = new
+    }
+
+    @inlinable var isEmpty: Bool { old < 0 && new < 0 }
+}
+
+/// A power of two at least twice `entries`, so linear probing stays short even when every
+/// id is distinct.
+@usableFromInline
+func identityTableCapacity(forEntries entries: Int) -> Int {
+    var capacity = 16
+    while capacity < entries * 2 { capacity <<= 1 }
+    return capacity
+}
+
+/// Each id's hash, computed in one sequential pass.
+@inlinable
+func hashes<ID: Hashable>(count: Int, _ id: (Int) -> ID) -> [Int] {
+    [Int](unsafeUninitializedCapacity: count) { buffer, initialized in
+        for i in 0..<count { buffer[i] = id(i).hashValue }
+        initialized = count
+    }
+}
+
+/// Matches ids of two collections, hashing each id once.
+///
+/// The table is far larger than the caches for big collections, so its first probe is a
+/// cache miss. Hashing everything first keeps the probe loops free of calls, which lets the
+/// processor overlap many of those misses instead of waiting for each in turn.
+///
+/// Throws where one side holds an id twice (the two indices on that side).
+@inlinable
+func matchIdentities<ID: Hashable>(
+    oldCount: Int, oldID: (Int) -> ID,
+    newCount: Int, newID: (Int) -> ID
+) throws(DuplicateIndices) -> IdentityMatch {
+    let oldHashes = hashes(count: oldCount, oldID)
+    let newHashes = hashes(count: newCount, newID)
+    let capacity = identityTableCapacity(forEntries: oldCount + newCount)
+    let mask = capacity - 1
+    var table = [IdentitySlot](repeating: IdentitySlot(hash: 0, old: -1, new: -1), count: capacity)
+    var oldToNew = [Int32](repeating: -1, count: oldCount)
+    var newToOld = [Int32](repeating: -1, count: newCount)
+    var duplicate: DuplicateIndices?
+
+    table.withUnsafeMutableBufferPointer { slots in
+        oldToNew.withUnsafeMutableBufferPointer { oldToNew in
+            newToOld.withUnsafeMutableBufferPointer { newToOld in
+                oldLoop: for i in 0..<oldCount {
+                    let hash = oldHashes[i]
+                    var p = hash & mask
+                    while true {
+                        let slot = slots[p]
+                        if slot.isEmpty {
+                            slots[p] = IdentitySlot(hash: hash, old: Int32(truncatingIfNeeded: i), new: -1)
+                            break
+                        }
+                        if slot.hash == hash && oldID(Int(slot.old)) == oldID(i) {
+                            duplicate = DuplicateIndices(collection: .old, first: Int(slot.old), second: i)
+                            break oldLoop
+                        }
+                        p = (p &+ 1) & mask
+                    }
+                }
+                if duplicate != nil { return }
+                newLoop: for j in 0..<newCount {
+                    let hash = newHashes[j]
+                    var p = hash & mask
+                    while true {
+                        let slot = slots[p]
+                        if slot.isEmpty {
+                            slots[p] = IdentitySlot(hash: hash, old: -1, new: Int32(truncatingIfNeeded: j))
+                            break
+                        }
+                        if slot.hash == hash {
+                            let sameID = slot.old >= 0 ? oldID(Int(slot.old)) == newID(j) : newID(Int(slot.new)) == newID(j)
+                            if sameID {
+                                if slot.new >= 0 {
+                                    duplicate = DuplicateIndices(collection: .new, first: Int(slot.new), second: j)
+                                    break newLoop
+                                }
+                                slots[p].new = Int32(truncatingIfNeeded: j)
+                                oldToNew[Int(slot.old)] = Int32(truncatingIfNeeded: j)
+                                newToOld[j] = slot.old
+                                break
+                            }
+                        }
+                        p = (p &+ 1) & mask
+                    }
+                }
+            }
+        }
+    }
+    if let duplicate { throw duplicate }
+    return IdentityMatch(oldToNew: oldToNew, newToOld: newToOld)
+}

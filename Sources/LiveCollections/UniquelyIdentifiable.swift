@@ -1,0 +1,61 @@
+/// A value with a stable identity and comparable content.
+///
+/// `uniqueID` says *which* item this is; `==` says whether two versions of the same item
+/// look the same. Two items with equal ids but unequal content become a reload; an id that
+/// appears in only one collection becomes a deletion or an insertion.
+public protocol UniquelyIdentifiable: Equatable {
+    /// The type this value was built from (itself, unless a data factory built it).
+    associatedtype RawType = Self
+    associatedtype UniqueIDType: Hashable & Sendable
+
+    var rawData: RawType { get }
+    var uniqueID: UniqueIDType { get }
+}
+
+extension UniquelyIdentifiable where RawType == Self {
+    public var rawData: Self { self }
+}
+
+/// A section with its own identity and content, holding identifiable items.
+///
+/// Item ids are unique across the whole sectioned collection, so an item can move between
+/// sections. Section ids need not differ from item ids.
+public protocol UniquelyIdentifiableSection: UniquelyIdentifiable {
+    associatedtype Item: UniquelyIdentifiable
+
+    var items: [Item] { get }
+
+    /// Whether the section's own content (everything but its items, a header title for
+    /// example) equals `other`'s. A surviving section for which this is false is reloaded.
+    func hasEqualSectionContent(to other: Self) -> Bool
+}
+
+/// Builds the diffed type from a raw type, so that one raw type can have different
+/// equality (and so different reloads) in different places.
+public protocol UniquelyIdentifiableDataFactory {
+    associatedtype RawType
+    associatedtype UniquelyIdentifiableType: UniquelyIdentifiable
+
+    func buildUniquelyIdentifiableDatum(_ rawType: RawType) -> UniquelyIdentifiableType
+}
+
+/// A ready-made section: an id, a header (the section's own content) and items.
+public struct ItemSection<ID: Hashable & Sendable, Header: Equatable, Item: UniquelyIdentifiable>:
+    UniquelyIdentifiableSection
+{
+    public var id: ID
+    public var header: Header
+    public var items: [Item]
+
+    public init(id: ID, header: Header, items: [Item]) {
+        self.id = id
+        self.header = header
+        self.items = items
+    }
+
+    public var uniqueID: ID { id }
+
+    public func hasEqualSectionContent(to other: Self) -> Bool { header == other.header }
+}
+
+extension ItemSection: Sendable where Header: Sendable, Item: Sendable {}

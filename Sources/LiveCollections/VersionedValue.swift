@@ -1,0 +1,78 @@
+import Synchronization
+
+/// Why a holder refused an update.
+public enum CollectionDataError: Error, CustomStringConvertible {
+    /// The new data holds one id twice.
+    case duplicateIdentifier(DuplicateIdentifierError)
+    /// The caller insisted on a version that is no longer current.
+    case versionMismatch(expected: UInt64, current: UInt64)
+
+    public var description: String {
+        switch self {
+        case .duplicateIdentifier(let error): error.description
+        case .versionMismatch(let expected, let current):
+            "version \(expected) was expected, but the current version is \(current)"
+        }
+    }
+}
+
+/// A snapshot of a holder: its value, version and policy at one moment.
+@usableFromInline
+struct Versioned<Value: Sendable>: Sendable {
+    @usableFromInline var value: Value
+    @usableFromInline var version: UInt64
+    @usableFromInline var policy: AnimationPolicy
+
+    @usableFromInline
+    init(value: Value, version: UInt64, policy: AnimationPolicy) {
+        self.value = value
+        self.version = version
+        self.policy = policy
+    }
+}
+
+/// The shared core of `CollectionData` and `CollectionSectionData`: a value with a version
+/// that grows by one per committed write.
+///
+/// Readers take a short lock for a snapshot. Writers are serialized by a second lock held
+/// for the whole write, so each write computes from the state just before it, while readers
+/// keep seeing the previous state until the write commits.
+@usableFromInline
+final class VersionedValue<Value: Sendable>: Sendable {
+    private let state: Mutex<Versioned<Value>>
+    private let writer = Mutex<Void>(())
+
+    @usableFromInline
+    init(_ value: Value, policy: AnimationPolicy) {
+        state = Mutex(Versioned(value: value, version: 0, policy: policy))
+    }
+
+    @usableFromInline
+    var snapshot: Versioned<Value> { state.withLock { $0 } }
+
+    @usableFromInline
+    func setPolicy(_ policy: AnimationPolicy) {
+        state.withLock { $0.policy = policy }
+    }
+
+    /// Runs `body` on the current snapshot and commits the value it returns as the next version.
+    /// Where `expectedVersion` is given and differs from the current one, nothing runs.
+    @usableFromInline
+    func write<Result: Sendable>(
+        ifVersion expectedVersion: UInt64?,
+        _ body: (Versioned<Value>) throws(CollectionDataError) -> (value: Value, result: Result)
+    ) throws(CollectionDataError) -> Result {
+        try writer.withLock { _ throws(CollectionDataError) -> Result in
+            let current = snapshot
+            if let expectedVersion, expectedVersion != current.version {
+                throw .versionMismatch(expected: expectedVersion, current: current.version)
+            }
+            let (value, result) = try body(current)
+            state.withLock {
+                $0.value = value
+                $0.version = current.version + 1
+            }
+            return result
+        }
+    }
+}

@@ -1,0 +1,78 @@
+import LiveCollections
+import Testing
+
+/// Downgrades any flat delta with a move to `reloadData`, and asks for precision otherwise.
+struct NoMovesPlease: AnimationStyleDelegate {
+    func preferredItemAnimationStyle(for delta: IndexDelta, proposed: AnimationStyle) -> AnimationStyle {
+        delta.moves.isEmpty ? .preciseAnimations : .reloadData
+    }
+}
+
+@Suite struct AnimationPolicyTests {
+    let small = (0..<5).map { Thing(id: $0) }
+
+    @Test func smallChangesArePrecise() throws {
+        let result = try AnimationPolicy().animatedDelta(from: small, to: Array(small.dropFirst()))
+        #expect(result.animation == .preciseAnimations)
+        #expect(result.delta == IndexDelta(deletions: [0]))
+        #expect(result.deletedIndices == [0])
+    }
+
+    @Test func aCollectionOverTheDataThresholdIsNotDiffed() throws {
+        let policy = AnimationPolicy(dataCountAnimationThreshold: 4)
+        let result = try policy.animatedDelta(from: small, to: Array(small.dropLast(2)))
+        #expect(result.animation == .reloadSections)
+        #expect(result.delta == nil)
+        #expect(result.deletedIndices == [3, 4])
+        // At the threshold exactly, it still is.
+        #expect(try policy.animatedDelta(from: Array(small.prefix(4)), to: []).animation == .preciseAnimations)
+    }
+
+    @Test func overTheThresholdDuplicatesAreStillCaught() {
+        let policy = AnimationPolicy(dataCountAnimationThreshold: 1)
+        #expect(throws: DuplicateIdentifierError.self) {
+            try policy.animatedDelta(from: small, to: [Thing(id: 1), Thing(id: 1)])
+        }
+    }
+
+    @Test func moreChangesThanTheDeltaThresholdAreNotPrecise() throws {
+        let policy = AnimationPolicy(deltaCountAnimationThreshold: 2)
+        let three = try policy.animatedDelta(from: small, to: Array(small.dropFirst(3)))
+        #expect(three.animation == .reloadSections)
+        #expect(three.delta?.changeCount == 3)
+        #expect(try policy.animatedDelta(from: small, to: Array(small.dropFirst(2))).animation == .preciseAnimations)
+    }
+
+    @Test func theDelegateCanDowngradeButNeverUpgrade() throws {
+        let policy = AnimationPolicy(deltaCountAnimationThreshold: 1, delegate: NoMovesPlease())
+        let moved = try policy.animatedDelta(from: small, to: [small[4]] + small.dropLast())
+        #expect(moved.animation == .reloadData)
+        let tooMany = try policy.animatedDelta(from: small, to: [])
+        #expect(tooMany.animation == .reloadSections)
+    }
+
+    @Test func sectionedItemsOverTheThresholdReloadData() throws {
+        let old = [Shelf(id: 0, header: 0, items: small)]
+        let new = [Shelf(id: 0, header: 1, items: Array(small.reversed()))]
+        let policy = AnimationPolicy(dataCountAnimationThreshold: 4)
+        let result = try policy.animatedDelta(from: old, to: new)
+        #expect(result.sectionAnimation == .preciseAnimations)
+        #expect(result.sectionDelta == IndexDelta(reloads: [IndexPair(source: 0, target: 0)]))
+        #expect(result.itemAnimation == .reloadData)
+        #expect(result.itemDelta == nil)
+    }
+
+    @Test func sectionedItemsAreImpreciseWhenSectionsAre() throws {
+        let old = (0..<3).map { Shelf(id: $0, header: 0, items: [Thing(id: $0)]) }
+        let policy = AnimationPolicy(deltaCountAnimationThreshold: 1)
+        let result = try policy.animatedDelta(from: old, to: Array(old.reversed()))
+        #expect(result.sectionAnimation == .reloadSections)
+        #expect(result.itemAnimation == .reloadData)
+        #expect(result.itemDelta == nil)
+    }
+
+    @Test func stylesAreOrderedFromPreciseToCoarse() {
+        #expect(AnimationStyle.preciseAnimations < .reloadSections)
+        #expect(AnimationStyle.reloadSections < .reloadData)
+    }
+}
