@@ -14,12 +14,26 @@ let package = Package(
     targets: [
         // The delta engine: protocols, deltas, algorithms, CollectionData. No HTTP, no JSON.
         .target(name: "LiveCollections"),
+        // RFC 8259 JSON over raw bytes: a validating scanner that hashes values by meaning, a
+        // small value tree and a writer. Knows no deltas and no HTTP.
+        .target(name: "ByteJSON"),
+        // A thin C shim over libmicrohttpd (Debian's libmicrohttpd-dev).
+        .target(
+            name: "CMicroHTTPD",
+            linkerSettings: [.linkedLibrary("microhttpd")]
+        ),
+        // A Swift HTTP server on the shim: requests, responses, limits. Knows no deltas.
+        .target(name: "MicroHTTP", dependencies: ["CMicroHTTPD"]),
         .testTarget(
             name: "LiveCollectionsTests",
             dependencies: [
                 "LiveCollections",
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ]
+        ),
+        .testTarget(
+            name: "ByteJSONTests",
+            dependencies: ["ByteJSON", .product(name: "PropertyBased", package: "swift-property-based")]
         ),
         // Benchmarks run as release executables; they print figures and never assert timings.
         .executableTarget(

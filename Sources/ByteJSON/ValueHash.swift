@@ -1,0 +1,69 @@
+/// A fast 64-bit hash of a JSON value's *meaning*: equal values hash equally whatever their
+/// spelling (key order, number notation, string escapes). Unequal values may collide, so a
+/// hash match is confirmed by comparing the values; a mismatch proves they differ.
+public enum ValueHash {
+    @usableFromInline static let multiplier: UInt64 = 0x9E37_79B9_7F4A_7C15
+
+    /// Folded 64x64->128 multiply of the two inputs: cheap and well mixed.
+    @inlinable @inline(__always)
+    public static func mix(_ a: UInt64, _ b: UInt64) -> UInt64 {
+        let product = (a ^ multiplier).multipliedFullWidth(by: b ^ 0xE703_7ED1_A0B4_28DB)
+        return product.high ^ product.low
+    }
+
+    public static let null: UInt64 = 0x6E75_6C6C_6E75_6C6C
+    public static let `true`: UInt64 = 0x7472_7565_7472_7565
+    public static let `false`: UInt64 = 0x6661_6C73_6566_616C
+    @usableFromInline static let stringTag: UInt64 = 0x7374_7269_6E67_0001
+    @usableFromInline static let numberTag: UInt64 = 0x6E75_6D62_6572_0002
+    @usableFromInline static let arrayTag: UInt64 = 0x6172_7261_7900_0003
+    @usableFromInline static let objectTag: UInt64 = 0x6F62_6A65_6374_0004
+
+    /// An object member: key and value together; members are summed, so order does not count.
+    @inlinable @inline(__always)
+    public static func member(key: UInt64, value: UInt64) -> UInt64 { mix(key, value &+ 0x2545_F491_4F6C_DD1D) }
+
+    /// An object from the sum of its members' hashes.
+    @inlinable @inline(__always)
+    public static func object(memberSum: UInt64, count: Int) -> UInt64 { mix(memberSum ^ objectTag, UInt64(count)) }
+}
+
+/// Hashes a byte stream the same way however it is cut into pieces.
+@usableFromInline
+struct StreamHasher {
+    @usableFromInline var state: UInt64
+    @usableFromInline var pending: UInt64 = 0
+    @usableFromInline var pendingCount = 0
+    @usableFromInline var length = 0
+
+    @inlinable init(seed: UInt64) { state = seed }
+
+    @inlinable @inline(__always)
+    mutating func feed(word: UInt64) {
+        length &+= 8
+        if pendingCount == 0 {
+            state = ValueHash.mix(state, word)
+        } else {
+            let shift = UInt64(pendingCount * 8)
+            state = ValueHash.mix(state, pending | (word << shift))
+            pending = word >> (64 - shift)
+        }
+    }
+
+    @inlinable @inline(__always)
+    mutating func feed(byte: UInt8) {
+        length &+= 1
+        pending |= UInt64(byte) << UInt64(pendingCount * 8)
+        pendingCount += 1
+        if pendingCount == 8 {
+            state = ValueHash.mix(state, pending)
+            pending = 0
+            pendingCount = 0
+        }
+    }
+
+    @inlinable
+    func finish() -> UInt64 {
+        ValueHash.mix(ValueHash.mix(state, pending ^ UInt64(pendingCount) << 56), UInt64(length))
+    }
+}

@@ -1,0 +1,125 @@
+import CMicroHTTPD
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
+/// An HTTP/1.1 server on libmicrohttpd: a pool of worker threads, each with its own epoll
+/// loop, that hands every complete request (body included) to one handler.
+///
+/// The handler runs on the worker thread, so it should do bounded work; the thread pool is
+/// the concurrency. The server knows nothing of what the application does with requests.
+public final class HTTPServer: Sendable {
+    public typealias Handler = @Sendable (HTTPRequest) -> HTTPResponse
+
+    public struct Configuration: Sendable {
+        /// A numeric IPv4 or IPv6 address, or `localhost`.
+        public var host: String = "0.0.0.0"
+        /// 0 picks a free port; `HTTPServer.port` tells which.
+        public var port: UInt16 = 8080
+        public var threads: Int = HTTPServer.processorCount
+        /// Larger bodies are refused with `errorResponse(.bodyTooLarge)`.
+        public var maxBodySize: Int = 32 << 20
+        /// An idle connection is closed after this many seconds.
+        public var connectionTimeoutSeconds: Int = 30
+        public var connectionLimit: Int = 1_000
+        /// How the server's own refusals look.
+        public var errorResponse: @Sendable (HTTPServerError) -> HTTPResponse = { error in
+            switch error {
+            case .bodyTooLarge: HTTPResponse(status: 413)
+            }
+        }
+
+        public init() {}
+    }
+
+    public enum StartError: Error, CustomStringConvertible {
+        case invalidHost(String)
+        case cannotListen(host: String, port: UInt16)
+
+        public var description: String {
+            switch self {
+            case .invalidHost(let host): "'\(host)' is not a numeric IPv4 or IPv6 address"
+            case .cannotListen(let host, let port): "cannot listen on \(host):\(port) (in use, or not allowed)"
+            }
+        }
+    }
+
+    public static var processorCount: Int { max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))) }
+
+    public let configuration: Configuration
+    /// The port the server listens on.
+    public let port: UInt16
+    private let core: ServerCore
+    /// The daemon, until `stop` takes it.
+    private let daemon: Mutex<DaemonHandle?>
+
+    /// Starts listening and serving at once.
+    public init(configuration: Configuration, handler: @escaping Handler) throws(StartError) {
+        guard let address = SocketAddress(host: configuration.host, port: configuration.port) else {
+            throw .invalidHost(configuration.host)
+        }
+        let core = ServerCore(configuration: configuration, handler: handler)
+        // libmicrohttpd calls back with this pointer; `stop` drops the retain after the daemon ends.
+        let context = Unmanaged.passRetained(core).toOpaque()
+        let started = address.withSockaddrPointer { sockaddr in
+            var config = CMicroHTTPDConfig(
+                address: sockaddr, port: configuration.port, ipv6: address.isIPv6 ? 1 : 0,
+                threads: UInt32(max(1, configuration.threads)),
+                connection_limit: UInt32(max(1, configuration.connectionLimit)),
+                connection_timeout_seconds: UInt32(max(0, configuration.connectionTimeoutSeconds)),
+                connection_memory_limit: 64 << 10)
+            return cmhd_start(&config, accessCallback, context, completedCallback, context)
+        }
+        guard let started else {
+            Unmanaged<ServerCore>.fromOpaque(context).release()
+            throw .cannotListen(host: configuration.host, port: configuration.port)
+        }
+        self.configuration = configuration
+        self.core = core
+        self.port = cmhd_bound_port(started)
+        self.daemon = Mutex(DaemonHandle(pointer: started))
+    }
+
+    /// Requests whose headers have arrived and whose response is not yet sent.
+    public var requestsInFlight: Int { core.inFlight.load(ordering: .relaxed) }
+
+    /// Stops accepting connections at once, lets requests in flight finish for up to `grace`,
+    /// then closes everything. Returns whether every request in flight finished in time.
+    @discardableResult
+    public func stop(grace: Duration = .seconds(10)) -> Bool {
+        guard let daemon = daemon.withLock({ $0.take() }) else { return true }
+        core.stopping.store(true, ordering: .relaxed)
+        let listener = MHD_quiesce_daemon(daemon.pointer)
+        if listener >= 0 { close(listener) }
+        let deadline = ContinuousClock.now + grace
+        while core.inFlight.load(ordering: .acquiring) > 0 && ContinuousClock.now < deadline {
+            usleep(2_000)
+        }
+        let finished = core.inFlight.load(ordering: .acquiring) == 0
+        MHD_stop_daemon(daemon.pointer)
+        Unmanaged.passUnretained(core).release()
+        return finished
+    }
+}
+
+/// The daemon's address, moved between threads only under `HTTPServer.daemon`'s lock.
+// @unchecked Sendable: libmicrohttpd's daemon may be quiesced and stopped from any thread, and
+// only `stop` uses the pointer, once, after taking it out of the lock.
+private struct DaemonHandle: @unchecked Sendable {
+    let pointer: OpaquePointer
+}
+
+private let accessCallback: MHD_AccessHandlerCallback = { context, connection, url, method, _, upload, uploadSize, state in
+    guard let context, let connection, let url, let method, let uploadSize, let state else { return .NO }
+    return Unmanaged<ServerCore>.fromOpaque(context).takeUnretainedValue()
+        .access(connection, url: url, method: method, upload: upload, uploadSize: uploadSize, state: state)
+}
+
+private let completedCallback: MHD_RequestCompletedCallback = { context, _, state, _ in
+    guard let context else { return }
+    Unmanaged<ServerCore>.fromOpaque(context).takeUnretainedValue().completed(state)
+}

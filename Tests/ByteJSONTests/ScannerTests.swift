@@ -1,0 +1,87 @@
+import ByteJSON
+import PropertyBased
+import Testing
+
+func hash(_ text: String) throws -> UInt64 {
+    try Array(text.utf8).withUnsafeBufferPointer { bytes throws(JSONError) in
+        var scanner = JSONScanner(bytes)
+        return try scanner.scanDocument().hash
+    }
+}
+
+@Suite struct ScannerTests {
+    @Test(arguments: [
+        ("{\"a\":1,\"b\":[true,null]}", "{ \"b\" : [ true , null ] , \"a\" : 1.0 }"),
+        ("1", "1.0"), ("1", "1e0"), ("100", "1e2"), ("0.001", "1E-3"), ("-0", "0"), ("0.0e5", "0"), ("123.4500", "1.2345e2"),
+        ("\"é\"", "\"\\u00e9\""), ("\"a/b\"", "\"a\\/b\""), ("\"😀\"", "\"\\ud83d\\ude00\""), ("\"abcdefghijklmnopq\"", "\"abcdefgh\\u0069jklmnopq\""),
+    ])
+    func equalValuesHashEqually(_ a: String, _ b: String) throws {
+        #expect(try hash(a) == hash(b))
+        #expect(try JSONValue(parsing: a) == JSONValue(parsing: b))
+    }
+
+    @Test(arguments: [
+        ("1", "\"1\""), ("1", "2"), ("1", "-1"), ("10", "1"), ("0.1", "1"), ("[1,2]", "[2,1]"), ("{\"a\":1}", "{\"a\":2}"),
+        ("{\"a\":1}", "{\"b\":1}"), ("[]", "{}"), ("null", "false"), ("\"é\"", "\"e\u{301}\""), ("[[1],2]", "[1,[2]]"),
+        ("{\"a\":{\"b\":1}}", "{\"a\":{\"b\":1},\"c\":1}"),
+    ])
+    func differentValuesDiffer(_ a: String, _ b: String) throws {
+        #expect(try hash(a) != hash(b))
+        #expect(try JSONValue(parsing: a) != JSONValue(parsing: b))
+    }
+
+    @Test func aGeneratedValueHashesAsItsTreeSays() async throws {
+        await propertyCheck(count: 300, input: Gen.int(in: 0...1_000).array(of: 1...40), Gen.int(in: 0...1_000).array(of: 1...40)) { a, b in
+            var first = TapeWriter(tape: a), second = TapeWriter(tape: b)
+            let textA = first.value(depth: 0), textB = second.value(depth: 0)
+            if try JSONValue(parsing: textA) == JSONValue(parsing: textB) {
+                #expect(try hash(textA) == hash(textB))
+            }
+        }
+    }
+
+    @Test func errorsSayWhere() throws {
+        let error = try #require(throws: JSONError.self) { try JSONValue(parsing: "[1, 2,, 3]") }
+        #expect(error.offset == 6)
+        #expect(error.description == "expected a value at byte 6, found ','")
+        let deep = try #require(throws: JSONError.self) { try JSONValue(parsing: String(repeating: "[", count: 100_000)) }
+        #expect(deep.reason == .tooDeep(limit: 512))
+    }
+
+    @Test func aMillionOpenBracketsNeitherCrashesNorRecurses() {
+        let text = Array(repeating: UInt8(ascii: "{"), count: 1) + Array(repeating: UInt8(ascii: "["), count: 1_000_000)
+        #expect(throws: JSONError.self) { try text.withUnsafeBufferPointer { try JSONScanner.validate($0, maxDepth: 2_000_000) } }
+    }
+
+    @Test func membersAndElementsCanBeWalkedOneLevelAtATime() throws {
+        let text = Array("{\"k\\u0065y\": [1, \"x\"], \"other\": {}}".utf8)
+        try text.withUnsafeBufferPointer { bytes in
+            var scanner = JSONScanner(bytes)
+            let key = try #require(try scanner.beginObject())
+            #expect(scanner.string(key, equals: Array("key".utf8)))
+            #expect(try scanner.beginArray())
+            #expect(try scanner.scanValue().kind == .number)
+            #expect(try scanner.nextElement())
+            #expect(try scanner.scanValue().kind == .string)
+            #expect(try !scanner.nextElement())
+            let second = try #require(try scanner.nextKey())
+            #expect(scanner.decoded(second) == Array("other".utf8))
+            #expect(try scanner.scanValue().kind == .object)
+            #expect(try scanner.nextKey() == nil)
+        }
+    }
+
+    @Test func theWriterEscapesWhatRFC8259Requires() throws {
+        var writer = JSONWriter()
+        writer.raw("[")
+        writer.string("a\"b\\c\n\u{1}é")
+        writer.raw(",")
+        writer.int(-9_223_372_036_854_775_807 - 1)
+        writer.raw(",")
+        writer.int(0)
+        writer.raw("]")
+        #expect(String(decoding: writer.bytes, as: UTF8.self) == "[\"a\\\"b\\\\c\\n\\u0001é\",-9223372036854775808,0]")
+        #expect(try JSONValue(parsing: String(decoding: writer.bytes, as: UTF8.self))
+            == .array([.string(Array("a\"b\\c\n\u{1}é".utf8)), .number(CanonicalNumber(negative: true, digits: Array("9223372036854775808".utf8), exponent: 19)), .number(CanonicalNumber(negative: false, digits: [], exponent: 0))]))
+    }
+}
