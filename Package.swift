@@ -7,9 +7,12 @@ let package = Package(
     name: "LiveDelta",
     products: [
         .library(name: "LiveCollections", targets: ["LiveCollections"]),
+        .executable(name: "livedelta", targets: ["livedelta"]),
     ],
     dependencies: [
         .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.1"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
     ],
     targets: [
         // The delta engine: protocols, deltas, algorithms, CollectionData. No HTTP, no JSON.
@@ -24,6 +27,27 @@ let package = Package(
         ),
         // A Swift HTTP server on the shim: requests, responses, limits. Knows no deltas.
         .target(name: "MicroHTTP", dependencies: ["CMicroHTTPD"]),
+        // The HTTP API: routes, the JSON wire format, sessions, errors.
+        .target(
+            name: "LiveDeltaService",
+            dependencies: [
+                "LiveCollections", "MicroHTTP", "ByteJSON",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            plugins: ["EmbedOpenAPI"]
+        ),
+        // The executable: flags, environment, logging, signals.
+        .executableTarget(
+            name: "livedelta",
+            dependencies: [
+                "LiveDeltaService", "MicroHTTP",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        // Build-time: openapi.yaml into the service as a string.
+        .executableTarget(name: "EmbedText"),
+        .plugin(name: "EmbedOpenAPI", capability: .buildTool(), dependencies: ["EmbedText"]),
         .testTarget(
             name: "LiveCollectionsTests",
             dependencies: [
@@ -40,6 +64,11 @@ let package = Package(
             name: "EngineBenchmark",
             dependencies: ["LiveCollections"],
             path: "Benchmarks/EngineBenchmark"
+        ),
+        .executableTarget(
+            name: "ServiceBenchmark",
+            dependencies: ["LiveDeltaService", "ByteJSON", "MicroHTTP"],
+            path: "Benchmarks/ServiceBenchmark"
         ),
     ],
     swiftLanguageModes: [.v6]

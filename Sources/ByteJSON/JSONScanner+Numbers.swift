@@ -1,6 +1,6 @@
 /// A number reduced to its value: `0.d1d2…dn × 10^exponent` with no leading or trailing zero
 /// digits, so that 1, 1.0, 10e-1 and 0.1e1 are the same. Zero has no digits and no sign.
-public struct CanonicalNumber: Hashable, Sendable {
+public struct CanonicalNumber: Hashable, Sendable, CustomStringConvertible {
     public var negative: Bool
     public var digits: [UInt8]
     public var exponent: Int
@@ -11,10 +11,24 @@ public struct CanonicalNumber: Hashable, Sendable {
         self.exponent = exponent
     }
 
-    /// JSON number text that spells the value one way only (`-0.15e3`), for use as an identity.
+    /// JSON number text that spells the value one way only (`-0.15e3`).
     public var bytes: [UInt8] {
         guard !digits.isEmpty else { return [0x30] }
         return Array((negative ? "-0." : "0.").utf8) + digits + Array("e\(exponent)".utf8)
+    }
+
+    /// The value as people write it: 1, 12.5, 0.001, 1.5e+30.
+    public var description: String {
+        guard !digits.isEmpty else { return "0" }
+        let text = String(decoding: digits, as: UTF8.self)
+        let sign = negative ? "-" : ""
+        let count = digits.count
+        switch exponent {
+        case count...21: return sign + text + String(repeating: "0", count: exponent - count)
+        case 1..<count: return sign + text.prefix(exponent) + "." + text.dropFirst(exponent)
+        case -5...0: return sign + "0." + String(repeating: "0", count: -exponent) + text
+        default: return sign + text.prefix(1) + (count > 1 ? "." + text.dropFirst() : "") + "e\(exponent - 1 >= 0 ? "+" : "")\(exponent - 1)"
+        }
     }
 }
 
@@ -25,6 +39,8 @@ struct NumberParts {
     /// for zero.
     var significant: ClosedRange<Int>?
     var exponent: Int
+    /// How many significant digits.
+    var digitCount: Int
 }
 
 extension JSONScanner {
@@ -35,33 +51,66 @@ extension JSONScanner {
     /// At '-' or a digit: checks RFC 8259's number grammar and hashes the value.
     mutating func scanNumber() throws(JSONError) -> UInt64 {
         let start = position
-        if base[position] == 0x2D { position += 1 }
+        let negative = base[position] == 0x2D
+        if negative { position += 1 }
         guard position < count, isDigit(base[position]) else { throw JSONError(.invalidNumber, at: position) }
+        // Numbers of up to 19 significant digits, by far the most common, take one pass:
+        // value = mantissa × 10^(exponent - fractionDigits), mantissa built from all digits.
+        var mantissa: UInt64 = 0
+        var significantDigits = 0
+        var fractionDigits = 0
         if base[position] == 0x30 {
             position += 1
         } else {
-            while position < count && isDigit(base[position]) { position += 1 }
+            while position < count && isDigit(base[position]) {
+                mantissa = mantissa &* 10 &+ UInt64(base[position] &- 0x30)
+                significantDigits += 1
+                position += 1
+            }
         }
         if position < count && base[position] == 0x2E {
             position += 1
             guard position < count, isDigit(base[position]) else { throw JSONError(.invalidNumber, at: position) }
-            while position < count && isDigit(base[position]) { position += 1 }
+            while position < count && isDigit(base[position]) {
+                mantissa = mantissa &* 10 &+ UInt64(base[position] &- 0x30)
+                if significantDigits > 0 || base[position] != 0x30 { significantDigits += 1 }
+                fractionDigits += 1
+                position += 1
+            }
         }
+        var plainExponent = true
         if position < count && (base[position] | 0x20) == 0x65 {
+            plainExponent = false
             position += 1
             if position < count && (base[position] == 0x2B || base[position] == 0x2D) { position += 1 }
             guard position < count, isDigit(base[position]) else { throw JSONError(.invalidNumber, at: position) }
             while position < count && isDigit(base[position]) { position += 1 }
         }
-        let parts = numberParts(start..<position)
-        guard let significant = parts.significant else { return ValueHash.mix(ValueHash.numberTag, 0) }
-        var hasher = StreamHasher(seed: ValueHash.numberTag ^ (parts.negative ? 1 : 0))
-        for offset in significant where base[offset] != 0x2E { hasher.feed(byte: base[offset]) }
-        return ValueHash.mix(hasher.finish(), UInt64(bitPattern: Int64(parts.exponent)))
+        guard hashing else { return 0 }
+        guard plainExponent && significantDigits <= 19 else { return numberHash(start..<position) }
+        // 0.d1…dn × 10^E with E = (digits of the mantissa) - fractionDigits; trailing zeros go.
+        let exponent = significantDigits - fractionDigits
+        while mantissa != 0 && mantissa % 10 == 0 { mantissa /= 10 }
+        return ValueHash.number(negative: negative, mantissa: mantissa, exponent: exponent)
     }
 
     @inline(__always)
     private func isDigit(_ byte: UInt8) -> Bool { byte &- 0x30 < 10 }
+
+    /// The hash of any valid number: by mantissa where its digits fit in 64 bits, else by its
+    /// digits (such a value has no shorter spelling, so the two kinds never meet).
+    func numberHash(_ range: Range<Int>) -> UInt64 {
+        let parts = numberParts(range)
+        guard let significant = parts.significant else { return ValueHash.number(negative: false, mantissa: 0, exponent: 0) }
+        if parts.digitCount <= 19 {
+            var mantissa: UInt64 = 0
+            for offset in significant where base[offset] != 0x2E { mantissa = mantissa &* 10 &+ UInt64(base[offset] &- 0x30) }
+            return ValueHash.number(negative: parts.negative, mantissa: mantissa, exponent: parts.exponent)
+        }
+        var hasher = StreamHasher(seed: ValueHash.numberTag ^ (parts.negative ? 1 : 0))
+        for offset in significant where base[offset] != 0x2E { hasher.feed(byte: base[offset]) }
+        return ValueHash.mix(hasher.finish(), UInt64(bitPattern: Int64(parts.exponent)))
+    }
 
     /// Splits a valid number's text into sign, significant digits and exponent.
     func numberParts(_ range: Range<Int>) -> NumberParts {
@@ -86,7 +135,7 @@ extension JSONScanner {
         var seenPoint = false
         var digitIndex = 0
         var first: (offset: Int, index: Int)?
-        var last: Int?
+        var last: (offset: Int, index: Int)?
         for k in offset..<mantissaEnd {
             let byte = base[k]
             if byte == 0x2E {
@@ -96,12 +145,14 @@ extension JSONScanner {
             if !seenPoint { integerDigits += 1 }
             if byte != 0x30 {
                 if first == nil { first = (k, digitIndex) }
-                last = k
+                last = (k, digitIndex)
             }
             digitIndex += 1
         }
-        guard let first, let last else { return NumberParts(negative: false, significant: nil, exponent: 0) }
-        return NumberParts(negative: negative, significant: first.offset...last, exponent: integerDigits - first.index + exponent)
+        guard let first, let last else { return NumberParts(negative: false, significant: nil, exponent: 0, digitCount: 0) }
+        return NumberParts(
+            negative: negative, significant: first.offset...last.offset,
+            exponent: integerDigits - first.index + exponent, digitCount: last.index - first.index + 1)
     }
 
     /// The canonical value of a valid number's text.
@@ -110,5 +161,22 @@ extension JSONScanner {
         guard let significant = parts.significant else { return CanonicalNumber(negative: false, digits: [], exponent: 0) }
         let digits = significant.map { base[$0] }.filter { $0 != 0x2E }
         return CanonicalNumber(negative: parts.negative, digits: digits, exponent: parts.exponent)
+    }
+
+    /// Appends bytes that identify a valid number's value (equal values, equal bytes) without
+    /// building anything on the way: a sign byte, the exponent, then the significant digits.
+    public func appendNumberIdentity(_ range: Range<Int>, to bytes: inout [UInt8]) {
+        let parts = numberParts(range)
+        bytes.append(parts.negative ? 0x2D : 0x2B)
+        withUnsafeBytes(of: Int64(parts.exponent).littleEndian) { bytes.append(contentsOf: $0) }
+        guard let significant = parts.significant else { return }
+        for offset in significant where base[offset] != 0x2E { bytes.append(base[offset]) }
+    }
+
+    /// The value of bytes made by `appendNumberIdentity`.
+    public static func number(fromIdentity bytes: UnsafeBufferPointer<UInt8>) -> CanonicalNumber {
+        guard bytes.count >= 9 else { return CanonicalNumber(negative: false, digits: [], exponent: 0) }
+        let exponent = UnsafeRawPointer(bytes.baseAddress! + 1).loadUnaligned(as: Int64.self).littleEndian
+        return CanonicalNumber(negative: bytes[0] == 0x2D, digits: Array(bytes[9...]), exponent: Int(exponent))
     }
 }

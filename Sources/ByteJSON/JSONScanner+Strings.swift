@@ -7,41 +7,65 @@
 extension JSONScanner {
     /// At a quote: reads a string, checking UTF-8 and escapes, and hashes what it says.
     public mutating func scanString() throws(JSONError) -> ScannedString {
-        position += 1  // the opening quote
+        // Locals, not properties, in the loop: they stay in registers.
+        let base = self.base, count = self.count, hashing = self.hashing
+        var position = self.position + 1  // past the opening quote
+        defer { self.position = position }
         let start = position
         var hasher = StreamHasher(seed: ValueHash.stringTag)
         var hasEscapes = false
         while true {
-            // Eight plain ASCII bytes at a time.
+            // Eight bytes at a time up to the first that needs a closer look; plain ASCII
+            // before it goes to the hash in one piece.
             while position + 8 <= count {
                 let word = UnsafeRawPointer(base + position).loadUnaligned(as: UInt64.self)
-                if Self.needsAttention(word) { break }
-                hasher.feed(word: word)
-                position += 8
+                let attention = Self.attentionMask(word)
+                if attention == 0 {
+                    if hashing { hasher.feed(word: word) }
+                    position += 8
+                    continue
+                }
+                let plain = attention.trailingZeroBitCount >> 3
+                if plain > 0 {
+                    if hashing { hasher.feed(partial: word & (UInt64.max >> UInt64(64 - plain * 8)), count: plain) }
+                    position += plain
+                }
+                break
             }
             guard position < count else { throw JSONError(.unexpectedEnd, at: position) }
             let byte = base[position]
             switch byte {
             case 0x22:
                 position += 1
-                return ScannedString(hash: hasher.finish(), start: start, end: position - 1, hasEscapes: hasEscapes)
+                return ScannedString(hash: hashing ? hasher.finish() : 0, start: start, end: position - 1, hasEscapes: hasEscapes)
             case 0x5C:
                 hasEscapes = true
-                try scanEscape { hasher.feed(byte: $0) }
+                self.position = position
+                let (word, length) = try scanEscape()
+                position = self.position
+                if hashing { hasher.feed(partial: word, count: length) }
             case 0..<0x20:
                 throw JSONError(.controlCharacterInString, at: position)
             case 0x20..<0x80:
-                hasher.feed(byte: byte)
+                if hashing { hasher.feed(partial: UInt64(byte), count: 1) }
                 position += 1
             default:
-                try scanMultibyte { hasher.feed(byte: $0) }
+                self.position = position
+                let length = try scanMultibyte()
+                if hashing {
+                    var word: UInt64 = 0
+                    for k in 0..<length { word |= UInt64(base[position + k]) << UInt64(k * 8) }
+                    hasher.feed(partial: word, count: length)
+                }
+                position += length
             }
         }
     }
 
-    /// Whether a word holds a quote, a backslash, a control character or a non-ASCII byte.
+    /// The high bit of each byte that is a quote, a backslash, a control character or
+    /// non-ASCII. Exact up to the lowest set bit (later bits may be set by borrows).
     @inline(__always)
-    static func needsAttention(_ word: UInt64) -> Bool {
+    static func attentionMask(_ word: UInt64) -> UInt64 {
         let ones: UInt64 = 0x0101_0101_0101_0101
         let highs: UInt64 = 0x8080_8080_8080_8080
         let quote = word ^ (ones &* 0x22)
@@ -49,12 +73,13 @@ extension JSONScanner {
         let hasQuote = (quote &- ones) & ~quote
         let hasBackslash = (backslash &- ones) & ~backslash
         let hasControl = (word &- ones &* 0x20) & ~word
-        return (hasQuote | hasBackslash | hasControl | word) & highs != 0
+        return (hasQuote | hasBackslash | hasControl | word) & highs
     }
 
-    /// At a backslash: reads one escape and emits the UTF-8 bytes it stands for. A lone
-    /// surrogate (allowed by RFC 8259's grammar) is emitted as its 3-byte generalized UTF-8.
-    mutating func scanEscape(_ emit: (UInt8) -> Void) throws(JSONError) {
+    /// At a backslash: reads one escape and returns the UTF-8 bytes it stands for (packed
+    /// little-endian, 1 to 4 of them). A lone surrogate (allowed by RFC 8259's grammar) comes
+    /// out as its 3-byte generalized UTF-8.
+    mutating func scanEscape() throws(JSONError) -> (word: UInt64, count: Int) {
         guard position + 1 < count else { throw JSONError(.unexpectedEnd, at: position + 1) }
         let escape = base[position + 1]
         let simple: UInt8? = switch escape {
@@ -69,9 +94,8 @@ extension JSONScanner {
         default: nil
         }
         if let simple {
-            emit(simple)
             position += 2
-            return
+            return (UInt64(simple), 1)
         }
         guard escape == 0x75 else { throw JSONError(.invalidEscape, at: position) }
         var scalar = try hex4(at: position + 2)
@@ -83,7 +107,13 @@ extension JSONScanner {
                 position += 6
             }
         }
-        Self.encodeUTF8(scalar, emit)
+        var word: UInt64 = 0
+        var length = 0
+        Self.encodeUTF8(scalar) {
+            word |= UInt64($0) << UInt64(length * 8)
+            length += 1
+        }
+        return (word, length)
     }
 
     private func hex4(at offset: Int) throws(JSONError) -> UInt32 {
@@ -123,8 +153,8 @@ extension JSONScanner {
     }
 
     /// At a byte >= 0x80: checks one well-formed UTF-8 sequence (no overlongs, no surrogates,
-    /// nothing past U+10FFFF) and emits its bytes.
-    mutating func scanMultibyte(_ emit: (UInt8) -> Void) throws(JSONError) {
+    /// nothing past U+10FFFF), steps over it and returns its length.
+    mutating func scanMultibyte() throws(JSONError) -> Int {
         let lead = base[position]
         let length: Int
         var secondRange: ClosedRange<UInt8> = 0x80...0xBF
@@ -143,8 +173,8 @@ extension JSONScanner {
         for k in 2..<max(2, length) where !(0x80...0xBF).contains(base[position + k]) {
             throw JSONError(.invalidUTF8, at: position + k)
         }
-        for k in 0..<length { emit(base[position + k]) }
         position += length
+        return length
     }
 
     /// The unescaped UTF-8 bytes of a scanned string.
@@ -157,8 +187,9 @@ extension JSONScanner {
         while copy.position < string.end {
             let byte = base[copy.position]
             if byte == 0x5C {
-                // Validated already: this cannot throw.
-                try? copy.scanEscape { bytes.append($0) }
+                // Validated already: this cannot fail.
+                guard let (word, length) = try? copy.scanEscape() else { break }
+                for k in 0..<length { bytes.append(UInt8(truncatingIfNeeded: word >> UInt64(k * 8))) }
             } else {
                 bytes.append(byte)
                 copy.position += 1
@@ -168,11 +199,12 @@ extension JSONScanner {
     }
 
     /// Whether a scanned string says exactly `expected` (UTF-8), escapes resolved.
+    @inlinable
     public func string(_ string: ScannedString, equals expected: [UInt8]) -> Bool {
         if string.hasEscapes { return decoded(string) == expected }
         guard string.end - string.start == expected.count else { return false }
         return expected.withUnsafeBufferPointer { expected in
-            expected.isEmpty || memcmpEqual(base + string.start, expected.baseAddress!, expected.count)
+            expected.isEmpty || memcmp(base + string.start, expected.baseAddress!, expected.count) == 0
         }
     }
 }

@@ -9,6 +9,8 @@ public struct ScannedValue: Sendable, Equatable {
     public var hash: UInt64
     public var start: Int
     public var end: Int
+    /// For a string: whether it holds escapes (when not, its text is its value).
+    public var hasEscapes = false
 }
 
 /// A string read by the scanner: the bytes between its quotes, and whether they hold escapes.
@@ -19,6 +21,13 @@ public struct ScannedString: Sendable, Equatable {
     /// The closing quote.
     public var end: Int
     public var hasEscapes: Bool
+
+    public init(hash: UInt64, start: Int, end: Int, hasEscapes: Bool) {
+        self.hash = hash
+        self.start = start
+        self.end = end
+        self.hasEscapes = hasEscapes
+    }
 }
 
 /// A validating, hashing reader over UTF-8 bytes that accepts exactly RFC 8259 JSON.
@@ -31,14 +40,9 @@ public struct JSONScanner {
     public let count: Int
     public var position: Int
     public let maxDepth: Int
-    private var frames: [Frame] = []
-
-    private struct Frame {
-        var isObject: Bool
-        var accumulator: UInt64
-        var count: Int
-        var keyHash: UInt64
-    }
+    /// False: check only, and report every hash as 0 (about twice as fast).
+    public var hashing = true
+    private let frames = FrameStack()
 
     /// `bytes` must stay valid while the scanner is used.
     public init(_ bytes: UnsafeBufferPointer<UInt8>, maxDepth: Int = 512) {
@@ -47,12 +51,12 @@ public struct JSONScanner {
         count = bytes.count
         position = 0
         self.maxDepth = maxDepth
-        frames.reserveCapacity(16)
     }
 
     /// Checks that `bytes` hold exactly one JSON value, with only whitespace around it.
     public static func validate(_ bytes: UnsafeBufferPointer<UInt8>, maxDepth: Int = 512) throws(JSONError) {
         var scanner = JSONScanner(bytes, maxDepth: maxDepth)
+        scanner.hashing = false
         _ = try scanner.scanDocument()
     }
 
@@ -85,36 +89,40 @@ public struct JSONScanner {
     public mutating func scanValue() throws(JSONError) -> ScannedValue {
         skipWhitespace()
         let start = position
-        frames.removeAll(keepingCapacity: true)
+        var depth = 0
         value: while true {
             skipWhitespace()
             guard position < count else { throw JSONError(.unexpectedEnd, at: position) }
             var hash: UInt64
             switch base[position] {
             case 0x7B:  // {
-                try pushDepth()
+                if depth >= maxDepth { throw JSONError(.tooDeep(limit: maxDepth), at: position) }
                 position += 1
                 skipWhitespace()
                 if position < count && base[position] == 0x7D {
                     position += 1
                     hash = ValueHash.object(memberSum: 0, count: 0)
                 } else {
-                    let key = try scanKeyAndColon()
-                    frames.append(Frame(isObject: true, accumulator: 0, count: 0, keyHash: key.hash))
+                    try push(&depth, Frame(isObject: true, accumulator: 0, count: 0, keyHash: try scanKeyAndColon().hash))
                     continue value
                 }
             case 0x5B:  // [
-                try pushDepth()
+                if depth >= maxDepth { throw JSONError(.tooDeep(limit: maxDepth), at: position) }
                 position += 1
                 skipWhitespace()
                 if position < count && base[position] == 0x5D {
                     position += 1
                     hash = ValueHash.mix(ValueHash.arrayTag, 0)
                 } else {
-                    frames.append(Frame(isObject: false, accumulator: ValueHash.arrayTag, count: 0, keyHash: 0))
+                    try push(&depth, Frame(isObject: false, accumulator: ValueHash.arrayTag, count: 0, keyHash: 0))
                     continue value
                 }
-            case 0x22: hash = try scanString().hash
+            case 0x22:
+                let string = try scanString()
+                if depth == 0 {
+                    return ScannedValue(kind: .string, hash: string.hash, start: start, end: position, hasEscapes: string.hasEscapes)
+                }
+                hash = string.hash
             case 0x2D, 0x30...0x39: hash = try scanNumber()
             case 0x74: hash = try scanLiteral("true", ValueHash.true)
             case 0x66: hash = try scanLiteral("false", ValueHash.false)
@@ -122,37 +130,42 @@ public struct JSONScanner {
             case let byte: throw JSONError(.unexpectedByte(byte, expected: "a value"), at: position)
             }
             // Hand the finished value to its container, closing containers that end here.
-            while let top = frames.indices.last {
-                if frames[top].isObject {
-                    frames[top].accumulator &+= ValueHash.member(key: frames[top].keyHash, value: hash)
-                } else {
-                    frames[top].accumulator = ValueHash.mix(frames[top].accumulator, hash)
+            while depth > 0 {
+                let top = frames.base + (depth - 1)
+                if hashing {
+                    top.pointee.accumulator = top.pointee.isObject
+                        ? top.pointee.accumulator &+ ValueHash.member(key: top.pointee.keyHash, value: hash)
+                        : ValueHash.mix(top.pointee.accumulator, hash)
                 }
-                frames[top].count += 1
+                top.pointee.count += 1
                 skipWhitespace()
                 guard position < count else { throw JSONError(.unexpectedEnd, at: position) }
                 let byte = base[position]
-                let isObject = frames[top].isObject
+                let isObject = top.pointee.isObject
                 if byte == 0x2C {  // ,
                     position += 1
-                    if isObject { frames[top].keyHash = try scanKeyAndColon().hash }
+                    if isObject { top.pointee.keyHash = try scanKeyAndColon().hash }
                     continue value
                 }
                 guard byte == (isObject ? 0x7D : 0x5D) else {
                     throw JSONError(.unexpectedByte(byte, expected: isObject ? "',' or '}'" : "',' or ']'"), at: position)
                 }
                 position += 1
-                let frame = frames.removeLast()
+                depth -= 1
                 hash = isObject
-                    ? ValueHash.object(memberSum: frame.accumulator, count: frame.count)
-                    : ValueHash.mix(frame.accumulator, UInt64(frame.count))
+                    ? ValueHash.object(memberSum: top.pointee.accumulator, count: top.pointee.count)
+                    : ValueHash.mix(top.pointee.accumulator, UInt64(top.pointee.count))
             }
-            return ScannedValue(kind: Self.kind(ofFirstByte: base[start]), hash: hash, start: start, end: position)
+            return ScannedValue(kind: Self.kind(ofFirstByte: base[start]), hash: hashing ? hash : 0, start: start, end: position)
         }
     }
 
-    private mutating func pushDepth() throws(JSONError) {
-        if frames.count >= maxDepth { throw JSONError(.tooDeep(limit: maxDepth), at: position) }
+    /// Opens a container; the caller has checked `depth < maxDepth`.
+    @inline(__always)
+    private func push(_ depth: inout Int, _ frame: Frame) throws(JSONError) {
+        if depth == frames.capacity { frames.grow() }
+        (frames.base + depth).initialize(to: frame)
+        depth += 1
     }
 
     private mutating func scanKeyAndColon() throws(JSONError) -> ScannedString {
@@ -162,7 +175,12 @@ public struct JSONScanner {
             throw JSONError(.unexpectedByte(base[position], expected: "a string key"), at: position)
         }
         let key = try scanString()
-        try expect(0x3A, "':'")
+        skipWhitespace()
+        guard position < count, base[position] == 0x3A else {
+            if position >= count { throw JSONError(.unexpectedEnd, at: position) }
+            throw JSONError(.unexpectedByte(base[position], expected: "':'"), at: position)
+        }
+        position += 1
         return key
     }
 
@@ -253,4 +271,35 @@ public struct JSONScanner {
         case let byte: throw JSONError(.unexpectedByte(byte, expected: "',' or ']'"), at: position)
         }
     }
+}
+
+/// One open container while `scanValue` reads.
+struct Frame {
+    var isObject: Bool
+    var accumulator: UInt64
+    var count: Int
+    var keyHash: UInt64
+}
+
+/// The open containers of `scanValue`, in memory that grows as deep as the text goes (never
+/// past `maxDepth`). Copies of a scanner share it; a scanner is used by one thread, and
+/// `scanValue` never runs inside another, so they never use it at once.
+final class FrameStack {
+    private(set) var base: UnsafeMutablePointer<Frame>
+    private(set) var capacity: Int
+
+    init() {
+        capacity = 32
+        base = .allocate(capacity: capacity)
+    }
+
+    func grow() {
+        let larger = UnsafeMutablePointer<Frame>.allocate(capacity: capacity * 2)
+        larger.moveInitialize(from: base, count: capacity)
+        base.deallocate()
+        base = larger
+        capacity *= 2
+    }
+
+    deinit { base.deallocate() }
 }

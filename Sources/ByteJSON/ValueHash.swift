@@ -1,8 +1,13 @@
 /// A fast 64-bit hash of a JSON value's *meaning*: equal values hash equally whatever their
 /// spelling (key order, number notation, string escapes). Unequal values may collide, so a
 /// hash match is confirmed by comparing the values; a mismatch proves they differ.
+///
+/// Strings and numbers are hashed under a key drawn once per process, so that nobody can
+/// craft many different ids that share a hash (which would make matching quadratic); hashes
+/// are therefore only comparable within one process.
 public enum ValueHash {
     @usableFromInline static let multiplier: UInt64 = 0x9E37_79B9_7F4A_7C15
+    @usableFromInline static let processKey = UInt64.random(in: 1...UInt64.max)
 
     /// Folded 64x64->128 multiply of the two inputs: cheap and well mixed.
     @inlinable @inline(__always)
@@ -23,6 +28,15 @@ public enum ValueHash {
     @inlinable @inline(__always)
     public static func member(key: UInt64, value: UInt64) -> UInt64 { mix(key, value &+ 0x2545_F491_4F6C_DD1D) }
 
+    /// A number whose significant digits fit in a UInt64: `0.mantissa × 10^exponent`, the
+    /// mantissa without trailing zeros (so every value has one spelling).
+    @inlinable @inline(__always)
+    public static func number(negative: Bool, mantissa: UInt64, exponent: Int) -> UInt64 {
+        mantissa == 0
+            ? mix(numberTag, 0)
+            : mix(mix(numberTag ^ processKey ^ (negative ? 1 : 0), mantissa), UInt64(bitPattern: Int64(exponent)))
+    }
+
     /// An object from the sum of its members' hashes.
     @inlinable @inline(__always)
     public static func object(memberSum: UInt64, count: Int) -> UInt64 { mix(memberSum ^ objectTag, UInt64(count)) }
@@ -36,7 +50,7 @@ struct StreamHasher {
     @usableFromInline var pendingCount = 0
     @usableFromInline var length = 0
 
-    @inlinable init(seed: UInt64) { state = seed }
+    @inlinable init(seed: UInt64) { state = seed ^ ValueHash.processKey }
 
     @inlinable @inline(__always)
     mutating func feed(word: UInt64) {
@@ -62,8 +76,24 @@ struct StreamHasher {
         }
     }
 
+    /// Feeds the low `count` bytes (1 to 7) of `word`; its other bytes must be zero.
+    @inlinable @inline(__always)
+    mutating func feed(partial word: UInt64, count: Int) {
+        length &+= count
+        pending |= word << UInt64(pendingCount * 8)
+        let total = pendingCount + count
+        if total >= 8 {
+            state = ValueHash.mix(state, pending)
+            // The bytes of `word` that did not fit: pendingCount was at least 1 here.
+            pending = word >> UInt64((8 - pendingCount) * 8)
+            pendingCount = total - 8
+        } else {
+            pendingCount = total
+        }
+    }
+
     @inlinable
     func finish() -> UInt64 {
-        ValueHash.mix(ValueHash.mix(state, pending ^ UInt64(pendingCount) << 56), UInt64(length))
+        ValueHash.mix(state ^ UInt64(length), pending ^ UInt64(pendingCount) << 56)
     }
 }

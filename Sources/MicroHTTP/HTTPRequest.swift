@@ -5,13 +5,17 @@ public struct HTTPRequest: Sendable {
     public var path: String
     /// Header names as sent; look them up with `header(_:)`, which ignores case.
     public var headers: [(name: String, value: String)]
-    public var body: [UInt8]
+    public var body: ByteBuffer
 
-    public init(method: String, path: String, headers: [(name: String, value: String)] = [], body: [UInt8] = []) {
+    public init(method: String, path: String, headers: [(name: String, value: String)] = [], body: ByteBuffer) {
         self.method = method
         self.path = path
         self.headers = headers
         self.body = body
+    }
+
+    public init(method: String, path: String, headers: [(name: String, value: String)] = [], body: [UInt8] = []) {
+        self.init(method: method, path: path, headers: headers, body: ByteBuffer(body))
     }
 
     /// The first value of a header, by case-insensitive name.

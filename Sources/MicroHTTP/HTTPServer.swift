@@ -71,7 +71,7 @@ public final class HTTPServer: Sendable {
                 threads: UInt32(max(1, configuration.threads)),
                 connection_limit: UInt32(max(1, configuration.connectionLimit)),
                 connection_timeout_seconds: UInt32(max(0, configuration.connectionTimeoutSeconds)),
-                connection_memory_limit: 64 << 10)
+                connection_memory_limit: 16 << 10)
             return cmhd_start(&config, accessCallback, context, completedCallback, context)
         }
         guard let started else {

@@ -5,11 +5,10 @@ import CMicroHTTPD
 /// Only the worker thread serving the connection touches it, between the first access call and
 /// the completion notice, so it needs no lock.
 final class RequestContext {
-    var body: [UInt8] = []
+    var body: ByteBuffer
     var rejected = false
-    let started: ContinuousClock.Instant = .now
 
     init(expectedLength: Int) {
-        body.reserveCapacity(expectedLength)
+        body = ByteBuffer(capacity: expectedLength)
     }
 }

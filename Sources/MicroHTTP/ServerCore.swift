@@ -35,14 +35,14 @@ final class ServerCore: Sendable {
             uploadSize.pointee = 0
             if context.rejected { return .YES }
             guard context.body.count + size <= configuration.maxBodySize else { return reject(context, on: connection) }
-            context.body.append(contentsOf: UnsafeRawBufferPointer(start: upload, count: size))
+            context.body.append(UnsafeRawBufferPointer(start: upload, count: size))
             return .YES
         }
         if context.rejected { return .YES }
         let request = HTTPRequest(
             method: String(cString: method), path: String(cString: url),
             headers: headers(of: connection), body: context.body)
-        context.body = []
+        context.body = ByteBuffer(capacity: 0)
         return queue(handler(request), on: connection)
     }
 
@@ -56,7 +56,7 @@ final class ServerCore: Sendable {
 
     private func reject(_ context: RequestContext, on connection: OpaquePointer) -> MHD_Result {
         context.rejected = true
-        context.body = []
+        context.body = ByteBuffer(capacity: 0)
         return queue(configuration.errorResponse(.bodyTooLarge(limit: configuration.maxBodySize)), on: connection)
     }
 

@@ -1,0 +1,74 @@
+// Times the request path in process: the JSON reader on a 100,000-object document (beside
+// Foundation's JSONSerialization), and whole /diff bodies of 20 and 10,000 items.
+// Usage: ServiceBenchmark [reader|diff]...   (both when none is given)
+import ByteJSON
+import Foundation
+import LiveDeltaService
+import MicroHTTP
+
+func movie(_ id: Int, edited: Bool = false) -> String {
+    let tags = id % 3 == 0 ? "[\"comedy\"]" : "[\"drama\",\"new\"]"
+    return "{\"id\":\(id),\"title\":\"Movie number \(id)\(edited ? " (edited)" : "")\",\"year\":\(1950 + id % 70),\"rating\":\(Double(id % 100) / 10),\"tags\":\(tags)}"
+}
+
+/// old: `count` movies; new: 5% deleted, 5% inserted, 5% edited, the first tenth shuffled.
+func diffBody(count: Int) -> [UInt8] {
+    var rng = SystemRandomNumberGenerator()
+    let old = (0..<count).map { movie($0) }
+    var newIDs = Array(0..<count)
+    newIDs[0..<count / 10].shuffle(using: &rng)
+    newIDs.removeSubrange(count / 3..<(count / 3 + count / 20))
+    newIDs.insert(contentsOf: (0..<count / 20).map { 10 * count + $0 }, at: count / 2)
+    let edited = Set((0..<count).shuffled(using: &rng).prefix(count / 20))
+    let new = newIDs.map { movie($0, edited: edited.contains($0)) }
+    return Array("{\"old\":[\(old.joined(separator: ","))],\"new\":[\(new.joined(separator: ","))]}".utf8)
+}
+
+func milliseconds(_ duration: Duration) -> Double {
+    Double(duration.components.seconds) * 1e3 + Double(duration.components.attoseconds) / 1e15
+}
+
+func measure(_ runs: Int, _ body: () throws -> Void) rethrows -> (median: Double, min: Double) {
+    var times = [Double]()
+    for _ in 0..<runs {
+        let start = ContinuousClock.now
+        try body()
+        times.append(milliseconds(ContinuousClock.now - start))
+    }
+    times.sort()
+    return (times[times.count / 2], times[0])
+}
+
+func reader() throws {
+    let document = Array(("[" + (0..<100_000).map { movie($0) }.joined(separator: ",") + "]").utf8)
+    let body = ByteBuffer(document)
+    let megabytes = Double(document.count) / 1_048_576
+    let ours = try measure(15) {
+        let collection = try CollectionDocument.read(body)
+        precondition(collection.itemCount == 100_000)
+    }
+    let validateOnly = try measure(15) { try document.withUnsafeBufferPointer { try JSONScanner.validate($0) } }
+    let data = Data(document)
+    let foundation = CommandLine.arguments.contains("--no-foundation")
+        ? (median: Double.nan, min: Double.nan) : try measure(5) { _ = try JSONSerialization.jsonObject(with: data) }
+    func rate(_ ms: Double) -> String { String(format: "%.0f MB/s", megabytes / (ms / 1000)) }
+    print(String(format: "JSON reader, 100,000 movies (%.1f MB): ids and content hashes: median %.2f ms (%@), min %.2f ms (target >= 400 MB/s: %@)",
+                 megabytes, ours.median, rate(ours.median), ours.min, megabytes / (ours.median / 1000) >= 400 ? "met" : "MISSED"))
+    print(String(format: "  validation alone: median %.2f ms (%@); JSONSerialization: median %.2f ms (%@)",
+                 validateOnly.median, rate(validateOnly.median), foundation.median, rate(foundation.median)))
+}
+
+func diff() throws {
+    for (count, runs) in [(20, 2_001), (10_000, 41)] {
+        let bytes = diffBody(count: count)
+        let body = ByteBuffer(bytes)
+        var response = [UInt8]()
+        let time = try measure(runs) { response = try DiffEndpoint.respond(to: body) }
+        print(String(format: "POST /diff body, %d items a side (%d bytes): median %.3f ms, min %.3f ms, response %d bytes",
+                     count, bytes.count, time.median, time.min, response.count))
+    }
+}
+
+let chosen = CommandLine.arguments.dropFirst()
+if chosen.isEmpty || chosen.contains("reader") { try reader() }
+if chosen.isEmpty || chosen.contains("diff") { try diff() }

@@ -1,0 +1,133 @@
+import ByteJSON
+import MicroHTTP
+
+/// A refusal: its status, a stable code, a message that says what was wrong, and where
+/// (a JSON Pointer into the body, or a byte offset for text that is not JSON).
+public struct APIError: Error, Sendable {
+    public enum Detail: Sendable {
+        case int(Int)
+        case string(String)
+        case strings([String])
+        case null
+    }
+
+    public var status: Int
+    public var code: String
+    public var message: String
+    public var pointer: String?
+    public var offset: Int?
+    public var details: [(key: String, value: Detail)] = []
+    public var headers: [(name: String, value: String)] = []
+
+    public init(status: Int, code: String, message: String, pointer: String? = nil, offset: Int? = nil) {
+        self.status = status
+        self.code = code
+        self.message = message
+        self.pointer = pointer
+        self.offset = offset
+    }
+
+    public static func malformedJSON(_ error: JSONError) -> APIError {
+        APIError(status: 400, code: "malformed_json", message: "the body is not JSON: \(error.description)", offset: error.offset)
+    }
+
+    public static func bodyTooLarge(limit: Int) -> APIError {
+        APIError(status: 413, code: "body_too_large", message: "the body is larger than the limit of \(limit) bytes")
+    }
+
+    public static func invalidShape(_ pointer: JSONPointer, _ message: String) -> APIError {
+        APIError(status: 422, code: "invalid_shape", message: message, pointer: pointer.description)
+    }
+
+    public static func invalidOption(_ pointer: JSONPointer, _ message: String) -> APIError {
+        APIError(status: 422, code: "invalid_option", message: message, pointer: pointer.description)
+    }
+
+    public static func notFound(_ path: String) -> APIError {
+        APIError(status: 404, code: "not_found", message: "there is nothing at \(path)")
+    }
+
+    public static func methodNotAllowed(_ method: String, _ path: String, allowed: [String]) -> APIError {
+        var error = APIError(
+            status: 405, code: "method_not_allowed",
+            message: "\(path) does not take \(method); it takes \(allowed.joined(separator: ", "))")
+        error.headers = [("Allow", allowed.joined(separator: ", "))]
+        return error
+    }
+
+    /// The error as its JSON body.
+    public var body: [UInt8] {
+        var writer = JSONWriter()
+        writer.raw("{\"error\":{")
+        writer.key("code")
+        writer.string(code)
+        writer.raw(",")
+        writer.key("message")
+        writer.string(message)
+        if let pointer {
+            writer.raw(",")
+            writer.key("pointer")
+            writer.string(pointer)
+        }
+        if let offset {
+            writer.raw(",")
+            writer.key("offset")
+            writer.int(offset)
+        }
+        for (key, value) in details {
+            writer.raw(",")
+            writer.string(key)
+            writer.raw(":")
+            switch value {
+            case .int(let number): writer.int(number)
+            case .string(let text): writer.string(text)
+            case .null: writer.raw("null")
+            case .strings(let texts):
+                writer.raw("[")
+                for (index, text) in texts.enumerated() {
+                    if index > 0 { writer.raw(",") }
+                    writer.string(text)
+                }
+                writer.raw("]")
+            }
+        }
+        writer.raw("}}")
+        return writer.bytes
+    }
+
+    public var response: HTTPResponse {
+        HTTPResponse(status: status, headers: [("Content-Type", "application/json")] + headers, body: body)
+    }
+}
+
+/// An RFC 6901 JSON Pointer, built up as a reader descends.
+public struct JSONPointer: Sendable, CustomStringConvertible {
+    var tokens: [String] = []
+
+    public init(_ tokens: String...) { self.tokens = tokens }
+
+    public func appending(_ token: String) -> JSONPointer {
+        var copy = self
+        copy.tokens.append(token)
+        return copy
+    }
+
+    public func appending(_ index: Int) -> JSONPointer { appending(String(index)) }
+
+    /// Appends a dotted key path (`movie.id`) as separate tokens.
+    public func appending(path: [String]) -> JSONPointer { path.reduce(self) { $0.appending($1) } }
+
+    public var description: String {
+        tokens.map { "/" + $0.replacingOccurrences("~", "~0").replacingOccurrences("/", "~1") }.joined()
+    }
+}
+
+extension String {
+    func replacingOccurrences(_ target: Character, _ replacement: String) -> String {
+        var result = ""
+        for character in self {
+            if character == target { result += replacement } else { result.append(character) }
+        }
+        return result
+    }
+}

@@ -1,0 +1,316 @@
+import ByteJSON
+import LiveCollections
+
+/// A collection read from JSON: flat items, or sections of items.
+public enum JSONCollection: Sendable {
+    case flat([JSONItem])
+    case sectioned([JSONSection])
+
+    public var itemCount: Int {
+        switch self {
+        case .flat(let items): items.count
+        case .sectioned(let sections): sections.reduce(0) { $0 + $1.items.count }
+        }
+    }
+
+    var kindName: String {
+        switch self {
+        case .flat: "flat (an array of items)"
+        case .sectioned: "sectioned ({\"sections\": [...]})"
+        }
+    }
+}
+
+/// Reads collections out of a validated body in one pass each, recording where items are,
+/// their ids and content hashes; `materialize` then turns the records into items.
+struct CollectionReader {
+    struct Identity {
+        var hash: UInt64
+        var bytes: ByteRange
+        var inArena: Bool
+        var kind: JSONKind
+    }
+
+    struct ItemRecord {
+        var contentHash: UInt64
+        var raw: ByteRange
+        var id: Identity
+    }
+
+    struct SectionRecord {
+        var headerHash: UInt64
+        var raw: ByteRange
+        var id: Identity
+        var items: Range<Int>
+    }
+
+    enum Records {
+        case flat(Range<Int>)
+        case sectioned([SectionRecord])
+    }
+
+    var scanner: JSONScanner
+    let options: DiffOptions
+    private let idPath: [[UInt8]]
+    /// The first key of `idPath`, and whether it is all of it (the common case).
+    private let idKey: [UInt8]
+    private let idKeyIsPath: Bool
+    private let sectionIdPath: [[UInt8]]
+    private let itemsKey: [UInt8]
+    private let filtersFields: Bool
+    private(set) var arena: [UInt8] = []
+    private(set) var items: [ItemRecord] = []
+
+    init(scanner: JSONScanner, options: DiffOptions) {
+        self.scanner = scanner
+        self.options = options
+        idPath = options.idPath
+        idKey = idPath[0]
+        idKeyIsPath = idPath.count > 1
+        sectionIdPath = options.sectionIdPath
+        itemsKey = options.itemsKeyBytes
+        filtersFields = options.filter != .allFields
+    }
+
+    /// Reads the collection whose value starts at `position`.
+    mutating func readCollection(at position: Int, pointer: JSONPointer) throws(APIError) -> Records {
+        scanner.position = position
+        do {
+            switch scanner.peek() {
+            case UInt8(ascii: "["):
+                let first = items.count
+                var index = 0
+                var more = try scanner.beginArray()
+                while more {
+                    items.append(try readItem(pointer, index))
+                    index += 1
+                    more = try scanner.nextElement()
+                }
+                return .flat(first..<items.count)
+            case UInt8(ascii: "{"):
+                var sections: [SectionRecord]?
+                var key = try scanner.beginObject()
+                while let current = key {
+                    guard scanner.string(current, equals: Array("sections".utf8)) else {
+                        let name = String(decoding: scanner.decoded(current), as: UTF8.self)
+                        throw APIError.invalidShape(pointer.appending(name), "a sectioned collection holds only \"sections\", not \"\(name)\"")
+                    }
+                    sections = try readSections(pointer.appending("sections"))
+                    key = try scanner.nextKey()
+                }
+                guard let sections else {
+                    throw APIError.invalidShape(pointer, "a sectioned collection needs \"sections\": an array of sections")
+                }
+                return .sectioned(sections)
+            default:
+                throw APIError.invalidShape(pointer, "a collection is an array of items, or an object {\"sections\": [...]}")
+            }
+        } catch let error as APIError {
+            throw error
+        } catch let error as JSONError {
+            throw .malformedJSON(error)
+        } catch {
+            preconditionFailure("reading throws only APIError and JSONError")
+        }
+    }
+
+    private mutating func readSections(_ pointer: JSONPointer) throws -> [SectionRecord] {
+        guard scanner.peek() == UInt8(ascii: "[") else {
+            throw APIError.invalidShape(pointer, "\"sections\" must be an array of section objects")
+        }
+        var sections = [SectionRecord]()
+        var more = try scanner.beginArray()
+        while more {
+            sections.append(try readSection(pointer.appending(sections.count)))
+            more = try scanner.nextElement()
+        }
+        return sections
+    }
+
+    private mutating func readSection(_ pointer: JSONPointer) throws -> SectionRecord {
+        guard scanner.peek() == UInt8(ascii: "{") else {
+            throw APIError.invalidShape(pointer, "a section must be an object with an id and \"\(options.itemsKey)\"")
+        }
+        let start = scanner.position
+        var id: ScannedValue?
+        var sectionItems: Range<Int>?
+        var memberSum: UInt64 = 0
+        var members = 0
+        var key = try scanner.beginObject()
+        while let current = key {
+            if scanner.string(current, equals: itemsKey) {
+                guard scanner.peek() == UInt8(ascii: "[") else {
+                    throw APIError.invalidShape(pointer.appending(options.itemsKey), "\"\(options.itemsKey)\" must be an array of items")
+                }
+                let first = items.count
+                var more = try scanner.beginArray()
+                let itemsPointer = pointer.appending(options.itemsKey)
+                while more {
+                    items.append(try readItem(itemsPointer, items.count - first))
+                    more = try scanner.nextElement()
+                }
+                sectionItems = first..<items.count
+            } else {
+                let value = try scanner.scanValue()
+                if scanner.string(current, equals: sectionIdPath[0]) { id = try lookup(sectionIdPath.dropFirst(), in: value) }
+                memberSum &+= ValueHash.member(key: current.hash, value: value.hash)
+                members += 1
+            }
+            key = try scanner.nextKey()
+        }
+        let raw = ByteRange(start..<scanner.position)
+        guard let id else {
+            throw APIError(status: 422, code: "missing_id", message: "the section at \(pointer) has no \"\(options.sectionIdKey)\"", pointer: pointer.description)
+        }
+        guard let items = sectionItems else {
+            throw APIError.invalidShape(pointer, "the section at \(pointer) has no \"\(options.itemsKey)\" array")
+        }
+        guard let identity = identity(of: id, scalarItem: false) else {
+            throw invalidID(id, at: pointer.appending(path: options.sectionIdKey.splitPath))
+        }
+        return SectionRecord(headerHash: ValueHash.object(memberSum: memberSum, count: members), raw: raw, id: identity, items: items)
+    }
+
+    private mutating func readItem(_ pointer: JSONPointer, _ index: Int) throws -> ItemRecord {
+        guard let first = scanner.peek() else { throw JSONError(.unexpectedEnd, at: scanner.position) }
+        let start = scanner.position
+        switch first {
+        case UInt8(ascii: "{"):
+            var id: ScannedValue?
+            var memberSum: UInt64 = 0
+            var members = 0
+            var key = try scanner.beginObject()
+            while let current = key {
+                let value = try scanner.scanValue()
+                if scanner.string(current, equals: idKey) { id = idKeyIsPath ? try lookup(idPath.dropFirst(), in: value) : value }
+                if !filtersFields || options.filter.includes(current, in: scanner) {
+                    memberSum &+= ValueHash.member(key: current.hash, value: value.hash)
+                    members += 1
+                }
+                key = try scanner.nextKey()
+            }
+            guard let id else {
+                let itemPointer = pointer.appending(index)
+                throw APIError(
+                    status: 422, code: "missing_id", message: "the item at \(itemPointer) has no \"\(options.idKey)\"",
+                    pointer: itemPointer.description)
+            }
+            guard let identity = identity(of: id, scalarItem: false) else {
+                throw invalidID(id, at: pointer.appending(index).appending(path: options.idKey.splitPath))
+            }
+            return ItemRecord(
+                contentHash: ValueHash.object(memberSum: memberSum, count: members), raw: ByteRange(start..<scanner.position), id: identity)
+        case UInt8(ascii: "["):
+            throw APIError(
+                status: 422, code: "invalid_item", pointer: pointer.appending(index),
+                message: "an array has no identity; items are objects with an id, or strings, numbers, booleans or null")
+        default:
+            let value = try scanner.scanValue()
+            guard let identity = identity(of: value, scalarItem: true) else { throw invalidID(value, at: pointer.appending(index)) }
+            return ItemRecord(contentHash: value.hash, raw: ByteRange(value.start..<value.end), id: identity)
+        }
+    }
+
+    /// Follows the rest of a dotted path into `value`; nil where it leads nowhere.
+    private mutating func lookup(_ path: ArraySlice<[UInt8]>, in value: ScannedValue) throws -> ScannedValue? {
+        guard let next = path.first else { return value }
+        guard value.kind == .object else { return nil }
+        let resume = scanner.position
+        defer { scanner.position = resume }
+        scanner.position = value.start
+        var found: ScannedValue?
+        var key = try scanner.beginObject()
+        while let current = key {
+            let member = try scanner.scanValue()
+            if scanner.string(current, equals: next) { found = member }
+            key = try scanner.nextKey()
+        }
+        return try found.flatMap { member throws in try lookup(path.dropFirst(), in: member) }
+    }
+
+    /// An id's canonical bytes: a string's unescaped text, a number's canonical value; nil for
+    /// a kind that cannot be an id.
+    private mutating func identity(of value: ScannedValue, scalarItem: Bool) -> Identity? {
+        switch value.kind {
+        case .string:
+            let text = ScannedString(hash: value.hash, start: value.start + 1, end: value.end - 1, hasEscapes: value.hasEscapes)
+            if !value.hasEscapes {
+                return Identity(hash: value.hash, bytes: ByteRange(text.start..<text.end), inArena: false, kind: .string)
+            }
+            return Identity(hash: value.hash, bytes: appendToArena(scanner.decoded(text)), inArena: true, kind: .string)
+        case .number:
+            let start = arena.count
+            scanner.appendNumberIdentity(value.start..<value.end, to: &arena)
+            return Identity(hash: value.hash, bytes: ByteRange(start..<arena.count), inArena: true, kind: .number)
+        case .bool where scalarItem, .null where scalarItem:
+            return Identity(hash: value.hash, bytes: ByteRange(value.start..<value.end), inArena: false, kind: value.kind)
+        default:
+            return nil
+        }
+    }
+
+    private func invalidID(_ value: ScannedValue, at pointer: JSONPointer) -> APIError {
+        APIError(
+            status: 422, code: "invalid_id", pointer: pointer,
+            message: "the id at \(pointer) must be a string or a number, not \(value.kind.article)")
+    }
+
+    private mutating func appendToArena(_ bytes: [UInt8]) -> ByteRange {
+        let start = arena.count
+        arena.append(contentsOf: bytes)
+        return ByteRange(start..<arena.count)
+    }
+
+    /// Turns records into items of `document`, numbering occurrences in non-unique mode.
+    func materialize(_ records: Records, in document: JSONDocument) -> JSONCollection {
+        var occurrences = [JSONItemID: UInt32]()
+        func item(_ record: ItemRecord) -> JSONItem {
+            var occurrence: UInt32 = 0
+            var hash = record.id.hash
+            if !options.unique {
+                let plain = JSONItemID(
+                    document: document, hash: hash, bytes: record.id.bytes, inArena: record.id.inArena, kind: record.id.kind, occurrence: 0)
+                occurrence = occurrences[plain, default: 0] + 1
+                occurrences[plain] = occurrence
+                hash = ValueHash.mix(hash, UInt64(occurrence))
+            }
+            return JSONItem(
+                document: document, contentHash: record.contentHash, idHash: hash, raw: record.raw, idBytes: record.id.bytes,
+                occurrence: occurrence, idKind: record.id.kind, idInArena: record.id.inArena)
+        }
+        switch records {
+        case .flat(let range):
+            return .flat(items[range].map(item))
+        case .sectioned(let sections):
+            return .sectioned(sections.map { section in
+                JSONSection(
+                    document: document, headerHash: section.headerHash, idHash: section.id.hash, raw: section.raw,
+                    idBytes: section.id.bytes, idKind: section.id.kind, idInArena: section.id.inArena,
+                    items: items[section.items].map(item))
+            })
+        }
+    }
+}
+
+extension APIError {
+    init(status: Int, code: String, pointer: JSONPointer, message: String) {
+        self.init(status: status, code: code, message: message, pointer: pointer.description)
+    }
+}
+
+extension JSONKind {
+    var article: String {
+        switch self {
+        case .null: "null"
+        case .bool: "a boolean"
+        case .number: "a number"
+        case .string: "a string"
+        case .array: "an array"
+        case .object: "an object"
+        }
+    }
+}
+
+extension String {
+    var splitPath: [String] { split(separator: ".", omittingEmptySubsequences: false).map(String.init) }
+}

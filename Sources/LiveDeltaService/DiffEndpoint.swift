@@ -1,0 +1,171 @@
+import ByteJSON
+import LiveCollections
+import MicroHTTP
+
+/// Where a collection sits in a body, for pointers in errors: the array of a flat collection,
+/// and the array of a sectioned one's sections.
+struct CollectionLocation {
+    var items: JSONPointer
+    var sections: JSONPointer
+
+    static func member(_ name: String) -> CollectionLocation {
+        CollectionLocation(items: JSONPointer(name), sections: JSONPointer(name, "sections"))
+    }
+
+    func pointer(_ position: DuplicateIdentifierError.Position, level: DuplicateIdentifierError.Level, itemsKey: String) -> JSONPointer {
+        switch (position, level) {
+        case (.index(let index), .item): items.appending(index)
+        case (.index(let index), .section): sections.appending(index)
+        case (.path(let path), _): sections.appending(path.section).appending(itemsKey).appending(path.item)
+        }
+    }
+}
+
+/// Diffs two collections read from JSON and writes the answer.
+struct DiffComputation {
+    let options: DiffOptions
+    let oldLocation: CollectionLocation
+    let newLocation: CollectionLocation
+
+    func respond(old: JSONCollection, new: JSONCollection) throws(APIError) -> [UInt8] {
+        var writer = JSONWriter(capacity: 256 + 16 * max(old.itemCount, new.itemCount))
+        switch (old, new) {
+        case (.flat(let old), .flat(let new)):
+            let result = try naming { () throws(DuplicateIdentifierError) in try options.policy.animatedDelta(from: old, to: new) }
+            writer.flatResult(result, old: old, newCount: new.count, includeDeletedItems: options.includeDeletedItems)
+        case (.sectioned(let old), .sectioned(let new)):
+            let result = try naming { () throws(DuplicateIdentifierError) in try options.policy.animatedDelta(from: old, to: new) }
+            writer.sectionedResult(result, old: old, new: new, includeDeletedItems: options.includeDeletedItems)
+        default:
+            throw .invalidShape(newLocation.items, "the old collection is \(old.kindName) but the new one is \(new.kindName); they must match")
+        }
+        return writer.bytes
+    }
+
+    /// Runs a diff, turning a duplicated id into its API error.
+    func naming<T>(_ diff: () throws(DuplicateIdentifierError) -> T) throws(APIError) -> T {
+        do {
+            return try diff()
+        } catch {
+            throw duplicate(error)
+        }
+    }
+
+    /// A duplicated id, named with both places and how to allow repeats.
+    func duplicate(_ error: DuplicateIdentifierError) -> APIError {
+        let location = error.collection == .old ? oldLocation : newLocation
+        let first = location.pointer(error.firstPosition, level: error.level, itemsKey: options.itemsKey)
+        let second = location.pointer(error.secondPosition, level: error.level, itemsKey: options.itemsKey)
+        let advice = error.level == .item
+            ? "ids must be unique in the whole collection; set \"unique\": false in options to match repeated ids by occurrence"
+            : "section ids must be unique"
+        var apiError = APIError(
+            status: 422, code: "duplicate_id",
+            message: "the \(error.level.rawValue) id \(error.id) appears twice in the \(error.collection.rawValue) collection, at \(first) and \(second); \(advice)",
+            pointer: second.description)
+        apiError.details = [("id", .string("\(error.id)")), ("pointers", .strings([first.description, second.description]))]
+        return apiError
+    }
+}
+
+/// `POST /diff`.
+public enum DiffEndpoint {
+    static let members = ["old", "new", "options"]
+
+    /// Reads and diffs in one pass over the body where it can: each collection is read as it is
+    /// reached, with the options seen so far. Only where `options` comes later and changes how
+    /// items are read are the collections read again.
+    public static func respond(to body: ByteBuffer, maxDepth: Int = 512) throws(APIError) -> [UInt8] {
+        var reader = CollectionReader(scanner: JSONScanner(body.bytes, maxDepth: maxDepth), options: DiffOptions())
+        var envelope = JSONScanner(body.bytes, maxDepth: maxDepth)
+        envelope.hashing = false
+        var positions: [String: Int] = [:]
+        var records: [String: CollectionReader.Records] = [:]
+        var deferred: APIError?
+        var optionsValue: JSONValue?
+        var unknown: String?
+        do {
+            guard envelope.peek() == UInt8(ascii: "{") else {
+                _ = try envelope.scanDocument()
+                throw APIError.invalidShape(JSONPointer(), "the body must be a JSON object with \"old\", \"new\" and, if wanted, \"options\"")
+            }
+            var key = try envelope.beginObject()
+            while let current = key {
+                envelope.skipWhitespace()
+                let start = envelope.position
+                switch String(decoding: envelope.decoded(current), as: UTF8.self) {
+                case let side where side == "old" || side == "new":
+                    positions[side] = start
+                    do throws(APIError) {
+                        records[side] = try reader.readCollection(at: start, pointer: JSONPointer(side))
+                        envelope.position = reader.scanner.position
+                    } catch {
+                        if error.status == 400 { throw error }
+                        // Perhaps only the options still to come make it readable.
+                        if deferred == nil { deferred = error }
+                        envelope.position = start
+                        _ = try envelope.scanValue()
+                    }
+                case "options":
+                    var tree = envelope
+                    optionsValue = try tree.buildValue(keeping: nil)
+                    envelope.position = tree.position
+                case let name:
+                    unknown = unknown ?? name
+                    _ = try envelope.scanValue()
+                }
+                key = try envelope.nextKey()
+            }
+            envelope.skipWhitespace()
+            if envelope.position < envelope.count { throw JSONError(.trailingContent, at: envelope.position) }
+        } catch let error as JSONError {
+            throw .malformedJSON(error)
+        } catch let error as APIError {
+            throw error
+        } catch {
+            preconditionFailure("reading throws only APIError and JSONError")
+        }
+        if let unknown {
+            throw .invalidShape(JSONPointer(unknown), "unknown member \"\(unknown)\"; the body takes \"old\", \"new\" and \"options\"")
+        }
+        var options = DiffOptions()
+        if let optionsValue { options = try DiffOptions(optionsValue, at: JSONPointer("options")) }
+        guard let oldPosition = positions["old"], let newPosition = positions["new"] else {
+            throw .invalidShape(JSONPointer(), "the body needs both \"old\" and \"new\" collections")
+        }
+        if deferred != nil || !options.readsLike(reader.options) {
+            reader = CollectionReader(scanner: JSONScanner(body.bytes, maxDepth: maxDepth), options: options)
+            records["old"] = try reader.readCollection(at: oldPosition, pointer: JSONPointer("old"))
+            records["new"] = try reader.readCollection(at: newPosition, pointer: JSONPointer("new"))
+        }
+        let document = JSONDocument(body: body, arena: reader.arena, filter: options.filter, itemsKey: options.itemsKeyBytes)
+        let computation = DiffComputation(options: options, oldLocation: .member("old"), newLocation: .member("new"))
+        return try computation.respond(
+            old: reader.materialize(records["old"]!, in: document), new: reader.materialize(records["new"]!, in: document))
+    }
+}
+
+/// A body that is one collection (a flat array of items, or `{"sections": [...]}`), read
+/// through the same path as requests: validation, ids and content hashes.
+public enum CollectionDocument {
+    public static func read(_ bytes: ByteBuffer, options: DiffOptions = DiffOptions(), maxDepth: Int = 512) throws(APIError) -> JSONCollection {
+        var reader = CollectionReader(scanner: JSONScanner(bytes.bytes, maxDepth: maxDepth), options: options)
+        // One pass reads and checks; only a refusal reads the whole body again, so that text
+        // that is not JSON is a 400 whatever else is wrong with it.
+        let records: CollectionReader.Records
+        do throws(APIError) {
+            records = try reader.readCollection(at: 0, pointer: JSONPointer())
+            reader.scanner.skipWhitespace()
+            if reader.scanner.position < reader.scanner.count {
+                throw APIError.malformedJSON(JSONError(.trailingContent, at: reader.scanner.position))
+            }
+        } catch {
+            if error.status != 400 {
+                do { try JSONScanner.validate(bytes.bytes, maxDepth: maxDepth) } catch { throw .malformedJSON(error) }
+            }
+            throw error
+        }
+        let document = JSONDocument(body: bytes, arena: reader.arena, filter: options.filter, itemsKey: options.itemsKeyBytes)
+        return reader.materialize(records, in: document)
+    }
+}

@@ -1,0 +1,128 @@
+import ByteJSON
+import LiveCollections
+
+/// The `options` of a diff or a session.
+public struct DiffOptions: Sendable {
+    /// How an object item finds its id: a key, or a dotted path such as `movie.id`.
+    public var idKey = "id" {
+        didSet { idPath = Self.path(idKey) }
+    }
+    public var sectionIdKey = "id" {
+        didSet { sectionIdPath = Self.path(sectionIdKey) }
+    }
+    public var itemsKey = "items" {
+        didSet { itemsKeyBytes = Array(itemsKey.utf8) }
+    }
+    /// False: repeated ids are allowed and matched by occurrence.
+    public var unique = true
+    public var filter = ContentFilter.allFields
+    public var dataCountAnimationThreshold = AnimationPolicy.defaultThreshold
+    public var deltaCountAnimationThreshold = AnimationPolicy.defaultThreshold
+    public var includeDeletedItems = false
+
+    public init() {}
+
+    /// Whether items read under these options and under `other` come out the same (the
+    /// thresholds, `unique` and `includeDeletedItems` act only after reading).
+    func readsLike(_ other: DiffOptions) -> Bool {
+        idKey == other.idKey && sectionIdKey == other.sectionIdKey && itemsKey == other.itemsKey && filter == other.filter
+    }
+
+    /// The keys as UTF-8, worked out once rather than per request.
+    private(set) var idPath: [[UInt8]] = [Array("id".utf8)]
+    private(set) var sectionIdPath: [[UInt8]] = [Array("id".utf8)]
+    private(set) var itemsKeyBytes: [UInt8] = Array("items".utf8)
+
+    static func path(_ key: String) -> [[UInt8]] {
+        key.split(separator: ".", omittingEmptySubsequences: false).map { Array($0.utf8) }
+    }
+
+    var policy: AnimationPolicy {
+        AnimationPolicy(dataCountAnimationThreshold: dataCountAnimationThreshold, deltaCountAnimationThreshold: deltaCountAnimationThreshold)
+    }
+
+    static let keys = [
+        "idKey", "sectionIdKey", "itemsKey", "unique", "compareKeys", "ignoreKeys",
+        "dataCountAnimationThreshold", "deltaCountAnimationThreshold", "includeDeletedItems",
+    ]
+
+    /// Reads options from their JSON object; every mistake is a 422 that points at it.
+    public init(_ value: JSONValue, at pointer: JSONPointer) throws(APIError) {
+        guard case .object(let members) = value else {
+            throw .invalidOption(pointer, "options must be an object")
+        }
+        for key in members.keys.map({ String(decoding: $0, as: UTF8.self) }).sorted() where !Self.keys.contains(key) {
+            throw .invalidOption(pointer.appending(key), "unknown option '\(key)'; the options are \(Self.keys.joined(separator: ", "))")
+        }
+        func member(_ key: String) -> JSONValue? { members[Array(key.utf8)] }
+        func path(_ key: String) throws(APIError) -> String? {
+            guard let value = member(key) else { return nil }
+            guard let text = value.stringValue, !text.split(separator: ".", omittingEmptySubsequences: false).contains(where: \.isEmpty) else {
+                throw .invalidOption(pointer.appending(key), "\(key) must be a non-empty key, or keys joined by dots")
+            }
+            return text
+        }
+        func flag(_ key: String) throws(APIError) -> Bool? {
+            guard let value = member(key) else { return nil }
+            guard case .bool(let flag) = value else { throw .invalidOption(pointer.appending(key), "\(key) must be true or false") }
+            return flag
+        }
+        func count(_ key: String) throws(APIError) -> Int? {
+            guard let value = member(key) else { return nil }
+            guard case .number(let number) = value, let count = number.nonNegativeInt else {
+                throw .invalidOption(pointer.appending(key), "\(key) must be a whole number, 0 or more")
+            }
+            return count
+        }
+        func keyList(_ key: String) throws(APIError) -> [[UInt8]]? {
+            guard let value = member(key) else { return nil }
+            guard case .array(let elements) = value else {
+                throw .invalidOption(pointer.appending(key), "\(key) must be an array of strings")
+            }
+            var keys = [[UInt8]]()
+            for (index, element) in elements.enumerated() {
+                guard case .string(let bytes) = element else {
+                    throw .invalidOption(pointer.appending(key).appending(index), "\(key) must hold strings only")
+                }
+                keys.append(bytes)
+            }
+            return keys
+        }
+        idKey = try path("idKey") ?? idKey
+        sectionIdKey = try path("sectionIdKey") ?? sectionIdKey
+        if let items = member("itemsKey") {
+            guard let text = items.stringValue, !text.isEmpty else {
+                throw .invalidOption(pointer.appending("itemsKey"), "itemsKey must be a non-empty string")
+            }
+            itemsKey = text
+        }
+        unique = try flag("unique") ?? unique
+        includeDeletedItems = try flag("includeDeletedItems") ?? includeDeletedItems
+        dataCountAnimationThreshold = try count("dataCountAnimationThreshold") ?? dataCountAnimationThreshold
+        deltaCountAnimationThreshold = try count("deltaCountAnimationThreshold") ?? deltaCountAnimationThreshold
+        switch (try keyList("compareKeys"), try keyList("ignoreKeys")) {
+        case (nil, nil): break
+        case (let only?, nil): filter = .only(only)
+        case (nil, let except?): filter = .except(except)
+        case (_?, _?):
+            throw .invalidOption(pointer.appending("ignoreKeys"), "give compareKeys or ignoreKeys, not both")
+        }
+    }
+}
+
+extension CanonicalNumber {
+    /// The value as an Int when it is a whole number from 0 to Int.max.
+    var nonNegativeInt: Int? {
+        if digits.isEmpty { return 0 }
+        guard !negative, exponent >= digits.count, exponent <= 19 else { return nil }
+        var value = 0
+        for k in 0..<exponent {
+            let digit = k < digits.count ? Int(digits[k] - 0x30) : 0
+            let (times10, overflow1) = value.multipliedReportingOverflow(by: 10)
+            let (sum, overflow2) = times10.addingReportingOverflow(digit)
+            guard !overflow1, !overflow2 else { return nil }
+            value = sum
+        }
+        return value
+    }
+}

@@ -1,0 +1,117 @@
+import ByteJSON
+import LiveCollections
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
+/// An item's identity: its id value by meaning (1 and 1.0 are one id, 1 and "1" two), and in
+/// non-unique mode its occurrence number.
+public struct JSONItemID: Hashable, Sendable, CustomStringConvertible {
+    let document: JSONDocument
+    let hash: UInt64
+    let bytes: ByteRange
+    let inArena: Bool
+    let kind: JSONKind
+    let occurrence: UInt32
+
+    public func hash(into hasher: inout Hasher) { hasher.combine(hash) }
+
+    public static func == (lhs: Self, rhs: Self) -> Bool {
+        guard lhs.hash == rhs.hash, lhs.kind == rhs.kind, lhs.occurrence == rhs.occurrence,
+            lhs.bytes.length == rhs.bytes.length
+        else { return false }
+        let a = lhs.document.slice(lhs.bytes.start, lhs.bytes.length, inArena: lhs.inArena)
+        let b = rhs.document.slice(rhs.bytes.start, rhs.bytes.length, inArena: rhs.inArena)
+        return a.isEmpty || memcmp(a.baseAddress!, b.baseAddress!, a.count) == 0
+    }
+
+    /// The id as JSON text.
+    public var description: String {
+        let bytes = document.slice(bytes.start, bytes.length, inArena: inArena)
+        switch kind {
+        case .number:
+            return JSONScanner.number(fromIdentity: bytes).description
+        case .string:
+            var writer = JSONWriter()
+            writer.string(String(decoding: bytes, as: UTF8.self))
+            return String(decoding: writer.bytes, as: UTF8.self)
+        default:
+            return String(decoding: bytes, as: UTF8.self)
+        }
+    }
+}
+
+/// An item of a request: where its text is, its id and the hash of its content.
+///
+/// Content equality is JSON value equality over the fields the filter keeps: equal hashes are
+/// confirmed by comparing bytes, and where the bytes differ, by comparing the values.
+public struct JSONItem: UniquelyIdentifiable, Sendable {
+    let document: JSONDocument
+    let contentHash: UInt64
+    let idHash: UInt64
+    let raw: ByteRange
+    let idBytes: ByteRange
+    let occurrence: UInt32
+    let idKind: JSONKind
+    let idInArena: Bool
+
+    public var uniqueID: JSONItemID {
+        JSONItemID(document: document, hash: idHash, bytes: idBytes, inArena: idInArena, kind: idKind, occurrence: occurrence)
+    }
+
+    /// The item's JSON text, as it was sent.
+    public var text: UnsafeBufferPointer<UInt8> { document.slice(raw.start, raw.length, inArena: false) }
+
+    public static func == (lhs: Self, rhs: Self) -> Bool {
+        guard lhs.contentHash == rhs.contentHash else { return false }
+        let a = lhs.text, b = rhs.text
+        if a.count == b.count && (a.isEmpty || memcmp(a.baseAddress!, b.baseAddress!, a.count) == 0) { return true }
+        return sameMeaning(a, b, keeping: { lhs.document.filter.includes($0, in: $1) })
+    }
+}
+
+/// A section of a request: its id, the hash of its own fields (all but its items) and items.
+public struct JSONSection: UniquelyIdentifiableSection, Sendable {
+    let document: JSONDocument
+    let headerHash: UInt64
+    let idHash: UInt64
+    let raw: ByteRange
+    let idBytes: ByteRange
+    let idKind: JSONKind
+    let idInArena: Bool
+    public let items: [JSONItem]
+
+    public var uniqueID: JSONItemID {
+        JSONItemID(document: document, hash: idHash, bytes: idBytes, inArena: idInArena, kind: idKind, occurrence: 0)
+    }
+
+    public var text: UnsafeBufferPointer<UInt8> { document.slice(raw.start, raw.length, inArena: false) }
+
+    public func hasEqualSectionContent(to other: Self) -> Bool {
+        guard headerHash == other.headerHash else { return false }
+        let itemsKey = document.itemsKey
+        return sameMeaning(text, other.text, keeping: { !$1.string($0, equals: itemsKey) })
+    }
+
+    public static func == (lhs: Self, rhs: Self) -> Bool {
+        lhs.hasEqualSectionContent(to: rhs) && lhs.items == rhs.items
+    }
+}
+
+/// Whether two valid JSON texts mean the same, counting only the top-level members `keeping`
+/// accepts when they are objects. The slow path behind a hash match with different bytes.
+func sameMeaning(
+    _ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>,
+    keeping: @escaping (ScannedString, JSONScanner) -> Bool
+) -> Bool {
+    func tree(_ bytes: UnsafeBufferPointer<UInt8>) -> JSONValue? {
+        var scanner = JSONScanner(bytes)
+        let reader = scanner
+        return try? scanner.buildValue(keeping: { keeping($0, reader) })
+    }
+    guard let first = tree(a), let second = tree(b) else { return false }
+    return first == second
+}

@@ -1,0 +1,97 @@
+import ByteJSON
+import Logging
+import MicroHTTP
+
+/// The HTTP API: routes requests, checks what they carry, and turns every failure into a JSON
+/// error. One instance serves all worker threads.
+public final class LiveDeltaService: Sendable {
+    public struct Configuration: Sendable {
+        /// Deeper JSON nesting is refused with a 400.
+        public var maxDepth = 512
+        public var maxBodySize = 32 << 20
+
+        public init() {}
+    }
+
+    public let configuration: Configuration
+    let logger: Logger
+
+    public init(configuration: Configuration = Configuration(), logger: Logger = Logger(label: "livedelta")) {
+        self.configuration = configuration
+        self.logger = logger
+    }
+
+    /// Answers one request and logs one line for it.
+    public func handle(_ request: HTTPRequest) -> HTTPResponse {
+        let started = ContinuousClock.now
+        let response: HTTPResponse
+        do {
+            response = try route(request)
+        } catch {
+            response = error.response
+        }
+        let elapsed = ContinuousClock.now - started
+        logger.info(
+            "request",
+            metadata: [
+                "method": "\(request.method)", "path": "\(request.path)", "status": "\(response.status)",
+                "bytes_in": "\(request.body.count)", "bytes_out": "\(response.body.count)",
+                "duration_ms": "\(Double(elapsed.components.attoseconds / 1_000_000_000) / 1_000_000 + Double(elapsed.components.seconds) * 1_000)",
+            ])
+        return response
+    }
+
+    /// How the HTTP server's own refusals look.
+    public func errorResponse(_ error: HTTPServerError) -> HTTPResponse {
+        switch error {
+        case .bodyTooLarge(let limit): APIError.bodyTooLarge(limit: limit).response
+        }
+    }
+
+    func route(_ request: HTTPRequest) throws(APIError) -> HTTPResponse {
+        let segments = request.path.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
+        switch Array(segments) {
+        case ["health"]:
+            try allow(request, ["GET", "HEAD"])
+            return .json(Array(#"{"status":"ok"}"#.utf8))
+        case ["openapi.yaml"]:
+            try allow(request, ["GET", "HEAD"])
+            return HTTPResponse(status: 200, headers: [("Content-Type", "application/yaml")], body: Array(OpenAPISpec.yaml.utf8))
+        case ["diff"]:
+            try allow(request, ["POST"])
+            try requireJSON(request)
+            return .json(try DiffEndpoint.respond(to: request.body, maxDepth: configuration.maxDepth))
+        default:
+            throw .notFound(request.path)
+        }
+    }
+
+    private func allow(_ request: HTTPRequest, _ methods: [String]) throws(APIError) {
+        guard methods.contains(request.method) else { throw .methodNotAllowed(request.method, request.path, allowed: methods) }
+    }
+
+    /// A body must say it is JSON: `application/json` or any `+json` type, parameters allowed.
+    private func requireJSON(_ request: HTTPRequest) throws(APIError) {
+        let type = request.header("Content-Type")?.split(separator: ";").first?
+            .trimmingCharacters(in: " \t").lowercased() ?? ""
+        guard type == "application/json" || (type.hasPrefix("application/") && type.hasSuffix("+json")) else {
+            throw APIError(
+                status: 415, code: "unsupported_media_type",
+                message: type.isEmpty
+                    ? "the body needs Content-Type: application/json"
+                    : "the body is \(type); it must be application/json")
+        }
+    }
+}
+
+extension HTTPResponse {
+    static func json(_ body: [UInt8], status: Int = 200) -> HTTPResponse {
+        HTTPResponse(status: status, headers: [("Content-Type", "application/json")], body: body)
+    }
+}
+
+extension Substring {
+    func trimmingCharacters(in characters: String) -> String {
+        String(drop { characters.contains($0) }.reversed().drop { characters.contains($0) }.reversed())
+    }
+}

@@ -1,0 +1,97 @@
+import ArgumentParser
+import LiveDeltaService
+import Logging
+import MicroHTTP
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
+extension Logger.Level: @retroactive ExpressibleByArgument {}
+extension LineLogHandler.Format: ExpressibleByArgument {}
+
+struct Serve: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Run the HTTP service (the default).")
+
+    @Option(help: "Address to listen on: numeric IPv4 or IPv6, or localhost. [env: LIVEDELTA_HOST]")
+    var host: String = Environment.value("LIVEDELTA_HOST", default: "0.0.0.0")
+
+    @Option(help: "Port to listen on; 0 picks a free one. [env: LIVEDELTA_PORT]")
+    var port: UInt16 = Environment.value("LIVEDELTA_PORT", default: 8080)
+
+    @Option(help: "Worker threads, each with its own epoll loop. [env: LIVEDELTA_THREADS]")
+    var threads: Int = Environment.value("LIVEDELTA_THREADS", default: HTTPServer.processorCount)
+
+    @Option(help: "Largest request body in bytes (413 above). [env: LIVEDELTA_MAX_BODY_SIZE]")
+    var maxBodySize: Int = Environment.value("LIVEDELTA_MAX_BODY_SIZE", default: 32 << 20)
+
+    @Option(help: "Deepest JSON nesting accepted (400 above). [env: LIVEDELTA_MAX_DEPTH]")
+    var maxDepth: Int = Environment.value("LIVEDELTA_MAX_DEPTH", default: 512)
+
+    @Option(help: "Seconds before an idle connection is closed. [env: LIVEDELTA_CONNECTION_TIMEOUT]")
+    var connectionTimeout: Int = Environment.value("LIVEDELTA_CONNECTION_TIMEOUT", default: 30)
+
+    @Option(help: "Most connections open at once. [env: LIVEDELTA_MAX_CONNECTIONS]")
+    var maxConnections: Int = Environment.value("LIVEDELTA_MAX_CONNECTIONS", default: 1_000)
+
+    @Option(help: "Seconds that requests in flight get to finish after SIGTERM or SIGINT. [env: LIVEDELTA_SHUTDOWN_GRACE]")
+    var shutdownGrace: Int = Environment.value("LIVEDELTA_SHUTDOWN_GRACE", default: 10)
+
+    @Option(help: "trace, debug, info (one line per request), notice, warning, error or critical. [env: LIVEDELTA_LOG_LEVEL]")
+    var logLevel: Logger.Level = Environment.choice("LIVEDELTA_LOG_LEVEL", default: .info)
+
+    @Option(help: "text or json (one JSON object per line). [env: LIVEDELTA_LOG_FORMAT]")
+    var logFormat: LineLogHandler.Format = Environment.choice("LIVEDELTA_LOG_FORMAT", default: .text)
+
+    func validate() throws {
+        guard threads >= 1 else { throw ValidationError("--threads must be at least 1") }
+        guard maxBodySize >= 1 else { throw ValidationError("--max-body-size must be at least 1") }
+        guard maxDepth >= 1 else { throw ValidationError("--max-depth must be at least 1") }
+        guard connectionTimeout >= 0, shutdownGrace >= 0 else { throw ValidationError("timeouts cannot be negative") }
+        guard maxConnections >= 1 else { throw ValidationError("--max-connections must be at least 1") }
+    }
+
+    func run() throws {
+        let (format, level) = (logFormat, logLevel)
+        LoggingSystem.bootstrap { LineLogHandler(label: $0, format: format, logLevel: level) }
+        let logger = Logger(label: "livedelta")
+
+        var serviceConfiguration = LiveDeltaService.Configuration()
+        serviceConfiguration.maxDepth = maxDepth
+        serviceConfiguration.maxBodySize = maxBodySize
+        let service = LiveDeltaService(configuration: serviceConfiguration, logger: logger)
+
+        var configuration = HTTPServer.Configuration()
+        configuration.host = host
+        configuration.port = port
+        configuration.threads = threads
+        configuration.maxBodySize = maxBodySize
+        configuration.connectionTimeoutSeconds = connectionTimeout
+        configuration.connectionLimit = maxConnections
+        configuration.errorResponse = { service.errorResponse($0) }
+
+        // Signals are taken by sigwait below; the server's threads inherit this mask.
+        var signals = sigset_t()
+        sigemptyset(&signals)
+        sigaddset(&signals, SIGINT)
+        sigaddset(&signals, SIGTERM)
+        pthread_sigmask(SIG_BLOCK, &signals, nil)
+
+        let server: HTTPServer
+        do {
+            server = try HTTPServer(configuration: configuration, handler: service.handle)
+        } catch {
+            logger.critical("cannot start", metadata: ["error": "\(error)"])
+            throw ExitCode.failure
+        }
+        logger.notice("listening", metadata: ["host": "\(host)", "port": "\(server.port)", "threads": "\(threads)"])
+
+        var received: Int32 = 0
+        sigwait(&signals, &received)
+        logger.notice("stopping", metadata: ["signal": "\(received == SIGTERM ? "SIGTERM" : "SIGINT")", "in_flight": "\(server.requestsInFlight)"])
+        let finished = server.stop(grace: .seconds(shutdownGrace))
+        logger.notice("stopped", metadata: ["drained": "\(finished)"])
+    }
+}
