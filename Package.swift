@@ -13,6 +13,8 @@ let package = Package(
         .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.1"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/mattpolzin/OpenAPIKit.git", from: "6.4.0"),
+        .package(url: "https://github.com/jpsim/Yams.git", from: "6.2.2"),
     ],
     targets: [
         // The delta engine: protocols, deltas, algorithms, CollectionData. No HTTP, no JSON.
@@ -51,13 +53,40 @@ let package = Package(
         .testTarget(
             name: "LiveCollectionsTests",
             dependencies: [
-                "LiveCollections",
+                "LiveCollections", "TestSupport",
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ]
         ),
         .testTarget(
             name: "ByteJSONTests",
             dependencies: ["ByteJSON", .product(name: "PropertyBased", package: "swift-property-based")]
+        ),
+        .testTarget(
+            name: "LiveDeltaServiceTests",
+            dependencies: [
+                "LiveDeltaService", "ByteJSON", "MicroHTTP", "LiveCollections",
+                .product(name: "PropertyBased", package: "swift-property-based"),
+            ]
+        ),
+        .testTarget(
+            name: "MicroHTTPTests",
+            dependencies: ["MicroHTTP", "TestSupport"]
+        ),
+        // Tests against the real binary over HTTP (run `swift build` first; see the Makefile).
+        .testTarget(
+            name: "EndToEndTests",
+            dependencies: [
+                "TestSupport", "ByteJSON", "LiveCollections",
+                .product(name: "PropertyBased", package: "swift-property-based"),
+                .product(name: "OpenAPIKit", package: "OpenAPIKit"),
+                .product(name: "Yams", package: "Yams"),
+            ]
+        ),
+        // A blocking HTTP client and a launcher for the real binary, for tests only.
+        .target(
+            name: "TestSupport",
+            dependencies: ["LiveCollections", .product(name: "PropertyBased", package: "swift-property-based")],
+            path: "Tests/TestSupport"
         ),
         // Benchmarks run as release executables; they print figures and never assert timings.
         .executableTarget(

@@ -13,7 +13,6 @@ struct MHD_Daemon *cmhd_start(const CMicroHTTPDConfig *config,
         {MHD_OPTION_CONNECTION_TIMEOUT, config->connection_timeout_seconds, NULL},
         {MHD_OPTION_CONNECTION_MEMORY_LIMIT, (intptr_t)config->connection_memory_limit, NULL},
         {MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)completed, completed_context},
-        {MHD_OPTION_LISTENING_ADDRESS_REUSE, 1, NULL},
         {config->address ? MHD_OPTION_SOCK_ADDR : MHD_OPTION_END, 0, (void *)config->address},
         {MHD_OPTION_END, 0, NULL},
     };

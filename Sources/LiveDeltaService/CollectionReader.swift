@@ -261,13 +261,14 @@ struct CollectionReader {
         return ByteRange(start..<arena.count)
     }
 
-    /// Turns records into items of `document`, numbering occurrences in non-unique mode.
-    func materialize(_ records: Records, in document: JSONDocument) -> JSONCollection {
+    /// Turns records into items of `document`, numbering occurrences where ids need not be
+    /// unique (which does not change how items are read, so it is decided here).
+    func materialize(_ records: Records, in document: JSONDocument, unique: Bool) -> JSONCollection {
         var occurrences = [JSONItemID: UInt32]()
         func item(_ record: ItemRecord) -> JSONItem {
             var occurrence: UInt32 = 0
             var hash = record.id.hash
-            if !options.unique {
+            if !unique {
                 let plain = JSONItemID(
                     document: document, hash: hash, bytes: record.id.bytes, inArena: record.id.inArena, kind: record.id.kind, occurrence: 0)
                 occurrence = occurrences[plain, default: 0] + 1

@@ -141,7 +141,8 @@ public enum DiffEndpoint {
         let document = JSONDocument(body: body, arena: reader.arena, filter: options.filter, itemsKey: options.itemsKeyBytes)
         let computation = DiffComputation(options: options, oldLocation: .member("old"), newLocation: .member("new"))
         return try computation.respond(
-            old: reader.materialize(records["old"]!, in: document), new: reader.materialize(records["new"]!, in: document))
+            old: reader.materialize(records["old"]!, in: document, unique: options.unique),
+            new: reader.materialize(records["new"]!, in: document, unique: options.unique))
     }
 }
 
@@ -166,6 +167,6 @@ public enum CollectionDocument {
             throw error
         }
         let document = JSONDocument(body: bytes, arena: reader.arena, filter: options.filter, itemsKey: options.itemsKeyBytes)
-        return reader.materialize(records, in: document)
+        return reader.materialize(records, in: document, unique: options.unique)
     }
 }

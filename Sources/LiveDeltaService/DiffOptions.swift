@@ -107,6 +107,10 @@ public struct DiffOptions: Sendable {
         case (_?, _?):
             throw .invalidOption(pointer.appending("ignoreKeys"), "give compareKeys or ignoreKeys, not both")
         }
+        // Property observers do not run inside an initializer.
+        idPath = Self.path(idKey)
+        sectionIdPath = Self.path(sectionIdKey)
+        itemsKeyBytes = Array(itemsKey.utf8)
     }
 }
 

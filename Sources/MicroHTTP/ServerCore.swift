@@ -27,18 +27,37 @@ final class ServerCore: Sendable {
                 .flatMap { Int(String(cString: $0)) } ?? 0
             let context = RequestContext(expectedLength: min(max(declared, 0), configuration.maxBodySize))
             state.pointee = Unmanaged.passRetained(context).toOpaque()
-            return declared > configuration.maxBodySize ? reject(context, on: connection) : .YES
+            guard declared <= configuration.maxBodySize else {
+                // Refused before a byte of the body is read; libmicrohttpd closes the connection after.
+                context.rejected = true
+                context.answered = true
+                return queue(configuration.errorResponse(.bodyTooLarge(limit: configuration.maxBodySize)), on: connection)
+            }
+            return .YES
         }
         let context = Unmanaged<RequestContext>.fromOpaque(existing).takeUnretainedValue()
         let size = uploadSize.pointee
         if size > 0 {
             uploadSize.pointee = 0
-            if context.rejected { return .YES }
-            guard context.body.count + size <= configuration.maxBodySize else { return reject(context, on: connection) }
+            if context.rejected {
+                // libmicrohttpd cannot answer in the middle of a body: drop it and answer at the
+                // end, but close the connection of a client that keeps sending far past the limit.
+                context.discarded += size
+                return context.discarded > configuration.maxBodySize ? .NO : .YES
+            }
+            guard context.body.count + size <= configuration.maxBodySize else {
+                context.rejected = true
+                context.body = ByteBuffer(capacity: 0)
+                return .YES
+            }
             context.body.append(UnsafeRawBufferPointer(start: upload, count: size))
             return .YES
         }
-        if context.rejected { return .YES }
+        if context.rejected {
+            if context.answered { return .YES }
+            context.answered = true
+            return queue(configuration.errorResponse(.bodyTooLarge(limit: configuration.maxBodySize)), on: connection)
+        }
         let request = HTTPRequest(
             method: String(cString: method), path: String(cString: url),
             headers: headers(of: connection), body: context.body)
@@ -52,12 +71,6 @@ final class ServerCore: Sendable {
         Unmanaged<RequestContext>.fromOpaque(context).release()
         state.pointee = nil
         inFlight.subtract(1, ordering: .releasing)
-    }
-
-    private func reject(_ context: RequestContext, on connection: OpaquePointer) -> MHD_Result {
-        context.rejected = true
-        context.body = ByteBuffer(capacity: 0)
-        return queue(configuration.errorResponse(.bodyTooLarge(limit: configuration.maxBodySize)), on: connection)
     }
 
     private func queue(_ response: HTTPResponse, on connection: OpaquePointer) -> MHD_Result {

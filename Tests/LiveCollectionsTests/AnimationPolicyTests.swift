@@ -1,4 +1,5 @@
 import LiveCollections
+import TestSupport
 import Testing
 
 /// Downgrades any flat delta with a move to `reloadData`, and asks for precision otherwise.

@@ -1,5 +1,6 @@
 import Dispatch
 import LiveCollections
+import TestSupport
 import Synchronization
 import Testing
 

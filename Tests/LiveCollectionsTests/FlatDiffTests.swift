@@ -1,4 +1,5 @@
 import LiveCollections
+import TestSupport
 import PropertyBased
 import Testing
 

@@ -1,4 +1,5 @@
 import LiveCollections
+import TestSupport
 import Testing
 
 /// The replay must refuse deltas that break the contract, or the property tests prove nothing.

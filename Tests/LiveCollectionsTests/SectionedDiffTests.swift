@@ -1,26 +1,7 @@
 import LiveCollections
+import TestSupport
 import PropertyBased
 import Testing
-
-/// The fewest item moves for a sectioned change, computed from ids alone: items that change
-/// section, plus, per section, the staying items outside a longest run already in order.
-func minimumItemMoves(old: [Shelf], new: [Shelf]) -> Int {
-    let surviving = Set(old.map(\.id)).intersection(new.map(\.id))
-    var newPlace = [Int: (section: Int, row: Int)]()
-    for section in new where surviving.contains(section.id) {
-        for (row, item) in section.items.enumerated() { newPlace[item.id] = (section.id, row) }
-    }
-    var moves = 0
-    for section in old where surviving.contains(section.id) {
-        var staying = [Int]()
-        for item in section.items {
-            guard let place = newPlace[item.id] else { continue }
-            if place.section == section.id { staying.append(place.row) } else { moves += 1 }
-        }
-        moves += staying.count - lisLength(staying)
-    }
-    return moves
-}
 
 func flattened(_ replayed: [ReplayedSection<Shelf, Thing>]) -> [Shelf] {
     replayed.map { Shelf(id: $0.section.id, header: $0.section.header, items: $0.items) }

@@ -1,0 +1,44 @@
+# The two commands a fresh machine needs: `make run` and `make test`. Each installs what it
+# needs first (libmicrohttpd-dev from Debian, with apt, when it is missing).
+SWIFT ?= swift
+SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
+APT_GET := $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get
+
+.PHONY: run test deps build release bench bench-engine bench-service bench-load clean
+
+## Build and run the server on port 8080 (flags: make run ARGS="--port 9000").
+run: deps
+	$(SWIFT) build -c release --product livedelta
+	.build/release/livedelta $(ARGS)
+
+## Build everything and run every test (the end-to-end tests start the real binary).
+test: deps
+	$(SWIFT) build
+	$(SWIFT) test
+
+deps:
+	@dpkg -s libmicrohttpd-dev >/dev/null 2>&1 || { $(APT_GET) update -qq && $(APT_GET) install -y -qq libmicrohttpd-dev; }
+
+build: deps
+	$(SWIFT) build
+
+release: deps
+	$(SWIFT) build -c release
+
+## Benchmarks (release builds; they print figures and assert nothing).
+bench: bench-engine bench-service bench-load
+
+bench-engine: deps
+	$(SWIFT) build -c release --product EngineBenchmark
+	for scenario in 1 2 3 4 5; do .build/release/EngineBenchmark $$scenario; done
+
+bench-service: deps
+	$(SWIFT) build -c release --product ServiceBenchmark
+	.build/release/ServiceBenchmark
+
+bench-load: deps release
+	@command -v wrk >/dev/null || { $(APT_GET) update -qq && $(APT_GET) install -y -qq wrk; }
+	Benchmarks/load/run.sh
+
+clean:
+	rm -rf .build

@@ -1,0 +1,61 @@
+import ByteJSON
+import Foundation
+import Testing
+import TestSupport
+
+@Suite struct LifecycleTests {
+    @Test func aBodyOverTheConfiguredLimitIs413AndTheServerGoesOn() throws {
+        let server = try ServerProcess(arguments: ["--max-body-size", "100"])
+        let reply = try server.connection().request("POST", "/diff", json: "{\"old\":[" + String(repeating: "1,", count: 100) + "1],\"new\":[]}")
+        #expect(reply.status == 413 && reply.errorCode == "body_too_large")
+        #expect(try server.connection().request("GET", "/health").status == 200)
+    }
+
+    @Test func environmentVariablesConfigureTheServer() throws {
+        let server = try ServerProcess(environment: ["LIVEDELTA_MAX_BODY_SIZE": "100", "LIVEDELTA_LOG_FORMAT": "json"])
+        #expect(try server.connection().request("POST", "/diff", json: String(repeating: " ", count: 200)).status == 413)
+        #expect(server.log.contains("\"message\":\"listening\""))
+    }
+
+    @Test func everyRequestIsLoggedOnOneLine() throws {
+        let server = try ServerProcess()
+        _ = try server.connection().request("POST", "/diff", json: #"{"old":[1],"new":[2]}"#)
+        _ = try server.connection().request("GET", "/nowhere")
+        #expect(server.stop() == 0)
+        let lines = server.log.split(separator: "\n").filter { $0.contains(" request ") }
+        #expect(lines.count == 2, "\(server.log)")
+        #expect(lines.first?.contains("method=POST") == true && lines.first?.contains("path=/diff") == true && lines.first?.contains("status=200") == true)
+        #expect(lines.first?.contains("bytes_in=21") == true && lines.first?.contains("duration_ms=") == true)
+        #expect(lines.last?.contains("status=404") == true)
+    }
+
+    @Test func jsonLogsAreOneObjectPerLine() throws {
+        let server = try ServerProcess(arguments: ["--log-format", "json"])
+        _ = try server.connection().request("GET", "/health")
+        #expect(server.stop() == 0)
+        let lines = server.log.split(separator: "\n")
+        #expect(lines.count >= 3)
+        for line in lines { #expect((try? JSONValue(parsing: String(line))) != nil, "\(line)") }
+        #expect(lines.contains { $0.contains("\"path\":\"/health\"") && $0.contains("\"status\":\"200\"") })
+    }
+
+    @Test(arguments: [SIGTERM, SIGINT])
+    func aSignalLetsTheRequestInFlightFinishAndExitsZero(signal: Int32) throws {
+        let server = try ServerProcess()
+        let connection = try server.connection()
+        let body = #"{"old":[1,2],"new":[2,3]}"#
+        // Headers and half the body: the request is in flight when the signal comes.
+        try connection.send(raw: Array("POST /diff HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n{\"old\":[1,".utf8))
+        usleep(200_000)
+        kill(server.process.processIdentifier, signal)
+        let deadline = Date().addingTimeInterval(10)
+        while !server.log.contains("stopping") && Date() < deadline { usleep(10_000) }
+        #expect(throws: (any Error).self) { _ = try HTTPConnection(port: server.port) }
+        try connection.send(raw: Array("2],\"new\":[2,3]}".utf8))
+        let reply = try connection.readReply()
+        let zero = try JSONValue(parsing: "[0]")
+        #expect(reply.status == 200 && reply.json["delta", "deletions"] == zero)
+        #expect(server.stop(signal: 0) == 0)
+        #expect(server.log.contains("drained=true"))
+    }
+}

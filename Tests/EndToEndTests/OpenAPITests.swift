@@ -1,0 +1,65 @@
+import ByteJSON
+import Foundation
+import OpenAPIKit
+import Testing
+import TestSupport
+import Yams
+
+let specURL = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    .deletingLastPathComponent().appendingPathComponent("openapi.yaml")
+
+func loadSpec() throws -> OpenAPI.Document {
+    try YAMLDecoder().decode(OpenAPI.Document.self, from: String(contentsOf: specURL, encoding: .utf8))
+}
+
+/// An example value as JSON text.
+func jsonText(_ value: AnyCodable) throws -> String {
+    String(decoding: try JSONEncoder().encode(value), as: UTF8.self)
+}
+
+@Suite(.serialized) struct OpenAPITests {
+    @Test func theSpecIsValidOpenAPI() throws {
+        let document = try loadSpec()
+        try document.validate()
+        #expect(document.openAPIVersion == .v3_1_0)
+    }
+
+    @Test func theServerServesTheSpecItIsBuiltFrom() throws {
+        let server = try ServerProcess()
+        let reply = try server.connection().request("GET", "/openapi.yaml")
+        #expect(reply.status == 200 && reply.header("Content-Type") == "application/yaml")
+        #expect(reply.text == (try String(contentsOf: specURL, encoding: .utf8)))
+    }
+
+    /// Every named request example, sent to the real server, answers the response example of
+    /// the same name: its status, and a body equal to it as JSON.
+    @Test func everyExampleAnswersAsDocumented() throws {
+        let document = try loadSpec()
+        let server = try ServerProcess()
+        let connection = try server.connection()
+        var checked = 0
+        for (path, item) in document.paths {
+            guard case .b(let pathItem) = item else { continue }
+            for endpoint in pathItem.endpoints {
+                guard let requestBody = endpoint.operation.requestBody?.b,
+                    let examples = requestBody.content[.json]?.b?.examples
+                else { continue }
+                for (name, example) in examples {
+                    guard let value = example.b?.dataOrLegacyValue else { continue }
+                    var expected = [(Int, AnyCodable)]()
+                    for (status, response) in endpoint.operation.responses {
+                        if let answer = response.b?.content[.json]?.b?.examples?[name]?.b?.dataOrLegacyValue, let code = Int(status.rawValue) {
+                            expected.append((code, answer))
+                        }
+                    }
+                    try #require(expected.count == 1, "request example \(name) has no response example of its name")
+                    let reply = try connection.request(endpoint.method.rawValue, path.rawValue, json: try jsonText(value))
+                    #expect(reply.status == expected[0].0, "\(name): \(reply)")
+                    #expect(reply.json == (try JSONValue(parsing: try jsonText(expected[0].1))), "\(name): \(reply)")
+                    checked += 1
+                }
+            }
+        }
+        #expect(checked >= 8)
+    }
+}

@@ -1,0 +1,86 @@
+import Dispatch
+import Glibc
+import MicroHTTP
+import Synchronization
+import Testing
+import TestSupport
+
+/// Echoes what it got: method, path, a header and the body.
+func echoServer(_ configure: (inout HTTPServer.Configuration) -> Void = { _ in }) throws -> HTTPServer {
+    var configuration = HTTPServer.Configuration()
+    configuration.host = "127.0.0.1"
+    configuration.port = 0
+    configuration.threads = 2
+    configure(&configuration)
+    return try HTTPServer(configuration: configuration) { request in
+        HTTPResponse(
+            status: 200, headers: [("X-Method", request.method), ("X-Path", request.path), ("X-Test", request.header("x-TEST") ?? "-")],
+            body: request.body.array)
+    }
+}
+
+@Suite struct HTTPServerTests {
+    @Test func aRequestReachesTheHandlerWithItsBodyAndHeaders() throws {
+        let server = try echoServer()
+        defer { server.stop() }
+        #expect(server.port != 0)
+        let connection = try HTTPConnection(port: server.port)
+        let body = Array((0..<200_000).map { UInt8(truncatingIfNeeded: $0) })
+        let reply = try connection.request("PUT", "/some/where", body: body, headers: [("X-Test", "yes")])
+        #expect(reply.status == 200)
+        #expect(reply.header("X-Method") == "PUT" && reply.header("X-Path") == "/some/where" && reply.header("X-Test") == "yes")
+        #expect(reply.body == body)
+        // The connection stays open for the next request.
+        #expect(try connection.request("GET", "/again").header("X-Path") == "/again")
+    }
+
+    @Test func aDeclaredBodyOverTheLimitIsRefusedBeforeItIsRead() throws {
+        let server = try echoServer {
+            $0.maxBodySize = 1_000
+            $0.errorResponse = { _ in HTTPResponse(status: 413, body: Array("too big".utf8)) }
+        }
+        defer { server.stop() }
+        let reply = try HTTPConnection(port: server.port).request("POST", "/", body: [UInt8](repeating: 1, count: 1_001))
+        #expect(reply.status == 413 && reply.text == "too big")
+        #expect(try HTTPConnection(port: server.port).request("POST", "/", body: [UInt8](repeating: 1, count: 1_000)).status == 200)
+    }
+
+    @Test func aChunkedBodyOverTheLimitIsRefusedToo() throws {
+        let server = try echoServer { $0.maxBodySize = 100 }
+        defer { server.stop() }
+        let connection = try HTTPConnection(port: server.port)
+        let chunk = String(repeating: "x", count: 80)
+        try connection.send(raw: Array("POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n50\r\n\(chunk)\r\n50\r\n\(chunk)\r\n0\r\n\r\n".utf8))
+        #expect(try connection.readReply().status == 413)
+    }
+
+    @Test func stopLetsARequestInFlightFinishAndRefusesNewConnections() throws {
+        let server = try echoServer()
+        let connection = try HTTPConnection(port: server.port)
+        // Headers sent, body still owed: the request is in flight.
+        try connection.send(raw: Array("POST /slow HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nab".utf8))
+        while server.requestsInFlight == 0 { usleep(1_000) }
+        let stopped = Mutex<Bool?>(nil)
+        DispatchQueue.global().async { stopped.withLock { $0 = server.stop(grace: .seconds(10)) } }
+        usleep(100_000)
+        #expect(throws: (any Error).self) { _ = try HTTPConnection(port: server.port) }
+        try connection.send(raw: Array("cde".utf8))
+        let reply = try connection.readReply()
+        #expect(reply.status == 200 && reply.text == "abcde")
+        #expect(reply.header("Connection") == "close")
+        while stopped.withLock({ $0 }) == nil { usleep(1_000) }
+        #expect(stopped.withLock { $0 } == true)
+    }
+
+    @Test func aNonNumericHostIsRefused() {
+        var configuration = HTTPServer.Configuration()
+        configuration.host = "example.com"
+        #expect(throws: HTTPServer.StartError.self) { try HTTPServer(configuration: configuration) { _ in HTTPResponse(status: 200) } }
+    }
+
+    @Test func aTakenPortIsReported() throws {
+        let first = try echoServer()
+        defer { first.stop() }
+        #expect(throws: HTTPServer.StartError.self) { try echoServer { $0.port = first.port } }
+    }
+}

@@ -1,0 +1,127 @@
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
+/// A response as a test sees it.
+public struct Reply: Sendable, CustomStringConvertible {
+    public var status: Int
+    public var headers: [(name: String, value: String)]
+    public var body: [UInt8]
+
+    public func header(_ name: String) -> String? {
+        headers.first { $0.name.lowercased() == name.lowercased() }?.value
+    }
+
+    public var text: String { String(decoding: body, as: UTF8.self) }
+    public var description: String { "\(status) \(text)" }
+}
+
+public enum ClientError: Error {
+    case connect(Int32)
+    case closed
+    case malformed(String)
+}
+
+/// A minimal blocking HTTP/1.1 client over one TCP connection to 127.0.0.1, for tests: it
+/// writes requests byte for byte as asked, and reads a response by its Content-Length.
+public final class HTTPConnection {
+    let socket: Int32
+    private var buffer: [UInt8] = []
+
+    public init(port: UInt16, timeoutSeconds: Int = 30) throws {
+        socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var timeout = timeval(tv_sec: timeoutSeconds, tv_usec: 0)
+        setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        let result = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        if result != 0 {
+            let code = errno
+            close(socket)
+            throw ClientError.connect(code)
+        }
+    }
+
+    deinit { close(socket) }
+
+    public func send(raw bytes: [UInt8]) throws {
+        var sent = 0
+        while sent < bytes.count {
+            let n = bytes[sent...].withUnsafeBytes { Glibc.send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            if n <= 0 { throw ClientError.closed }
+            sent += n
+        }
+    }
+
+    public func request(
+        _ method: String, _ path: String, body: [UInt8]? = nil,
+        headers: [(String, String)] = [("Content-Type", "application/json")]
+    ) throws -> Reply {
+        var head = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+        for (name, value) in headers { head += "\(name): \(value)\r\n" }
+        if let body { head += "Content-Length: \(body.count)\r\n" }
+        head += "\r\n"
+        try send(raw: Array(head.utf8) + (body ?? []))
+        return try readReply(method: method)
+    }
+
+    public func request(_ method: String, _ path: String, json: String, headers: [(String, String)] = [("Content-Type", "application/json")]) throws -> Reply {
+        try request(method, path, body: Array(json.utf8), headers: headers)
+    }
+
+    public func readReply(method: String = "GET") throws -> Reply {
+        while true {
+            if let end = headerEnd() {
+                let head = String(decoding: buffer[..<end], as: UTF8.self)
+                var lines = head.split(separator: "\r\n", omittingEmptySubsequences: false)
+                guard let statusLine = lines.first, statusLine.split(separator: " ").count >= 2,
+                    let status = Int(statusLine.split(separator: " ")[1])
+                else { throw ClientError.malformed(head) }
+                lines.removeFirst()
+                let headers = lines.compactMap { line -> (name: String, value: String)? in
+                    guard let colon = line.firstIndex(of: ":") else { return nil }
+                    return (String(line[..<colon]), String(line[line.index(after: colon)...]).trimmingSpaces)
+                }
+                let length = method == "HEAD" ? 0 : headers.first { $0.name.lowercased() == "content-length" }.flatMap { Int($0.value) } ?? 0
+                while buffer.count < end + 4 + length { try fill() }
+                let body = Array(buffer[(end + 4)..<(end + 4 + length)])
+                buffer.removeFirst(end + 4 + length)
+                return Reply(status: status, headers: headers, body: body)
+            }
+            try fill()
+        }
+    }
+
+    /// Whether the server has closed the connection (reads end of stream).
+    public func isClosedByPeer() -> Bool {
+        var byte: UInt8 = 0
+        return recv(socket, &byte, 1, 0) == 0
+    }
+
+    private func headerEnd() -> Int? {
+        guard buffer.count >= 4 else { return nil }
+        for i in 0...(buffer.count - 4) where buffer[i] == 13 && buffer[i + 1] == 10 && buffer[i + 2] == 13 && buffer[i + 3] == 10 {
+            return i
+        }
+        return nil
+    }
+
+    private func fill() throws {
+        var chunk = [UInt8](repeating: 0, count: 65_536)
+        let n = chunk.withUnsafeMutableBytes { recv(socket, $0.baseAddress, $0.count, 0) }
+        if n <= 0 { throw ClientError.closed }
+        buffer.append(contentsOf: chunk[..<n])
+    }
+}
+
+extension String {
+    var trimmingSpaces: String {
+        String(drop { $0 == " " }.reversed().drop { $0 == " " }.reversed())
+    }
+}

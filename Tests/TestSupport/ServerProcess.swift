@@ -1,0 +1,81 @@
+import Foundation
+
+/// The real `livedelta` binary, started on a free port for a test and stopped after it.
+public final class ServerProcess: @unchecked Sendable {
+    // @unchecked Sendable: `output` is guarded by `lock`; everything else is set in init.
+    public let process = Process()
+    public private(set) var port: UInt16 = 0
+    private let lock = NSLock()
+    private var output = ""
+
+    /// The binary: $LIVEDELTA_BINARY, else `livedelta` beside the test bundle.
+    public static var binary: URL {
+        if let path = ProcessInfo.processInfo.environment["LIVEDELTA_BINARY"] { return URL(fileURLWithPath: path) }
+        let bundle = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+        var directory = bundle.deletingLastPathComponent()
+        while !FileManager.default.fileExists(atPath: directory.appendingPathComponent("livedelta").path), directory.path != "/" {
+            directory.deleteLastPathComponent()
+        }
+        return directory.appendingPathComponent("livedelta")
+    }
+
+    public init(arguments: [String] = [], environment: [String: String] = [:]) throws {
+        process.executableURL = Self.binary
+        process.arguments = ["--port", "0", "--host", "127.0.0.1"] + arguments
+        var variables = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("LIVEDELTA_") }
+        for (key, value) in environment { variables[key] = value }
+        process.environment = variables
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = pipe
+        pipe.fileHandleForReading.readabilityHandler = { [weak self] handle in
+            let data = handle.availableData
+            guard let self, !data.isEmpty else { return }
+            self.lock.withLock { self.output += String(decoding: data, as: UTF8.self) }
+        }
+        try process.run()
+        let deadline = Date().addingTimeInterval(20)
+        while Date() < deadline {
+            if let port = lock.withLock({ Self.listeningPort(in: output) }) {
+                self.port = port
+                return
+            }
+            if !process.isRunning { break }
+            usleep(10_000)
+        }
+        process.terminate()
+        throw ClientError.malformed("the server did not start: \(log)")
+    }
+
+    /// The port from the "listening" line, in either log format (`port=8080`, `"port":"8080"`).
+    static func listeningPort(in log: String) -> UInt16? {
+        guard let line = log.split(separator: "\n").first(where: { $0.contains("listening") }) else { return nil }
+        for marker in ["port=", "\"port\":\""] {
+            if let range = line.range(of: marker) {
+                return UInt16(line[range.upperBound...].prefix(while: \.isNumber))
+            }
+        }
+        return nil
+    }
+
+    /// Everything the server printed so far.
+    public var log: String { lock.withLock { output } }
+
+    public func connection() throws -> HTTPConnection { try HTTPConnection(port: port) }
+
+    /// Sends a signal and waits for the exit status (nil on timeout).
+    @discardableResult
+    public func stop(signal: Int32 = SIGTERM, timeout: TimeInterval = 20) -> Int32? {
+        if process.isRunning { kill(process.processIdentifier, signal) }
+        let deadline = Date().addingTimeInterval(timeout)
+        while process.isRunning && Date() < deadline { usleep(10_000) }
+        return process.isRunning ? nil : process.terminationStatus
+    }
+
+    deinit {
+        if process.isRunning {
+            process.terminate()
+            process.waitUntilExit()
+        }
+    }
+}
