@@ -62,8 +62,7 @@ func echoServer(_ configure: (inout HTTPServer.Configuration) -> Void = { _ in }
         while server.requestsInFlight == 0 { usleep(1_000) }
         let stopped = Mutex<Bool?>(nil)
         DispatchQueue.global().async { stopped.withLock { $0 = server.stop(grace: .seconds(10)) } }
-        usleep(100_000)
-        #expect(throws: (any Error).self) { _ = try HTTPConnection(port: server.port) }
+        #expect(waitUntilRefused(port: server.port))
         try connection.send(raw: Array("cde".utf8))
         let reply = try connection.readReply()
         #expect(reply.status == 200 && reply.text == "abcde")

@@ -125,3 +125,15 @@ extension String {
         String(drop { $0 == " " }.reversed().drop { $0 == " " }.reversed())
     }
 }
+
+/// Waits until nothing accepts connections on `port` any more; false if something still does
+/// after `seconds`.
+public func waitUntilRefused(port: UInt16, seconds: Double = 10) -> Bool {
+    var waited = 0.0
+    while waited < seconds {
+        if (try? HTTPConnection(port: port)) == nil { return true }
+        usleep(10_000)
+        waited += 0.01
+    }
+    return false
+}
