@@ -46,6 +46,12 @@ public final class CollectionData<Item: UniquelyIdentifiable & Sendable>: Sendab
     public var version: UInt64 { store.snapshot.version }
     public subscript(index: Int) -> Item { items[index] }
 
+    /// The items and their version, read together.
+    public var versionedItems: (items: [Item], version: UInt64) {
+        let snapshot = store.snapshot
+        return (snapshot.value, snapshot.version)
+    }
+
     /// The thresholds and delegate used by later updates.
     public var policy: AnimationPolicy {
         get { store.snapshot.policy }

@@ -45,6 +45,12 @@ where Section.Item: Sendable {
     public var count: Int { sections.reduce(0) { $0 + $1.items.count } }
     public var isEmpty: Bool { sections.allSatisfy { $0.items.isEmpty } }
     public var version: UInt64 { store.snapshot.version }
+
+    /// The sections and their version, read together.
+    public var versionedSections: (sections: [Section], version: UInt64) {
+        let snapshot = store.snapshot
+        return (snapshot.value, snapshot.version)
+    }
     public func rowCount(forSection section: Int) -> Int { sections[section].items.count }
     public subscript(section: Int) -> Section { sections[section] }
     public subscript(path: ItemPath) -> Item { sections[path.section].items[path.item] }

@@ -114,6 +114,20 @@ struct CollectionReader {
         }
     }
 
+    /// Reads an array of sections whose value starts at `position` (a session body's "sections").
+    mutating func readSections(at position: Int, pointer: JSONPointer) throws(APIError) -> Records {
+        scanner.position = position
+        do {
+            return .sectioned(try readSections(pointer))
+        } catch let error as APIError {
+            throw error
+        } catch let error as JSONError {
+            throw .malformedJSON(error)
+        } catch {
+            preconditionFailure("reading throws only APIError and JSONError")
+        }
+    }
+
     private mutating func readSections(_ pointer: JSONPointer) throws -> [SectionRecord] {
         guard scanner.peek() == UInt8(ascii: "[") else {
             throw APIError.invalidShape(pointer, "\"sections\" must be an array of section objects")
@@ -264,30 +278,24 @@ struct CollectionReader {
     /// Turns records into items of `document`, numbering occurrences where ids need not be
     /// unique (which does not change how items are read, so it is decided here).
     func materialize(_ records: Records, in document: JSONDocument, unique: Bool) -> JSONCollection {
-        var occurrences = [JSONItemID: UInt32]()
         func item(_ record: ItemRecord) -> JSONItem {
-            var occurrence: UInt32 = 0
-            var hash = record.id.hash
-            if !unique {
-                let plain = JSONItemID(
-                    document: document, hash: hash, bytes: record.id.bytes, inArena: record.id.inArena, kind: record.id.kind, occurrence: 0)
-                occurrence = occurrences[plain, default: 0] + 1
-                occurrences[plain] = occurrence
-                hash = ValueHash.mix(hash, UInt64(occurrence))
-            }
-            return JSONItem(
-                document: document, contentHash: record.contentHash, idHash: hash, raw: record.raw, idBytes: record.id.bytes,
-                occurrence: occurrence, idKind: record.id.kind, idInArena: record.id.inArena)
+            JSONItem(
+                document: document, contentHash: record.contentHash, idHash: record.id.hash, raw: record.raw, idBytes: record.id.bytes,
+                occurrence: 0, idKind: record.id.kind, idInArena: record.id.inArena)
         }
+        var seen = [JSONItemID: UInt32]()
         switch records {
         case .flat(let range):
-            return .flat(items[range].map(item))
+            var flat = items[range].map(item)
+            if !unique { numberOccurrences(&flat, seen: &seen) }
+            return .flat(flat)
         case .sectioned(let sections):
             return .sectioned(sections.map { section in
-                JSONSection(
+                var sectionItems = items[section.items].map(item)
+                if !unique { numberOccurrences(&sectionItems, seen: &seen) }
+                return JSONSection(
                     document: document, headerHash: section.headerHash, idHash: section.id.hash, raw: section.raw,
-                    idBytes: section.id.bytes, idKind: section.id.kind, idInArena: section.id.inArena,
-                    items: items[section.items].map(item))
+                    idBytes: section.id.bytes, idKind: section.id.kind, idInArena: section.id.inArena, items: sectionItems)
             })
         }
     }

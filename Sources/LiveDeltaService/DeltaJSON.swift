@@ -53,44 +53,46 @@ extension JSONWriter {
         array(items) { writer, item in writer.raw(item.text) }
     }
 
-    mutating func flatResult(_ result: AnimatedDelta, old: [JSONItem], newCount: Int, includeDeletedItems: Bool) {
-        raw("{")
+    /// The members of a flat answer (no braces, so callers can add their own).
+    mutating func flatMembers(animation: AnimationStyle, delta: IndexDelta?, oldCount: Int, newCount: Int, deletedItems: [JSONItem]?) {
         member("animation", first: true)
-        string(result.animation.rawValue)
-        if let delta = result.delta {
+        string(animation.rawValue)
+        if let delta {
             member("delta")
             indexDelta(delta)
             member("changeCount")
             int(delta.changeCount)
         }
         member("oldCount")
-        int(old.count)
+        int(oldCount)
         member("newCount")
         int(newCount)
-        if includeDeletedItems {
+        if let deletedItems {
             member("deletedItems")
-            items(result.deletedIndices.map { old[$0] })
+            items(deletedItems)
         }
-        raw("}")
     }
 
-    mutating func sectionedResult(_ result: AnimatedSectionedDelta, old: [JSONSection], new: [JSONSection], includeDeletedItems: Bool) {
-        raw("{")
+    /// The members of a sectioned answer (no braces).
+    mutating func sectionedMembers(
+        sectionAnimation: AnimationStyle, itemAnimation: AnimationStyle, sectionDelta: IndexDelta?, itemDelta: IndexPathDelta?,
+        old: [JSONSection], new: [JSONSection], deletedItems: [JSONItem]?
+    ) {
         member("sectionAnimation", first: true)
-        string(result.sectionAnimation.rawValue)
+        string(sectionAnimation.rawValue)
         member("itemAnimation")
-        string(result.itemAnimation.rawValue)
-        if let sectionDelta = result.sectionDelta {
+        string(itemAnimation.rawValue)
+        if let sectionDelta {
             member("sectionDelta")
             indexDelta(sectionDelta)
         }
-        if let itemDelta = result.itemDelta {
+        if let itemDelta {
             member("itemDelta")
             pathDelta(itemDelta)
         }
-        if result.sectionDelta != nil {
+        if sectionDelta != nil {
             member("changeCount")
-            int(result.changeCount)
+            int((sectionDelta?.changeCount ?? 0) + (itemDelta?.changeCount ?? 0))
         }
         member("oldSectionCount")
         int(old.count)
@@ -100,10 +102,9 @@ extension JSONWriter {
         int(old.reduce(0) { $0 + $1.items.count })
         member("newCount")
         int(new.reduce(0) { $0 + $1.items.count })
-        if includeDeletedItems {
+        if let deletedItems {
             member("deletedItems")
-            items(result.deletedItemPaths.map { old[$0.section].items[$0.item] })
+            items(deletedItems)
         }
-        raw("}")
     }
 }

@@ -32,10 +32,19 @@ struct DiffComputation {
         switch (old, new) {
         case (.flat(let old), .flat(let new)):
             let result = try naming { () throws(DuplicateIdentifierError) in try options.policy.animatedDelta(from: old, to: new) }
-            writer.flatResult(result, old: old, newCount: new.count, includeDeletedItems: options.includeDeletedItems)
+            writer.raw("{")
+            writer.flatMembers(
+                animation: result.animation, delta: result.delta, oldCount: old.count, newCount: new.count,
+                deletedItems: options.includeDeletedItems ? result.deletedIndices.map { old[$0] } : nil)
+            writer.raw("}")
         case (.sectioned(let old), .sectioned(let new)):
             let result = try naming { () throws(DuplicateIdentifierError) in try options.policy.animatedDelta(from: old, to: new) }
-            writer.sectionedResult(result, old: old, new: new, includeDeletedItems: options.includeDeletedItems)
+            writer.raw("{")
+            writer.sectionedMembers(
+                sectionAnimation: result.sectionAnimation, itemAnimation: result.itemAnimation,
+                sectionDelta: result.sectionDelta, itemDelta: result.itemDelta, old: old, new: new,
+                deletedItems: options.includeDeletedItems ? result.deletedItemPaths.map { old[$0.section].items[$0.item] } : nil)
+            writer.raw("}")
         default:
             throw .invalidShape(newLocation.items, "the old collection is \(old.kindName) but the new one is \(new.kindName); they must match")
         }

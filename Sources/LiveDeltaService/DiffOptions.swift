@@ -2,7 +2,7 @@ import ByteJSON
 import LiveCollections
 
 /// The `options` of a diff or a session.
-public struct DiffOptions: Sendable {
+public struct DiffOptions: Sendable, Equatable {
     /// How an object item finds its id: a key, or a dotted path such as `movie.id`.
     public var idKey = "id" {
         didSet { idPath = Self.path(idKey) }

@@ -51,15 +51,24 @@ public struct JSONItemID: Hashable, Sendable, CustomStringConvertible {
 public struct JSONItem: UniquelyIdentifiable, Sendable {
     let document: JSONDocument
     let contentHash: UInt64
+    /// The id value's hash; the occurrence is mixed in by `uniqueID`.
     let idHash: UInt64
     let raw: ByteRange
     let idBytes: ByteRange
-    let occurrence: UInt32
+    /// 0 where ids are unique; else 1 for an id's first occurrence, 2 for its second…
+    var occurrence: UInt32
     let idKind: JSONKind
     let idInArena: Bool
 
     public var uniqueID: JSONItemID {
-        JSONItemID(document: document, hash: idHash, bytes: idBytes, inArena: idInArena, kind: idKind, occurrence: occurrence)
+        JSONItemID(
+            document: document, hash: occurrence == 0 ? idHash : ValueHash.mix(idHash, UInt64(occurrence)),
+            bytes: idBytes, inArena: idInArena, kind: idKind, occurrence: occurrence)
+    }
+
+    /// The id without its occurrence, for counting occurrences.
+    var plainID: JSONItemID {
+        JSONItemID(document: document, hash: idHash, bytes: idBytes, inArena: idInArena, kind: idKind, occurrence: 0)
     }
 
     /// The item's JSON text, as it was sent.
@@ -82,7 +91,7 @@ public struct JSONSection: UniquelyIdentifiableSection, Sendable {
     let idBytes: ByteRange
     let idKind: JSONKind
     let idInArena: Bool
-    public let items: [JSONItem]
+    public internal(set) var items: [JSONItem]
 
     public var uniqueID: JSONItemID {
         JSONItemID(document: document, hash: idHash, bytes: idBytes, inArena: idInArena, kind: idKind, occurrence: 0)
@@ -114,4 +123,15 @@ func sameMeaning(
     }
     guard let first = tree(a), let second = tree(b) else { return false }
     return first == second
+}
+
+/// Numbers items by occurrence of their ids, counting on from `seen` (which it updates): the
+/// k-th occurrence of an id in a collection is the same item as the k-th in another.
+func numberOccurrences(_ items: inout [JSONItem], seen: inout [JSONItemID: UInt32]) {
+    for index in items.indices {
+        let id = items[index].plainID
+        let occurrence = seen[id, default: 0] + 1
+        seen[id] = occurrence
+        items[index].occurrence = occurrence
+    }
 }

@@ -14,10 +14,14 @@ public final class LiveDeltaService: Sendable {
     }
 
     public let configuration: Configuration
+    public let sessions: any SessionStore
     let logger: Logger
 
-    public init(configuration: Configuration = Configuration(), logger: Logger = Logger(label: "livedelta")) {
+    public init(
+        configuration: Configuration = Configuration(), sessions: (any SessionStore)? = nil, logger: Logger = Logger(label: "livedelta")
+    ) {
         self.configuration = configuration
+        self.sessions = sessions ?? InMemorySessionStore(logger: logger)
         self.logger = logger
     }
 
@@ -59,8 +63,10 @@ public final class LiveDeltaService: Sendable {
             return HTTPResponse(status: 200, headers: [("Content-Type", "application/yaml")], body: Array(OpenAPISpec.yaml.utf8))
         case ["diff"]:
             try allow(request, ["POST"])
-            try requireJSON(request)
+            try Self.requireJSON(request)
             return .json(try DiffEndpoint.respond(to: request.body, maxDepth: configuration.maxDepth))
+        case let path where path.first == "sessions":
+            return try SessionEndpoints(store: sessions, maxDepth: configuration.maxDepth).route(request, path)
         default:
             throw .notFound(request.path)
         }
@@ -71,7 +77,7 @@ public final class LiveDeltaService: Sendable {
     }
 
     /// A body must say it is JSON: `application/json` or any `+json` type, parameters allowed.
-    private func requireJSON(_ request: HTTPRequest) throws(APIError) {
+    static func requireJSON(_ request: HTTPRequest) throws(APIError) {
         let type = request.header("Content-Type")?.split(separator: ";").first?
             .trimmingCharacters(in: " \t").lowercased() ?? ""
         guard type == "application/json" || (type.hasPrefix("application/") && type.hasSuffix("+json")) else {
@@ -90,7 +96,7 @@ extension HTTPResponse {
     }
 }
 
-extension Substring {
+extension StringProtocol {
     func trimmingCharacters(in characters: String) -> String {
         String(drop { characters.contains($0) }.reversed().drop { characters.contains($0) }.reversed())
     }

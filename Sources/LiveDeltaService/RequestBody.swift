@@ -45,6 +45,18 @@ struct RequestBody {
 
     func position(of key: String) -> Int? { positions[key] }
 
+    /// What kind of value a member holds.
+    func kind(of key: String) -> JSONKind? {
+        guard let position = positions[key] else { return nil }
+        var scanner = scanner(maxDepth: 1)
+        scanner.position = position
+        return switch scanner.peek() {
+        case UInt8(ascii: "["): .array
+        case UInt8(ascii: "{"): .object
+        default: nil
+        }
+    }
+
     func scanner(maxDepth: Int) -> JSONScanner { JSONScanner(bytes.bytes, maxDepth: maxDepth) }
 
     /// The value of `key` as a tree, for small members such as options.

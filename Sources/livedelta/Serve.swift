@@ -39,6 +39,15 @@ struct Serve: ParsableCommand {
     @Option(help: "Seconds that requests in flight get to finish after SIGTERM or SIGINT. [env: LIVEDELTA_SHUTDOWN_GRACE]")
     var shutdownGrace: Int = Environment.value("LIVEDELTA_SHUTDOWN_GRACE", default: 10)
 
+    @Option(help: "Most sessions held at once; when full, the least recently used idle one is evicted. [env: LIVEDELTA_MAX_SESSIONS]")
+    var maxSessions: Int = Environment.value("LIVEDELTA_MAX_SESSIONS", default: 10_000)
+
+    @Option(help: "Seconds a session may stay unused before it expires. [env: LIVEDELTA_SESSION_IDLE_TIMEOUT]")
+    var sessionIdleTimeout: Int = Environment.value("LIVEDELTA_SESSION_IDLE_TIMEOUT", default: 900)
+
+    @Option(help: "Most items one session may hold (413 above). [env: LIVEDELTA_MAX_SESSION_ITEMS]")
+    var maxSessionItems: Int = Environment.value("LIVEDELTA_MAX_SESSION_ITEMS", default: 100_000)
+
     @Option(help: "trace, debug, info (one line per request), notice, warning, error or critical. [env: LIVEDELTA_LOG_LEVEL]")
     var logLevel: Logger.Level = Environment.choice("LIVEDELTA_LOG_LEVEL", default: .info)
 
@@ -51,6 +60,9 @@ struct Serve: ParsableCommand {
         guard maxDepth >= 1 else { throw ValidationError("--max-depth must be at least 1") }
         guard connectionTimeout >= 0, shutdownGrace >= 0 else { throw ValidationError("timeouts cannot be negative") }
         guard maxConnections >= 1 else { throw ValidationError("--max-connections must be at least 1") }
+        guard maxSessions >= 1, maxSessionItems >= 0, sessionIdleTimeout >= 1 else {
+            throw ValidationError("--max-sessions and --session-idle-timeout must be at least 1, --max-session-items at least 0")
+        }
     }
 
     func run() throws {
@@ -61,7 +73,12 @@ struct Serve: ParsableCommand {
         var serviceConfiguration = LiveDeltaService.Configuration()
         serviceConfiguration.maxDepth = maxDepth
         serviceConfiguration.maxBodySize = maxBodySize
-        let service = LiveDeltaService(configuration: serviceConfiguration, logger: logger)
+        var limits = InMemorySessionStore.Limits()
+        limits.maxSessions = maxSessions
+        limits.idleTimeout = .seconds(sessionIdleTimeout)
+        limits.maxItemsPerSession = maxSessionItems
+        let sessions = InMemorySessionStore(limits: limits, logger: logger)
+        let service = LiveDeltaService(configuration: serviceConfiguration, sessions: sessions, logger: logger)
 
         var configuration = HTTPServer.Configuration()
         configuration.host = host

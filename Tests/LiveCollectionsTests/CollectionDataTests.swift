@@ -125,3 +125,14 @@ struct IDOnlyFactory: UniquelyIdentifiableDataFactory, Sendable {
         #expect(state == data.items)
     }
 }
+
+@Suite struct VersionedReadTests {
+    @Test func itemsAndVersionAreReadTogether() throws {
+        let data = try CollectionData([Thing(id: 1)])
+        try data.update([Thing(id: 2)])
+        #expect(data.versionedItems.items == [Thing(id: 2)] && data.versionedItems.version == 1)
+        let sections = try CollectionSectionData([Shelf(id: 1, header: 0, items: [])])
+        try sections.append([Shelf(id: 2, header: 0, items: [])])
+        #expect(sections.versionedSections.sections.map(\.id) == [1, 2] && sections.versionedSections.version == 1)
+    }
+}

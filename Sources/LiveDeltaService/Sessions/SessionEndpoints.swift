@@ -1,0 +1,266 @@
+import ByteJSON
+import LiveCollections
+import MicroHTTP
+
+/// `/sessions` and `/sessions/{id}[/update|/append|/delta]`.
+struct SessionEndpoints {
+    let store: any SessionStore
+    let maxDepth: Int
+
+    static let bodyMembers = ["items", "sections", "options", "baseVersion"]
+
+    func route(_ request: HTTPRequest, _ path: [Substring]) throws(APIError) -> HTTPResponse {
+        switch path.count {
+        case 1:
+            try allow(request, ["POST"])
+            return try create(request, id: Self.newID(), replacing: false)
+        case 2:
+            let id = try Self.validID(path[1])
+            switch request.method {
+            case "GET", "HEAD": return try show(request, id: id)
+            case "PUT": return try create(request, id: id, replacing: true)
+            case "DELETE": return try delete(request, id: id)
+            default: throw .methodNotAllowed(request.method, request.path, allowed: ["GET", "HEAD", "PUT", "DELETE"])
+            }
+        case 3 where ["update", "append", "delta"].contains(path[2]):
+            let id = try Self.validID(path[1])
+            try allow(request, ["POST"])
+            return try change(request, id: id, action: String(path[2]))
+        default:
+            throw .notFound(request.path)
+        }
+    }
+
+    // MARK: - Actions
+
+    private func create(_ request: HTTPRequest, id: String, replacing: Bool) throws(APIError) -> HTTPResponse {
+        try LiveDeltaService.requireJSON(request)
+        let body = try SessionBody(request.body, maxDepth: maxDepth)
+        let options = try body.options ?? DiffOptions()
+        let collection = try body.collection(readWith: options)
+        let (snapshot, created) = try sessions { () throws(SessionError) in try store.put(id: id, options: options, collection: collection) }
+        var writer = JSONWriter()
+        writer.raw("{")
+        writer.sessionSummary(snapshot)
+        writer.raw("}")
+        return HTTPResponse(status: created ? 201 : 200, headers: headers(version: 0, location: created ? id : nil), body: writer.bytes)
+    }
+
+    private func show(_ request: HTTPRequest, id: String) throws(APIError) -> HTTPResponse {
+        let snapshot = try sessions { () throws(SessionError) in try store.snapshot(id: id) }
+        var writer = JSONWriter(capacity: 256 + 128 * snapshot.collection.itemCount)
+        writer.raw("{")
+        writer.sessionSummary(snapshot)
+        writer.member("options")
+        writer.options(snapshot.options)
+        switch snapshot.collection {
+        case .flat(let items):
+            writer.member("items")
+            writer.items(items)
+        case .sectioned(let sections):
+            writer.member("sections")
+            writer.array(sections) { writer, section in writer.raw(section.text) }
+        }
+        writer.raw("}")
+        return HTTPResponse(status: 200, headers: headers(version: snapshot.version), body: writer.bytes)
+    }
+
+    private func delete(_ request: HTTPRequest, id: String) throws(APIError) -> HTTPResponse {
+        let condition = try Self.condition(ifMatch: request.header("If-Match"), baseVersion: nil)
+        try sessions { () throws(SessionError) in try store.delete(id: id, condition: condition) }
+        return HTTPResponse(status: 204)
+    }
+
+    private func change(_ request: HTTPRequest, id: String, action: String) throws(APIError) -> HTTPResponse {
+        try LiveDeltaService.requireJSON(request)
+        let body = try SessionBody(request.body, maxDepth: maxDepth)
+        let condition = try Self.condition(ifMatch: request.header("If-Match"), baseVersion: body.baseVersion)
+        let given = try body.options
+        var readWith = store.options(id: id) ?? given ?? DiffOptions()
+        if let given, store.options(id: id) != nil, given != readWith {
+            throw .invalidOption(JSONPointer("options"), "options are fixed when a session is created; this one's differ (GET /sessions/\(id) shows them)")
+        }
+        // Read with the session's options; should it be replaced meanwhile with options that
+        // read differently, read once more with those.
+        for attempt in 0..<2 {
+            let collection = try body.collection(readWith: readWith)
+            do throws(SessionError) {
+                let change: SessionChange
+                switch action {
+                case "append": change = try store.append(id: id, collection, readWith: readWith, condition: condition)
+                default: change = try store.update(id: id, to: collection, readWith: readWith, condition: condition, commit: action == "update")
+                }
+                return answer(change)
+            } catch {
+                if case .optionsChanged(let options) = error, attempt == 0 {
+                    readWith = options
+                    continue
+                }
+                throw translate(error, location: body.location)
+            }
+        }
+        throw APIError(status: 503, code: "busy", message: "the session was replaced twice while this request was read; send it again")
+    }
+
+    private func answer(_ change: SessionChange) -> HTTPResponse {
+        var writer = JSONWriter()
+        writer.raw("{")
+        let includeDeleted = change.options.includeDeletedItems
+        switch change.outcome {
+        case .flat(let update, let oldCount, let newCount):
+            writer.flatMembers(
+                animation: update.animation, delta: update.delta, oldCount: oldCount, newCount: newCount,
+                deletedItems: includeDeleted ? update.deletedItems : nil)
+            writer.versions(id: change.id, version: update.version, baseVersion: update.baseVersion)
+        case .sectioned(let update, let old, let new):
+            writer.sectionedMembers(
+                sectionAnimation: update.sectionAnimation, itemAnimation: update.itemAnimation, sectionDelta: update.sectionDelta,
+                itemDelta: update.itemDelta, old: old, new: new, deletedItems: includeDeleted ? update.deletedItems : nil)
+            writer.versions(id: change.id, version: update.version, baseVersion: update.baseVersion)
+        }
+        writer.raw("}")
+        return HTTPResponse(
+            status: change.created ? 201 : 200, headers: headers(version: change.version, location: change.created ? change.id : nil), body: writer.bytes)
+    }
+
+    // MARK: - Pieces
+
+    private func allow(_ request: HTTPRequest, _ methods: [String]) throws(APIError) {
+        guard methods.contains(request.method) else { throw .methodNotAllowed(request.method, request.path, allowed: methods) }
+    }
+
+    private func headers(version: UInt64, location: String? = nil) -> [(name: String, value: String)] {
+        var headers = [("Content-Type", "application/json"), ("ETag", "\"\(version)\"")]
+        if let location { headers.append(("Location", "/sessions/\(location)")) }
+        return headers
+    }
+
+    private func sessions<T>(_ body: () throws(SessionError) -> T) throws(APIError) -> T {
+        do {
+            return try body()
+        } catch {
+            throw translate(error, location: CollectionLocation(items: JSONPointer("items"), sections: JSONPointer("sections")))
+        }
+    }
+
+    private func translate(_ error: SessionError, location: CollectionLocation) -> APIError {
+        switch error {
+        case .notFound(let id):
+            return APIError(status: 404, code: "session_not_found", message: "there is no session \(id) (it may have expired or been evicted)")
+        case .versionMismatch(let expected, let current):
+            let wanted = if case .version(let number) = expected { "version \(number)" } else { "an existing session" }
+            var apiError = APIError(
+                status: 412, code: "version_mismatch",
+                message: current.map { "the request is for \(wanted), but the session is at version \($0); GET it and start again from there" }
+                    ?? "the request is for \(wanted), but the session does not exist (any more)")
+            apiError.details = [("currentVersion", current.map { .int(Int($0)) } ?? .null)]
+            if let current { apiError.headers = [("ETag", "\"\(current)\"")] }
+            return apiError
+        case .kindMismatch(let sectioned):
+            return .invalidShape(
+                JSONPointer(sectioned ? "items" : "sections"),
+                sectioned ? "this session holds sections: send \"sections\"" : "this session holds a flat collection: send \"items\"")
+        case .duplicate(let duplicate):
+            return DiffComputation(options: DiffOptions(), oldLocation: location, newLocation: location).duplicate(duplicate)
+        case .tooManyItems(let limit, let count):
+            return APIError(status: 413, code: "too_many_items", message: "a session holds at most \(limit) items; this would make \(count)")
+        case .storeFull(let limit):
+            var apiError = APIError(status: 503, code: "too_many_sessions", message: "all \(limit) sessions are in use; try again shortly")
+            apiError.headers = [("Retry-After", "1")]
+            return apiError
+        case .optionsChanged:
+            return APIError(status: 503, code: "busy", message: "the session was replaced while this request was read; send it again")
+        }
+    }
+
+    /// Ids: 1 to 128 of A-Z a-z 0-9 . _ -
+    static func validID(_ id: Substring) throws(APIError) -> String {
+        guard (1...128).contains(id.utf8.count), id.utf8.allSatisfy({ byte in
+            (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte) || byte == 0x2E || byte == 0x5F || byte == 0x2D
+        }) else {
+            throw APIError(status: 400, code: "invalid_session_id", message: "a session id is 1 to 128 of A-Z, a-z, 0-9, '.', '_' and '-'")
+        }
+        return String(id)
+    }
+
+    static func newID() -> String {
+        var generator = SystemRandomNumberGenerator()
+        let digits = Array("0123456789abcdef".utf8)
+        return String(decoding: (0..<32).map { _ in digits[Int(generator.next() % 16)] }, as: UTF8.self)
+    }
+
+    /// `If-Match: "<version>"` (also `W/"n"`, `n`, or `*`) and the `baseVersion` body field.
+    static func condition(ifMatch: String?, baseVersion: UInt64?) throws(APIError) -> VersionCondition {
+        var fromHeader: VersionCondition?
+        if let ifMatch {
+            let tag = ifMatch.trimmingCharacters(in: " \t")
+            if tag == "*" {
+                fromHeader = .exists
+            } else {
+                let bare = tag.hasPrefix("W/") ? String(tag.dropFirst(2)) : tag
+                let digits = bare.hasPrefix("\"") && bare.hasSuffix("\"") && bare.count >= 2 ? String(bare.dropFirst().dropLast()) : bare
+                guard let version = UInt64(digits) else {
+                    throw APIError(status: 400, code: "invalid_if_match", message: "If-Match must be a version in quotes, such as \"3\", or *")
+                }
+                fromHeader = .version(version)
+            }
+        }
+        switch (fromHeader, baseVersion) {
+        case (nil, nil): return .any
+        case (let header?, nil): return header
+        case (nil, let base?): return .version(base)
+        case (let header?, let base?):
+            guard header == .version(base) else {
+                throw .invalidShape(JSONPointer("baseVersion"), "If-Match and baseVersion name different versions")
+            }
+            return header
+        }
+    }
+}
+
+/// A session request's body: `{"items": [...]}` or `{"sections": [...]}`, with `options` and
+/// `baseVersion` where wanted.
+struct SessionBody {
+    let envelope: RequestBody
+    let maxDepth: Int
+    let baseVersion: UInt64?
+
+    init(_ body: ByteBuffer, maxDepth: Int) throws(APIError) {
+        envelope = try RequestBody(body, allowed: SessionEndpoints.bodyMembers, maxDepth: maxDepth)
+        self.maxDepth = maxDepth
+        let hasItems = envelope.position(of: "items") != nil, hasSections = envelope.position(of: "sections") != nil
+        guard hasItems != hasSections else {
+            throw .invalidShape(JSONPointer(), "the body needs \"items\" (a flat collection) or \"sections\", one of them")
+        }
+        if let value = envelope.tree("baseVersion", maxDepth: maxDepth) {
+            guard case .number(let number) = value, let version = number.nonNegativeInt else {
+                throw .invalidShape(JSONPointer("baseVersion"), "baseVersion must be a whole number, 0 or more")
+            }
+            baseVersion = UInt64(version)
+        } else {
+            baseVersion = nil
+        }
+    }
+
+    var options: DiffOptions? {
+        get throws(APIError) {
+            guard let value = envelope.tree("options", maxDepth: maxDepth) else { return nil }
+            return try DiffOptions(value, at: JSONPointer("options"))
+        }
+    }
+
+    var location: CollectionLocation { CollectionLocation(items: JSONPointer("items"), sections: JSONPointer("sections")) }
+
+    func collection(readWith options: DiffOptions) throws(APIError) -> JSONCollection {
+        var reader = CollectionReader(scanner: envelope.scanner(maxDepth: maxDepth), options: options)
+        let records: CollectionReader.Records
+        if let position = envelope.position(of: "items") {
+            guard envelope.kind(of: "items") == .array else { throw .invalidShape(JSONPointer("items"), "\"items\" must be an array") }
+            records = try reader.readCollection(at: position, pointer: JSONPointer("items"))
+        } else {
+            records = try reader.readSections(at: envelope.position(of: "sections")!, pointer: JSONPointer("sections"))
+        }
+        let document = JSONDocument(body: envelope.bytes, arena: reader.arena, filter: options.filter, itemsKey: options.itemsKeyBytes)
+        return reader.materialize(records, in: document, unique: options.unique)
+    }
+}

@@ -1,0 +1,56 @@
+import ByteJSON
+
+extension JSONWriter {
+    /// `"id", "version", "count"` and, for sections, `"sectionCount"` (no braces).
+    mutating func sessionSummary(_ snapshot: SessionSnapshot) {
+        member("id", first: true)
+        string(snapshot.id)
+        member("version")
+        unsigned(UInt(snapshot.version))
+        member("count")
+        int(snapshot.collection.itemCount)
+        if case .sectioned(let sections) = snapshot.collection {
+            member("sectionCount")
+            int(sections.count)
+        }
+    }
+
+    /// `"id", "version", "baseVersion"` after an answer's other members.
+    mutating func versions(id: String, version: UInt64, baseVersion: UInt64) {
+        member("id")
+        string(id)
+        member("version")
+        unsigned(UInt(version))
+        member("baseVersion")
+        unsigned(UInt(baseVersion))
+    }
+
+    /// The options as a JSON object, every one spelled out.
+    mutating func options(_ options: DiffOptions) {
+        raw("{")
+        member("idKey", first: true)
+        string(options.idKey)
+        member("sectionIdKey")
+        string(options.sectionIdKey)
+        member("itemsKey")
+        string(options.itemsKey)
+        member("unique")
+        bool(options.unique)
+        switch options.filter {
+        case .allFields: break
+        case .only(let keys):
+            member("compareKeys")
+            array(keys) { $0.string(String(decoding: $1, as: UTF8.self)) }
+        case .except(let keys):
+            member("ignoreKeys")
+            array(keys) { $0.string(String(decoding: $1, as: UTF8.self)) }
+        }
+        member("dataCountAnimationThreshold")
+        int(options.dataCountAnimationThreshold)
+        member("deltaCountAnimationThreshold")
+        int(options.deltaCountAnimationThreshold)
+        member("includeDeletedItems")
+        bool(options.includeDeletedItems)
+        raw("}")
+    }
+}

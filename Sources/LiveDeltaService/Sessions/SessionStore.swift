@@ -1,0 +1,87 @@
+import LiveCollections
+
+/// What a session holds at one version.
+public struct SessionSnapshot: Sendable {
+    public var id: String
+    public var options: DiffOptions
+    public var version: UInt64
+    public var collection: JSONCollection
+}
+
+/// A committed (or, for a dry run, computed) change to a session.
+public struct SessionChange: Sendable {
+    public enum Outcome: Sendable {
+        case flat(CollectionUpdate<JSONItem>, oldCount: Int, newCount: Int)
+        case sectioned(SectionedCollectionUpdate<JSONItem>, old: [JSONSection], new: [JSONSection])
+    }
+
+    public var id: String
+    /// The update created the session (from empty).
+    public var created: Bool
+    public var options: DiffOptions
+    public var outcome: Outcome
+
+    public var version: UInt64 {
+        switch outcome {
+        case .flat(let update, _, _): update.version
+        case .sectioned(let update, _, _): update.version
+        }
+    }
+}
+
+/// What a change asks of the session's version.
+public enum VersionCondition: Sendable, Equatable {
+    /// Whatever it is (an update may then create the session).
+    case any
+    /// The session must exist (`If-Match: *`).
+    case exists
+    case version(UInt64)
+}
+
+public enum SessionError: Error, Sendable {
+    case notFound(id: String)
+    /// The condition named a version that is not the current one; `current` is nil where the
+    /// session does not exist (any more).
+    case versionMismatch(expected: VersionCondition, current: UInt64?)
+    /// Items posted to a sectioned session, or sections to a flat one.
+    case kindMismatch(sessionIsSectioned: Bool)
+    case duplicate(DuplicateIdentifierError)
+    case tooManyItems(limit: Int, count: Int)
+    case storeFull(limit: Int)
+    /// The session was replaced, with options that read items differently, while this request
+    /// was being read; reading again with `options` will do.
+    case optionsChanged(DiffOptions)
+}
+
+/// Where sessions live. The routes use only this, so a store shared by several replicas
+/// (committing each change with a compare-and-set on the version) can take the in-memory
+/// store's place without touching them.
+public protocol SessionStore: Sendable {
+    /// Creates the session, or replaces it (at version 0); true where it was new.
+    func put(id: String, options: DiffOptions, collection: JSONCollection) throws(SessionError) -> (SessionSnapshot, created: Bool)
+
+    func snapshot(id: String) throws(SessionError) -> SessionSnapshot
+
+    /// The options a session reads bodies with; nil where there is no such session.
+    func options(id: String) -> DiffOptions?
+
+    /// Diffs the session's data against `collection` (read with `readWith`) and, where `commit`
+    /// is true, makes it the next version. A committing update to an unknown session under
+    /// `.any` creates it from empty with `readWith` as its options.
+    func update(
+        id: String, to collection: JSONCollection, readWith: DiffOptions, condition: VersionCondition, commit: Bool
+    ) throws(SessionError) -> SessionChange
+
+    /// Appends items (sectioned: whole sections) at the end.
+    func append(id: String, _ collection: JSONCollection, readWith: DiffOptions, condition: VersionCondition) throws(SessionError) -> SessionChange
+
+    func delete(id: String, condition: VersionCondition) throws(SessionError)
+
+    var statistics: SessionStatistics { get }
+}
+
+public struct SessionStatistics: Sendable, Equatable {
+    public var open: Int
+    public var evicted: Int
+    public var expired: Int
+}
