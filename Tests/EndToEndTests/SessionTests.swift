@@ -1,0 +1,210 @@
+import ByteJSON
+import Dispatch
+import Foundation
+import LiveCollections
+import Synchronization
+import Testing
+import TestSupport
+
+/// A flat session's items as test things (`{"id": n, "content": m}`).
+func things(_ value: JSONValue?) -> [Thing] {
+    (value?.array ?? []).map { Thing(id: $0["id"]?.int ?? -1, content: $0["content"]?.int ?? 0) }
+}
+
+@Suite(.serialized) struct SessionTests {
+    let server: ServerProcess
+    let connection: HTTPConnection
+
+    init() throws {
+        server = try ServerProcess()
+        connection = try server.connection()
+    }
+
+    func items(_ things: [Thing], extra: String = "") -> String { "{\"items\":\(json(things))\(extra)}" }
+
+    @Test func aClientKeepsASessionAndGetsDeltasFromWhatItHad() throws {
+        let first = [Thing(id: 1), Thing(id: 2), Thing(id: 3)]
+        let created = try connection.request("POST", "/sessions", json: items(first))
+        #expect(created.status == 201)
+        let id = try #require(created.json["id"]?.stringValue)
+        #expect(created.header("Location") == "/sessions/\(id)" && created.header("ETag") == "\"0\"")
+        #expect(created.json["version"]?.int == 0 && created.json["count"]?.int == 3)
+
+        let second = [Thing(id: 3), Thing(id: 1, content: 5), Thing(id: 4)]
+        let updated = try connection.request("POST", "/sessions/\(id)/update", json: items(second))
+        #expect(updated.status == 200 && updated.json["version"]?.int == 1 && updated.json["baseVersion"]?.int == 0)
+        #expect(updated.header("ETag") == "\"1\"")
+        #expect(try indexDelta(updated.json["delta"]).replay(old: first, new: second) == second)
+
+        let dryRun = try connection.request("POST", "/sessions/\(id)/delta", json: items([Thing(id: 4)]))
+        #expect(dryRun.status == 200 && dryRun.json["version"]?.int == 1 && dryRun.json["baseVersion"]?.int == 1)
+        #expect(try indexDelta(dryRun.json["delta"]).deletions == [0, 1])
+
+        let appended = try connection.request("POST", "/sessions/\(id)/append", json: items([Thing(id: 7), Thing(id: 8)]))
+        #expect(appended.json["version"]?.int == 2 && appended.json["animation"]?.stringValue == "preciseAnimations")
+        #expect(try indexDelta(appended.json["delta"]) == IndexDelta(insertions: [3, 4]))
+
+        let shown = try connection.request("GET", "/sessions/\(id)")
+        #expect(shown.status == 200 && shown.header("ETag") == "\"2\"" && shown.json["version"]?.int == 2)
+        #expect(things(shown.json["items"]) == second + [Thing(id: 7), Thing(id: 8)])
+        #expect(shown.json["options", "idKey"]?.stringValue == "id")
+
+        #expect(try connection.request("DELETE", "/sessions/\(id)").status == 204)
+        #expect(try connection.request("GET", "/sessions/\(id)").status == 404)
+    }
+
+    @Test func anUpdateToAnUnknownIDCreatesItFromEmpty() throws {
+        let reply = try connection.request("POST", "/sessions/fresh-1/update", json: items([Thing(id: 1), Thing(id: 2)]))
+        #expect(reply.status == 201 && reply.header("Location") == "/sessions/fresh-1")
+        #expect(try indexDelta(reply.json["delta"]) == IndexDelta(insertions: [0, 1]))
+        #expect(reply.json["version"]?.int == 1 && reply.json["baseVersion"]?.int == 0)
+        // Unless the request names a version.
+        let named = try connection.request("POST", "/sessions/fresh-2/update", json: items([Thing(id: 1)]), headers: [("Content-Type", "application/json"), ("If-Match", "\"0\"")])
+        #expect(named.status == 412 && named.errorCode == "version_mismatch" && named.json["error", "currentVersion"] == .null)
+        #expect(try connection.request("GET", "/sessions/fresh-2").status == 404)
+    }
+
+    @Test func ifMatchAndBaseVersionGuardTheBase() throws {
+        #expect(try connection.request("PUT", "/sessions/guarded", json: items([Thing(id: 1)])).status == 201)
+        let jsonHeaders = { (version: String) in [("Content-Type", "application/json"), ("If-Match", version)] }
+        #expect(try connection.request("POST", "/sessions/guarded/update", json: items([Thing(id: 2)]), headers: jsonHeaders("\"0\"")).status == 200)
+        let stale = try connection.request("POST", "/sessions/guarded/update", json: items([Thing(id: 3)]), headers: jsonHeaders("\"0\""))
+        #expect(stale.status == 412 && stale.json["error", "currentVersion"]?.int == 1 && stale.header("ETag") == "\"1\"")
+        let staleBody = try connection.request("POST", "/sessions/guarded/append", json: items([Thing(id: 3)], extra: ",\"baseVersion\":0"))
+        #expect(staleBody.status == 412)
+        #expect(try connection.request("POST", "/sessions/guarded/append", json: items([Thing(id: 3)], extra: ",\"baseVersion\":1")).status == 200)
+        let stillThere = try connection.request("DELETE", "/sessions/guarded", headers: [("If-Match", "\"1\"")])
+        #expect(stillThere.status == 412)
+        #expect(try connection.request("DELETE", "/sessions/guarded", headers: [("If-Match", "\"2\"")]).status == 204)
+        #expect(try connection.request("DELETE", "/sessions/guarded", headers: [("If-Match", "\"2\"")]).status == 412)
+        #expect(try connection.request("DELETE", "/sessions/guarded").status == 404)
+    }
+
+    @Test func everyRefusalLeavesTheSessionAsItWas() throws {
+        let first = [Thing(id: 1), Thing(id: 2)]
+        #expect(try connection.request("PUT", "/sessions/steady", json: items(first)).status == 201)
+        let refusals: [(String, String, [(String, String)], Int)] = [
+            ("/sessions/steady/update", "{\"items\": [1, 2,", [], 400),
+            ("/sessions/steady/update", #"{"items": [{"id": 1}, {"id": 1}]}"#, [], 422),
+            ("/sessions/steady/update", #"{"items": [{"x": 1}]}"#, [], 422),
+            ("/sessions/steady/update", #"{"sections": []}"#, [], 422),
+            ("/sessions/steady/update", #"{"items": [], "sections": []}"#, [], 422),
+            ("/sessions/steady/update", #"{"items": [], "options": {"idKey": "other"}}"#, [], 422),
+            ("/sessions/steady/update", #"{"items": [], "baseVersion": -1}"#, [], 422),
+            ("/sessions/steady/update", #"{"items": []}"#, [("If-Match", "\"9\"")], 412),
+            ("/sessions/steady/update", #"{"items": []}"#, [("If-Match", "nine")], 400),
+            ("/sessions/steady/append", #"{"items": [{"id": 2}]}"#, [], 422),
+            ("/sessions/steady/append", #"{"items": [{"id": 5}]}"#, [("If-Match", "\"3\"")], 412),
+        ]
+        for (path, body, headers, status) in refusals {
+            let reply = try connection.request("POST", path, json: body, headers: [("Content-Type", "application/json")] + headers)
+            #expect(reply.status == status, "\(path) \(body): \(reply)")
+            #expect(reply.json["error", "code"] != nil)
+            let shown = try connection.request("GET", "/sessions/steady")
+            #expect(shown.json["version"]?.int == 0 && things(shown.json["items"]) == first, "\(body)")
+        }
+        #expect(try connection.request("POST", "/sessions/steady/update", json: "{}", headers: [("Content-Type", "text/plain")]).status == 415)
+        #expect(try connection.request("GET", "/sessions/not%20valid").status == 400)
+        #expect(try connection.request("GET", "/sessions/" + String(repeating: "x", count: 129)).status == 400)
+        #expect(try connection.request("PATCH", "/sessions/steady").status == 405)
+    }
+
+    @Test func sectionedSessionsTakeSectionsAndWholeSectionAppends() throws {
+        let create = #"{"sections": [{"id": "a", "title": "A", "items": [{"id": 1}, {"id": 2}]}]}"#
+        #expect(try connection.request("PUT", "/sessions/shelves", json: create).status == 201)
+        let update = try connection.request("POST", "/sessions/shelves/update", json: #"{"sections": [{"id": "b", "items": [{"id": 2}]}, {"id": "a", "title": "A", "items": [{"id": 1}]}]}"#)
+        let zero = try JSONValue(parsing: "[0]"), two = try JSONValue(parsing: "[2]")
+        #expect(update.status == 200 && update.json["sectionDelta", "insertions"] == zero)
+        let append = try connection.request("POST", "/sessions/shelves/append", json: #"{"sections": [{"id": "c", "items": [{"id": 9}]}]}"#)
+        #expect(append.status == 200 && append.json["sectionDelta", "insertions"] == two)
+        let shown = try connection.request("GET", "/sessions/shelves")
+        #expect(shown.json["sectionCount"]?.int == 3 && shown.json["count"]?.int == 3)
+        #expect(shown.json["sections"]?.array?.map { $0["id"]?.stringValue } == ["b", "a", "c"])
+        #expect(try connection.request("POST", "/sessions/shelves/update", json: #"{"items": []}"#).status == 422)
+    }
+
+    @Test func nonUniqueAppendsCountOnFromTheOccurrencesHeld() throws {
+        #expect(try connection.request("PUT", "/sessions/repeats", json: #"{"items": ["A", "B"], "options": {"unique": false}}"#).status == 201)
+        #expect(try connection.request("POST", "/sessions/repeats/append", json: #"{"items": ["A"]}"#).status == 200)
+        let update = try connection.request("POST", "/sessions/repeats/update", json: #"{"items": ["A", "A"]}"#)
+        #expect(try indexDelta(update.json["delta"]) == IndexDelta(deletions: [1]))
+    }
+
+    /// 8 clients post 200 updates each to one session; sorted by version, the deltas chain from
+    /// version 0 to exactly what GET shows, with no version skipped or repeated.
+    @Test func concurrentUpdatesChainWithoutGapsOrRepeats() throws {
+        #expect(try connection.request("PUT", "/sessions/busy", json: items([])).status == 201)
+        struct Answer: Sendable {
+            var version: Int
+            var baseVersion: Int
+            var delta: IndexDelta
+            var posted: [Thing]
+        }
+        let answers = Mutex<[Answer]>([])
+        let failures = Mutex<[String]>([])
+        let port = server.port
+        DispatchQueue.concurrentPerform(iterations: 8) { client in
+            do {
+                let connection = try HTTPConnection(port: port)
+                var rng = SystemRandomNumberGenerator()
+                for step in 0..<200 {
+                    let posted = (0..<40).filter { _ in Bool.random(using: &rng) }.shuffled(using: &rng).map { Thing(id: $0, content: (client + step) % 3) }
+                    let reply = try connection.request("POST", "/sessions/busy/update", json: "{\"items\":\(json(posted))}")
+                    guard reply.status == 200, let version = reply.json["version"]?.int, let base = reply.json["baseVersion"]?.int else {
+                        failures.withLock { $0.append("\(reply)") }
+                        continue
+                    }
+                    let delta = try indexDelta(reply.json["delta"])
+                    answers.withLock { $0.append(Answer(version: version, baseVersion: base, delta: delta, posted: posted)) }
+                }
+            } catch {
+                failures.withLock { $0.append("\(error)") }
+            }
+        }
+        #expect(failures.withLock { $0 }.isEmpty, "\(failures.withLock { $0.prefix(3) })")
+        let ordered = answers.withLock { $0 }.sorted { $0.version < $1.version }
+        #expect(ordered.map(\.version) == Array(1...1_600))
+        var state: [Thing] = []
+        for answer in ordered {
+            #expect(answer.baseVersion == answer.version - 1)
+            state = try answer.delta.replay(old: state, new: answer.posted)
+            #expect(state == answer.posted)
+        }
+        let final = try connection.request("GET", "/sessions/busy")
+        #expect(final.json["version"]?.int == 1_600 && things(final.json["items"]) == state)
+    }
+}
+
+@Suite struct SessionLimitTests {
+    @Test func idleSessionsExpire() throws {
+        let server = try ServerProcess(arguments: ["--session-idle-timeout", "1"])
+        let connection = try server.connection()
+        #expect(try connection.request("PUT", "/sessions/brief", json: #"{"items": []}"#).status == 201)
+        #expect(try connection.request("GET", "/sessions/brief").status == 200)
+        usleep(1_500_000)
+        #expect(try connection.request("GET", "/sessions/brief").status == 404)
+        #expect(try connection.request("POST", "/sessions/brief/update", json: #"{"items": [], "baseVersion": 0}"#).status == 412)
+    }
+
+    @Test func whenFullTheLeastRecentlyUsedSessionIsEvicted() throws {
+        let server = try ServerProcess(arguments: ["--max-sessions", "2"])
+        let connection = try server.connection()
+        for id in ["one", "two"] { #expect(try connection.request("PUT", "/sessions/\(id)", json: #"{"items": []}"#).status == 201) }
+        #expect(try connection.request("GET", "/sessions/one").status == 200)  // "two" is now the least recently used
+        #expect(try connection.request("PUT", "/sessions/three", json: #"{"items": []}"#).status == 201)
+        #expect(try connection.request("GET", "/sessions/two").status == 404)
+        #expect(try connection.request("GET", "/sessions/one").status == 200)
+        #expect(server.log.contains("session evicted") && server.log.contains("session=two"))
+    }
+
+    @Test func aSessionHoldsAtMostTheConfiguredItems() throws {
+        let server = try ServerProcess(arguments: ["--max-session-items", "3"])
+        let connection = try server.connection()
+        #expect(try connection.request("PUT", "/sessions/small", json: #"{"items": [1, 2]}"#).status == 201)
+        let tooMany = try connection.request("POST", "/sessions/small/append", json: #"{"items": [3, 4]}"#)
+        #expect(tooMany.status == 413 && tooMany.errorCode == "too_many_items")
+        #expect(try connection.request("POST", "/sessions/small/update", json: #"{"items": [1, 2, 3, 4]}"#).status == 413)
+        let shown = try connection.request("GET", "/sessions/small")
+        #expect(shown.json["version"]?.int == 0 && shown.json["count"]?.int == 2)
+    }
+}
