@@ -7,8 +7,8 @@ cd "$(dirname "$0")/../.."
 work=$(mktemp -d)
 trap 'kill "$server" 2>/dev/null || true; rm -rf "$work"' EXIT
 python3 Benchmarks/load/bodies.py "$work"
-# Request logs off: they would measure the terminal, not the service.
-.build/release/livedelta --host 127.0.0.1 --port 0 --log-level warning --log-format text > "$work/log" 2>&1 &
+# Request lines (info) off: they would measure the terminal, not the service.
+.build/release/livedelta --host 127.0.0.1 --port 0 --log-level notice --log-format text > "$work/log" 2>&1 &
 server=$!
 for _ in $(seq 100); do grep -q "port=" "$work/log" && break; sleep 0.05; done
 port=$(grep -o 'port=[0-9]*' "$work/log" | head -1 | cut -d= -f2)

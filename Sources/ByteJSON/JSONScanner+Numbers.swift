@@ -173,6 +173,31 @@ extension JSONScanner {
         for offset in significant where base[offset] != 0x2E { bytes.append(base[offset]) }
     }
 
+    /// The value of a valid number when it is a whole number that fits in Int64 (whatever its
+    /// spelling: 5, 5.0 and 50e-1 are all 5); nil otherwise.
+    public func exactInteger(_ range: Range<Int>) -> Int64? {
+        let parts = numberParts(range)
+        guard let significant = parts.significant else { return 0 }
+        guard parts.exponent >= parts.digitCount, parts.exponent <= 19 else { return nil }
+        var value: Int64 = 0
+        var digits = 0
+        for offset in significant where base[offset] != 0x2E {
+            let (times10, overflow) = value.multipliedReportingOverflow(by: 10)
+            // Built negative, so that Int64.min fits.
+            let (next, underflow) = times10.subtractingReportingOverflow(Int64(base[offset] - 0x30))
+            guard !overflow, !underflow else { return nil }
+            value = next
+            digits += 1
+        }
+        for _ in digits..<parts.exponent {
+            let (times10, overflow) = value.multipliedReportingOverflow(by: 10)
+            guard !overflow else { return nil }
+            value = times10
+        }
+        if parts.negative { return value }
+        return value == Int64.min ? nil : -value
+    }
+
     /// The value of bytes made by `appendNumberIdentity`.
     public static func number(fromIdentity bytes: UnsafeBufferPointer<UInt8>) -> CanonicalNumber {
         guard bytes.count >= 9 else { return CanonicalNumber(negative: false, digits: [], exponent: 0) }

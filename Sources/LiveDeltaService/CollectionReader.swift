@@ -25,20 +25,20 @@ public enum JSONCollection: Sendable {
 /// their ids and content hashes; `materialize` then turns the records into items.
 struct CollectionReader {
     struct Identity {
-        var hash: UInt64
+        var hash: UInt32
         var bytes: ByteRange
-        var inArena: Bool
+        var storage: IDStorage
         var kind: JSONKind
     }
 
     struct ItemRecord {
-        var contentHash: UInt64
+        var contentHash: UInt32
         var raw: ByteRange
         var id: Identity
     }
 
     struct SectionRecord {
-        var headerHash: UInt64
+        var headerHash: UInt32
         var raw: ByteRange
         var id: Identity
         var items: Range<Int>
@@ -182,7 +182,7 @@ struct CollectionReader {
         guard let identity = identity(of: id, scalarItem: false) else {
             throw invalidID(id, at: pointer.appending(path: options.sectionIdKey.splitPath))
         }
-        return SectionRecord(headerHash: ValueHash.object(memberSum: memberSum, count: members), raw: raw, id: identity, items: items)
+        return SectionRecord(headerHash: fold(ValueHash.object(memberSum: memberSum, count: members)), raw: raw, id: identity, items: items)
     }
 
     private mutating func readItem(_ pointer: JSONPointer, _ index: Int) throws -> ItemRecord {
@@ -213,7 +213,7 @@ struct CollectionReader {
                 throw invalidID(id, at: pointer.appending(index).appending(path: options.idKey.splitPath))
             }
             return ItemRecord(
-                contentHash: ValueHash.object(memberSum: memberSum, count: members), raw: ByteRange(start..<scanner.position), id: identity)
+                contentHash: fold(ValueHash.object(memberSum: memberSum, count: members)), raw: ByteRange(start..<scanner.position), id: identity)
         case UInt8(ascii: "["):
             throw APIError(
                 status: 422, code: "invalid_item", pointer: pointer.appending(index),
@@ -221,7 +221,7 @@ struct CollectionReader {
         default:
             let value = try scanner.scanValue()
             guard let identity = identity(of: value, scalarItem: true) else { throw invalidID(value, at: pointer.appending(index)) }
-            return ItemRecord(contentHash: value.hash, raw: ByteRange(value.start..<value.end), id: identity)
+            return ItemRecord(contentHash: fold(value.hash), raw: ByteRange(value.start..<value.end), id: identity)
         }
     }
 
@@ -245,19 +245,23 @@ struct CollectionReader {
     /// An id's canonical bytes: a string's unescaped text, a number's canonical value; nil for
     /// a kind that cannot be an id.
     private mutating func identity(of value: ScannedValue, scalarItem: Bool) -> Identity? {
+        let hash = fold(value.hash)
         switch value.kind {
         case .string:
             let text = ScannedString(hash: value.hash, start: value.start + 1, end: value.end - 1, hasEscapes: value.hasEscapes)
             if !value.hasEscapes {
-                return Identity(hash: value.hash, bytes: ByteRange(text.start..<text.end), inArena: false, kind: .string)
+                return Identity(hash: hash, bytes: ByteRange(text.start..<text.end), storage: .body, kind: .string)
             }
-            return Identity(hash: value.hash, bytes: appendToArena(scanner.decoded(text)), inArena: true, kind: .string)
+            return Identity(hash: hash, bytes: appendToArena(scanner.decoded(text)), storage: .arena, kind: .string)
         case .number:
+            if let integer = scanner.exactInteger(value.start..<value.end) {
+                return Identity(hash: hash, bytes: ByteRange(inline: integer), storage: .inline, kind: .number)
+            }
             let start = arena.count
             scanner.appendNumberIdentity(value.start..<value.end, to: &arena)
-            return Identity(hash: value.hash, bytes: ByteRange(start..<arena.count), inArena: true, kind: .number)
+            return Identity(hash: hash, bytes: ByteRange(start..<arena.count), storage: .arena, kind: .number)
         case .bool where scalarItem, .null where scalarItem:
-            return Identity(hash: value.hash, bytes: ByteRange(value.start..<value.end), inArena: false, kind: value.kind)
+            return Identity(hash: hash, bytes: ByteRange(value.start..<value.end), storage: .body, kind: value.kind)
         default:
             return nil
         }
@@ -281,7 +285,7 @@ struct CollectionReader {
         func item(_ record: ItemRecord) -> JSONItem {
             JSONItem(
                 document: document, contentHash: record.contentHash, idHash: record.id.hash, raw: record.raw, idBytes: record.id.bytes,
-                occurrence: 0, idKind: record.id.kind, idInArena: record.id.inArena)
+                occurrence: 0, idKind: record.id.kind, idStorage: record.id.storage)
         }
         var seen = [JSONItemID: UInt32]()
         switch records {
@@ -295,7 +299,7 @@ struct CollectionReader {
                 if !unique { numberOccurrences(&sectionItems, seen: &seen) }
                 return JSONSection(
                     document: document, headerHash: section.headerHash, idHash: section.id.hash, raw: section.raw,
-                    idBytes: section.id.bytes, idKind: section.id.kind, idInArena: section.id.inArena, items: sectionItems)
+                    idBytes: section.id.bytes, idKind: section.id.kind, idStorage: section.id.storage, items: sectionItems)
             })
         }
     }

@@ -13,66 +13,68 @@ public struct JSONItemID: Hashable, Sendable, CustomStringConvertible {
     let document: JSONDocument
     let hash: UInt64
     let bytes: ByteRange
-    let inArena: Bool
+    let storage: IDStorage
     let kind: JSONKind
     let occurrence: UInt32
 
     public func hash(into hasher: inout Hasher) { hasher.combine(hash) }
 
     public static func == (lhs: Self, rhs: Self) -> Bool {
-        guard lhs.hash == rhs.hash, lhs.kind == rhs.kind, lhs.occurrence == rhs.occurrence,
+        guard lhs.hash == rhs.hash, lhs.kind == rhs.kind, lhs.occurrence == rhs.occurrence, lhs.storage == rhs.storage,
             lhs.bytes.length == rhs.bytes.length
         else { return false }
-        let a = lhs.document.slice(lhs.bytes.start, lhs.bytes.length, inArena: lhs.inArena)
-        let b = rhs.document.slice(rhs.bytes.start, rhs.bytes.length, inArena: rhs.inArena)
+        if lhs.storage == .inline { return lhs.bytes.start == rhs.bytes.start }
+        let a = lhs.document.slice(lhs.bytes, in: lhs.storage)
+        let b = rhs.document.slice(rhs.bytes, in: rhs.storage)
         return a.isEmpty || memcmp(a.baseAddress!, b.baseAddress!, a.count) == 0
     }
 
     /// The id as JSON text.
     public var description: String {
-        let bytes = document.slice(bytes.start, bytes.length, inArena: inArena)
+        if storage == .inline { return "\(bytes.inlineValue)" }
+        let text = document.slice(bytes, in: storage)
         switch kind {
         case .number:
-            return JSONScanner.number(fromIdentity: bytes).description
+            return JSONScanner.number(fromIdentity: text).description
         case .string:
             var writer = JSONWriter()
-            writer.string(String(decoding: bytes, as: UTF8.self))
+            writer.string(String(decoding: text, as: UTF8.self))
             return String(decoding: writer.bytes, as: UTF8.self)
         default:
-            return String(decoding: bytes, as: UTF8.self)
+            return String(decoding: text, as: UTF8.self)
         }
     }
 }
 
-/// An item of a request: where its text is, its id and the hash of its content.
+/// An item of a request: where its text is, its id and the hash of its content (40 bytes).
 ///
 /// Content equality is JSON value equality over the fields the filter keeps: equal hashes are
 /// confirmed by comparing bytes, and where the bytes differ, by comparing the values.
 public struct JSONItem: UniquelyIdentifiable, Sendable {
     let document: JSONDocument
-    let contentHash: UInt64
+    let contentHash: UInt32
     /// The id value's hash; the occurrence is mixed in by `uniqueID`.
-    let idHash: UInt64
+    let idHash: UInt32
     let raw: ByteRange
     let idBytes: ByteRange
     /// 0 where ids are unique; else 1 for an id's first occurrence, 2 for its second…
     var occurrence: UInt32
     let idKind: JSONKind
-    let idInArena: Bool
+    let idStorage: IDStorage
 
     public var uniqueID: JSONItemID {
         JSONItemID(
-            document: document, hash: occurrence == 0 ? idHash : ValueHash.mix(idHash, UInt64(occurrence)),
-            bytes: idBytes, inArena: idInArena, kind: idKind, occurrence: occurrence)
+            document: document, hash: occurrence == 0 ? UInt64(idHash) : ValueHash.mix(UInt64(idHash), UInt64(occurrence)),
+            bytes: idBytes, storage: idStorage, kind: idKind, occurrence: occurrence)
     }
 
     /// The id without its occurrence, for counting occurrences.
     var plainID: JSONItemID {
-        JSONItemID(document: document, hash: idHash, bytes: idBytes, inArena: idInArena, kind: idKind, occurrence: 0)
+        JSONItemID(document: document, hash: UInt64(idHash), bytes: idBytes, storage: idStorage, kind: idKind, occurrence: 0)
     }
 
     /// The item's JSON text, as it was sent.
-    public var text: UnsafeBufferPointer<UInt8> { document.slice(raw.start, raw.length, inArena: false) }
+    public var text: UnsafeBufferPointer<UInt8> { document.slice(raw, in: .body) }
 
     public static func == (lhs: Self, rhs: Self) -> Bool {
         guard lhs.contentHash == rhs.contentHash else { return false }
@@ -85,19 +87,19 @@ public struct JSONItem: UniquelyIdentifiable, Sendable {
 /// A section of a request: its id, the hash of its own fields (all but its items) and items.
 public struct JSONSection: UniquelyIdentifiableSection, Sendable {
     let document: JSONDocument
-    let headerHash: UInt64
-    let idHash: UInt64
+    let headerHash: UInt32
+    let idHash: UInt32
     let raw: ByteRange
     let idBytes: ByteRange
     let idKind: JSONKind
-    let idInArena: Bool
+    let idStorage: IDStorage
     public internal(set) var items: [JSONItem]
 
     public var uniqueID: JSONItemID {
-        JSONItemID(document: document, hash: idHash, bytes: idBytes, inArena: idInArena, kind: idKind, occurrence: 0)
+        JSONItemID(document: document, hash: UInt64(idHash), bytes: idBytes, storage: idStorage, kind: idKind, occurrence: 0)
     }
 
-    public var text: UnsafeBufferPointer<UInt8> { document.slice(raw.start, raw.length, inArena: false) }
+    public var text: UnsafeBufferPointer<UInt8> { document.slice(raw, in: .body) }
 
     public func hasEqualSectionContent(to other: Self) -> Bool {
         guard headerHash == other.headerHash else { return false }

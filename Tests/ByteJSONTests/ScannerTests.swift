@@ -85,3 +85,25 @@ func hash(_ text: String) throws -> UInt64 {
             == .array([.string(Array("a\"b\\c\n\u{1}é".utf8)), .number(CanonicalNumber(negative: true, digits: Array("9223372036854775808".utf8), exponent: 19)), .number(CanonicalNumber(negative: false, digits: [], exponent: 0))]))
     }
 }
+
+@Suite struct ExactIntegerTests {
+    func integer(_ text: String) -> Int64? {
+        Array(text.utf8).withUnsafeBufferPointer { bytes in
+            var scanner = JSONScanner(bytes)
+            guard let value = try? scanner.scanDocument() else { return nil }
+            return scanner.exactInteger(value.start..<value.end)
+        }
+    }
+
+    @Test func wholeNumbersAreTheSameWhateverTheSpelling() {
+        for text in ["5", "5.0", "50e-1", "0.5e1", "5.000e0"] { #expect(integer(text) == 5, "\(text)") }
+        #expect(integer("0") == 0 && integer("-0.0") == 0 && integer("1e18") == 1_000_000_000_000_000_000)
+        #expect(integer("9223372036854775807") == Int64.max && integer("-9223372036854775808") == Int64.min)
+    }
+
+    @Test func othersAreNot() {
+        for text in ["1.5", "9223372036854775808", "-9223372036854775809", "1e19", "1e-1", "123456789012345678901234567890"] {
+            #expect(integer(text) == nil, "\(text)")
+        }
+    }
+}
