@@ -26,12 +26,14 @@ struct DiffComputation {
     let options: DiffOptions
     let oldLocation: CollectionLocation
     let newLocation: CollectionLocation
+    var metrics: ServiceMetrics? = nil
 
     func respond(old: JSONCollection, new: JSONCollection) throws(APIError) -> [UInt8] {
         var writer = JSONWriter(capacity: 256 + 16 * max(old.itemCount, new.itemCount))
         switch (old, new) {
         case (.flat(let old), .flat(let new)):
             let result = try naming { () throws(DuplicateIdentifierError) in try options.policy.animatedDelta(from: old, to: new) }
+            metrics?.diff(itemsIn: old.count + new.count, changesOut: result.delta?.changeCount)
             writer.raw("{")
             writer.flatMembers(
                 animation: result.animation, delta: result.delta, oldCount: old.count, newCount: new.count,
@@ -39,6 +41,7 @@ struct DiffComputation {
             writer.raw("}")
         case (.sectioned(let old), .sectioned(let new)):
             let result = try naming { () throws(DuplicateIdentifierError) in try options.policy.animatedDelta(from: old, to: new) }
+            metrics?.diff(itemsIn: old.reduce(0) { $0 + $1.items.count } + new.reduce(0) { $0 + $1.items.count }, changesOut: result.sectionDelta.map { _ in result.changeCount })
             writer.raw("{")
             writer.sectionedMembers(
                 sectionAnimation: result.sectionAnimation, itemAnimation: result.itemAnimation,
@@ -84,7 +87,7 @@ public enum DiffEndpoint {
     /// Reads and diffs in one pass over the body where it can: each collection is read as it is
     /// reached, with the options seen so far. Only where `options` comes later and changes how
     /// items are read are the collections read again.
-    public static func respond(to body: ByteBuffer, maxDepth: Int = 512) throws(APIError) -> [UInt8] {
+    public static func respond(to body: ByteBuffer, maxDepth: Int = 512, metrics: ServiceMetrics? = nil) throws(APIError) -> [UInt8] {
         var reader = CollectionReader(scanner: JSONScanner(body.bytes, maxDepth: maxDepth), options: DiffOptions())
         var envelope = JSONScanner(body.bytes, maxDepth: maxDepth)
         envelope.hashing = false
@@ -148,7 +151,7 @@ public enum DiffEndpoint {
             records["new"] = try reader.readCollection(at: newPosition, pointer: JSONPointer("new"))
         }
         let document = JSONDocument(body: body, arena: reader.arena, filter: options.filter, itemsKey: options.itemsKeyBytes)
-        let computation = DiffComputation(options: options, oldLocation: .member("old"), newLocation: .member("new"))
+        let computation = DiffComputation(options: options, oldLocation: .member("old"), newLocation: .member("new"), metrics: metrics)
         return try computation.respond(
             old: reader.materialize(records["old"]!, in: document, unique: options.unique),
             new: reader.materialize(records["new"]!, in: document, unique: options.unique))

@@ -15,13 +15,17 @@ public final class LiveDeltaService: Sendable {
 
     public let configuration: Configuration
     public let sessions: any SessionStore
+    let metrics: ServiceMetrics?
     let logger: Logger
 
+    /// - Parameter metrics: what to count requests with, and `GET /metrics`; none, no route.
     public init(
-        configuration: Configuration = Configuration(), sessions: (any SessionStore)? = nil, logger: Logger = Logger(label: "livedelta")
+        configuration: Configuration = Configuration(), sessions: (any SessionStore)? = nil, metrics: ServiceMetrics? = nil,
+        logger: Logger = Logger(label: "livedelta")
     ) {
         self.configuration = configuration
         self.sessions = sessions ?? InMemorySessionStore(logger: logger)
+        self.metrics = metrics
         self.logger = logger
     }
 
@@ -32,9 +36,11 @@ public final class LiveDeltaService: Sendable {
         do {
             response = try route(request)
         } catch {
+            metrics?.error(code: error.code)
             response = error.response
         }
         let elapsed = ContinuousClock.now - started
+        metrics?.request(route: ServiceMetrics.route(of: request.path), status: response.status, duration: elapsed, bodyBytes: request.body.count)
         logger.info(
             "request",
             metadata: [
@@ -48,7 +54,9 @@ public final class LiveDeltaService: Sendable {
     /// How the HTTP server's own refusals look.
     public func errorResponse(_ error: HTTPServerError) -> HTTPResponse {
         switch error {
-        case .bodyTooLarge(let limit): APIError.bodyTooLarge(limit: limit).response
+        case .bodyTooLarge(let limit):
+            metrics?.error(code: "body_too_large")
+            return APIError.bodyTooLarge(limit: limit).response
         }
     }
 
@@ -64,9 +72,12 @@ public final class LiveDeltaService: Sendable {
         case ["diff"]:
             try allow(request, ["POST"])
             try Self.requireJSON(request)
-            return .json(try DiffEndpoint.respond(to: request.body, maxDepth: configuration.maxDepth))
+            return .json(try DiffEndpoint.respond(to: request.body, maxDepth: configuration.maxDepth, metrics: metrics))
         case let path where path.first == "sessions":
-            return try SessionEndpoints(store: sessions, maxDepth: configuration.maxDepth).route(request, path)
+            return try SessionEndpoints(store: sessions, maxDepth: configuration.maxDepth, metrics: metrics).route(request, path)
+        case ["metrics"] where metrics != nil:
+            try allow(request, ["GET", "HEAD"])
+            return HTTPResponse(status: 200, headers: [("Content-Type", "text/plain; version=0.0.4; charset=utf-8")], body: metrics!.exposition())
         default:
             throw .notFound(request.path)
         }

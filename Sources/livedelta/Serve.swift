@@ -2,6 +2,7 @@ import ArgumentParser
 import LiveDeltaService
 import Logging
 import MicroHTTP
+import Prometheus
 
 #if canImport(Glibc)
     import Glibc
@@ -77,8 +78,9 @@ struct Serve: ParsableCommand {
         limits.maxSessions = maxSessions
         limits.idleTimeout = .seconds(sessionIdleTimeout)
         limits.maxItemsPerSession = maxSessionItems
-        let sessions = InMemorySessionStore(limits: limits, logger: logger)
-        let service = LiveDeltaService(configuration: serviceConfiguration, sessions: sessions, logger: logger)
+        let metrics = Self.metrics()
+        let sessions = InMemorySessionStore(limits: limits, logger: logger, events: { metrics.session($0) })
+        let service = LiveDeltaService(configuration: serviceConfiguration, sessions: sessions, metrics: metrics, logger: logger)
 
         var configuration = HTTPServer.Configuration()
         configuration.host = host
@@ -110,5 +112,20 @@ struct Serve: ParsableCommand {
         logger.notice("stopping", metadata: ["signal": "\(received == SIGTERM ? "SIGTERM" : "SIGINT")", "in_flight": "\(server.requestsInFlight)"])
         let finished = server.stop(grace: .seconds(shutdownGrace))
         logger.notice("stopped", metadata: ["drained": "\(finished)"])
+    }
+
+    /// Prometheus, through swift-metrics, with buckets that fit what is measured.
+    static func metrics() -> ServiceMetrics {
+        let registry = PrometheusCollectorRegistry()
+        var factory = PrometheusMetricsFactory(registry: registry)
+        factory.defaultDurationHistogramBuckets = [
+            .microseconds(100), .microseconds(250), .microseconds(500), .milliseconds(1), .milliseconds(2.5), .milliseconds(5),
+            .milliseconds(10), .milliseconds(25), .milliseconds(50), .milliseconds(100), .milliseconds(250), .seconds(1),
+        ]
+        factory.valueHistogramBuckets[ServiceMetrics.bodyBytesLabel] = [100, 1_000, 10_000, 100_000, 1_000_000, 10_000_000, 100_000_000]
+        let sizes: [Double] = [0, 1, 10, 100, 1_000, 10_000, 100_000, 1_000_000]
+        factory.valueHistogramBuckets[ServiceMetrics.itemsInLabel] = sizes
+        factory.valueHistogramBuckets[ServiceMetrics.changesOutLabel] = sizes
+        return ServiceMetrics(factory: factory, exposition: { registry.emitToBuffer() })
     }
 }

@@ -57,12 +57,19 @@ public final class InMemorySessionStore: SessionStore {
     private let evicted = Atomic<Int>(0)
     private let expired = Atomic<Int>(0)
     private let logger: Logger
+    private let events: @Sendable (SessionEvent) -> Void
     private let clock: @Sendable () -> UInt64
 
-    /// - Parameter clock: monotonic nanoseconds (tests pass their own).
-    public init(limits: Limits = Limits(), logger: Logger = Logger(label: "livedelta.sessions"), clock: (@Sendable () -> UInt64)? = nil) {
+    /// - Parameters:
+    ///   - events: told of the number of sessions open, evictions and expiries, as they happen.
+    ///   - clock: monotonic nanoseconds (tests pass their own).
+    public init(
+        limits: Limits = Limits(), logger: Logger = Logger(label: "livedelta.sessions"),
+        events: @escaping @Sendable (SessionEvent) -> Void = { _ in }, clock: (@Sendable () -> UInt64)? = nil
+    ) {
         self.limits = limits
         self.logger = logger
+        self.events = events
         self.clock = clock ?? {
             var now = timespec()
             clock_gettime(CLOCK_MONOTONIC, &now)
@@ -185,6 +192,7 @@ public final class InMemorySessionStore: SessionStore {
                 throw .versionMismatch(expected: condition, current: stored.holder.version)
             }
             sessions[id] = nil
+            events(.open(sessions.count))
         }
     }
 
@@ -206,6 +214,8 @@ public final class InMemorySessionStore: SessionStore {
             if isExpired(stored, now: now) {
                 sessions[id] = nil
                 expired.add(1, ordering: .relaxed)
+                events(.expired(1))
+                events(.open(sessions.count))
                 return nil
             }
             stored.users.add(1, ordering: .relaxed)
@@ -238,6 +248,7 @@ public final class InMemorySessionStore: SessionStore {
                 let gone = sessions.filter { isExpired($0.value, now: now) }.map(\.key)
                 for id in gone { sessions[id] = nil }
                 expired.add(gone.count, ordering: .relaxed)
+                if !gone.isEmpty { events(.expired(gone.count)) }
             }
             if sessions.count >= limits.maxSessions {
                 let idle = sessions.values.filter { $0.users.load(ordering: .relaxed) == 0 }
@@ -248,9 +259,11 @@ public final class InMemorySessionStore: SessionStore {
                 victim = oldest.id
             }
             sessions[stored.id] = stored
+            events(.open(sessions.count))
             return true
         }
         if let victim {
+            events(.evicted)
             let total = evicted.add(1, ordering: .relaxed).newValue
             logger.notice("session evicted", metadata: ["session": "\(victim)", "evicted_total": "\(total)", "max_sessions": "\(limits.maxSessions)"])
         }

@@ -6,6 +6,7 @@ import MicroHTTP
 struct SessionEndpoints {
     let store: any SessionStore
     let maxDepth: Int
+    let metrics: ServiceMetrics?
 
     static let bodyMembers = ["items", "sections", "options", "baseVersion"]
 
@@ -108,11 +109,15 @@ struct SessionEndpoints {
         let includeDeleted = change.options.includeDeletedItems
         switch change.outcome {
         case .flat(let update, let oldCount, let newCount):
+            metrics?.diff(itemsIn: oldCount + newCount, changesOut: update.delta?.changeCount)
             writer.flatMembers(
                 animation: update.animation, delta: update.delta, oldCount: oldCount, newCount: newCount,
                 deletedItems: includeDeleted ? update.deletedItems : nil)
             writer.versions(id: change.id, version: update.version, baseVersion: update.baseVersion)
         case .sectioned(let update, let old, let new):
+            metrics?.diff(
+                itemsIn: old.reduce(0) { $0 + $1.items.count } + new.reduce(0) { $0 + $1.items.count },
+                changesOut: update.sectionDelta.map { $0.changeCount + (update.itemDelta?.changeCount ?? 0) })
             writer.sectionedMembers(
                 sectionAnimation: update.sectionAnimation, itemAnimation: update.itemAnimation, sectionDelta: update.sectionDelta,
                 itemDelta: update.itemDelta, old: old, new: new, deletedItems: includeDeleted ? update.deletedItems : nil)
