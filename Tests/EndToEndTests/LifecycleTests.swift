@@ -39,6 +39,18 @@ import TestSupport
         #expect(lines.contains { $0.contains("\"path\":\"/health\"") && $0.contains("\"status\":\"200\"") })
     }
 
+    @Test func aRequestThatNeverCompletesIsCutOffAfterTheGracePeriod() throws {
+        let server = try ServerProcess(arguments: ["--shutdown-grace", "1"])
+        let connection = try server.connection()
+        try connection.send(raw: Array("POST /diff HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{".utf8))
+        usleep(200_000)
+        let signalled = Date()
+        #expect(server.stop(signal: SIGTERM, timeout: 10) == 0)
+        let took = Date().timeIntervalSince(signalled)
+        #expect(took >= 0.9 && took < 5, "\(took) s")
+        #expect(server.log.contains("drained=false"))
+    }
+
     @Test(arguments: [SIGTERM, SIGINT])
     func aSignalLetsTheRequestInFlightFinishAndExitsZero(signal: Int32) throws {
         let server = try ServerProcess()
