@@ -75,7 +75,7 @@ struct CollectionReader {
     /// Reads the collection whose value starts at `position`.
     mutating func readCollection(at position: Int, pointer: JSONPointer) throws(APIError) -> Records {
         scanner.position = position
-        do {
+        return try Self.reporting { () throws in
             switch scanner.peek() {
             case UInt8(ascii: "["):
                 let first = items.count
@@ -105,6 +105,13 @@ struct CollectionReader {
             default:
                 throw APIError.invalidShape(pointer, "a collection is an array of items, or an object {\"sections\": [...]}")
             }
+        }
+    }
+
+    /// Runs a read, turning the scanner's errors into 400s.
+    private static func reporting<T>(_ read: () throws -> T) throws(APIError) -> T {
+        do {
+            return try read()
         } catch let error as APIError {
             throw error
         } catch let error as JSONError {
@@ -117,15 +124,7 @@ struct CollectionReader {
     /// Reads an array of sections whose value starts at `position` (a session body's "sections").
     mutating func readSections(at position: Int, pointer: JSONPointer) throws(APIError) -> Records {
         scanner.position = position
-        do {
-            return .sectioned(try readSections(pointer))
-        } catch let error as APIError {
-            throw error
-        } catch let error as JSONError {
-            throw .malformedJSON(error)
-        } catch {
-            preconditionFailure("reading throws only APIError and JSONError")
-        }
+        return try Self.reporting { () throws in .sectioned(try readSections(pointer)) }
     }
 
     private mutating func readSections(_ pointer: JSONPointer) throws -> [SectionRecord] {

@@ -53,37 +53,28 @@ public final class ServiceMetrics: Sendable {
         }
     }
 
-    private static func key(_ label: String, _ dimensions: [(String, String)]) -> String {
-        dimensions.reduce(label) { $0 + "|" + $1.0 + "=" + $1.1 }
-    }
-
     private func counter(_ label: String, _ dimensions: [(String, String)]) -> Counter {
-        let key = Self.key(label, dimensions)
-        return counters.withLock { cache in
-            if let counter = cache[key] { return counter }
-            let counter = Counter(label: label, dimensions: dimensions, factory: factory)
-            cache[key] = counter
-            return counter
-        }
+        Self.cached(counters, label, dimensions) { Counter(label: label, dimensions: dimensions, factory: factory) }
     }
 
     private func timer(_ label: String, _ dimensions: [(String, String)]) -> Timer {
-        let key = Self.key(label, dimensions)
-        return timers.withLock { cache in
-            if let timer = cache[key] { return timer }
-            let timer = Timer(label: label, dimensions: dimensions, factory: factory)
-            cache[key] = timer
-            return timer
-        }
+        Self.cached(timers, label, dimensions) { Timer(label: label, dimensions: dimensions, factory: factory) }
     }
 
     private func recorder(_ label: String, _ dimensions: [(String, String)]) -> Recorder {
-        let key = Self.key(label, dimensions)
-        return recorders.withLock { cache in
-            if let recorder = cache[key] { return recorder }
-            let recorder = Recorder(label: label, dimensions: dimensions, aggregate: true, factory: factory)
-            cache[key] = recorder
-            return recorder
+        Self.cached(recorders, label, dimensions) { Recorder(label: label, dimensions: dimensions, aggregate: true, factory: factory) }
+    }
+
+    /// The handle for a label and dimensions, made the first time it is asked for.
+    private static func cached<Handle: Sendable>(
+        _ cache: borrowing Mutex<[String: Handle]>, _ label: String, _ dimensions: [(String, String)], make: () -> Handle
+    ) -> Handle {
+        let key = dimensions.reduce(label) { $0 + "|" + $1.0 + "=" + $1.1 }
+        return cache.withLock { handles in
+            if let handle = handles[key] { return handle }
+            let handle = make()
+            handles[key] = handle
+            return handle
         }
     }
 

@@ -5,7 +5,7 @@ import Testing
 
 /// A value in a form both readers can be turned into, for comparing what they saw.
 indirect enum Plain: Equatable, CustomStringConvertible {
-    case null, bool(Bool), number(Double), string([Unicode.Scalar]), array([Plain]), object([String: Plain])
+    case null, bool(Bool), number(Double), string([Unicode.Scalar]), array([Plain]), object([[Unicode.Scalar]: Plain])
 
     init(_ value: JSONValue) {
         switch value {
@@ -15,7 +15,7 @@ indirect enum Plain: Equatable, CustomStringConvertible {
         case .string(let bytes): self = .string(Array(String(decoding: bytes, as: UTF8.self).unicodeScalars))
         case .array(let elements): self = .array(elements.map(Plain.init))
         case .object(let members):
-            self = .object(Dictionary(uniqueKeysWithValues: members.map { (String(decoding: $0.key, as: UTF8.self), Plain($0.value)) }))
+            self = .object(Dictionary(uniqueKeysWithValues: members.map { (Array(String(decoding: $0.key, as: UTF8.self).unicodeScalars), Plain($0.value)) }))
         }
     }
 
@@ -26,7 +26,8 @@ indirect enum Plain: Equatable, CustomStringConvertible {
         case let number as NSNumber: self = .number(number.doubleValue)
         case let string as String: self = .string(Array(string.unicodeScalars))
         case let array as [Any]: self = .array(array.map(Plain.init(foundation:)))
-        case let object as [String: Any]: self = .object(object.mapValues(Plain.init(foundation:)))
+        case let object as [String: Any]:
+            self = .object(Dictionary(uniqueKeysWithValues: object.map { (Array($0.key.unicodeScalars), Plain(foundation: $0.value)) }))
         default: fatalError("unexpected \(type(of: value))")
         }
     }
@@ -38,7 +39,7 @@ indirect enum Plain: Equatable, CustomStringConvertible {
         case .number(let d): "\(d)"
         case .string(let s): "\"\(String(String.UnicodeScalarView(s)))\""
         case .array(let a): "\(a)"
-        case .object(let o): "\(o)"
+        case .object(let o): "\(o.map { (String(String.UnicodeScalarView($0.key)), $0.value) })"
         }
     }
 }
@@ -87,12 +88,25 @@ struct TapeWriter {
     }
 }
 
+/// Whether an object somewhere holds two member names that differ in code points but are equal
+/// as Swift strings ("é" and "e\u{301}"): different names to RFC 8259, one to Foundation.
+func hasCanonicallyEquivalentNames(_ value: JSONValue) -> Bool {
+    switch value {
+    case .object(let members):
+        Set(members.keys.map { String(decoding: $0, as: UTF8.self) }).count < members.count || members.values.contains(where: hasCanonicallyEquivalentNames)
+    case .array(let elements): elements.contains(where: hasCanonicallyEquivalentNames)
+    default: false
+    }
+}
+
 @Suite struct DifferentialTests {
     @Test func generatedDocumentsReadTheSameAsFoundation() async throws {
         await propertyCheck(count: 500, input: Gen.int(in: 0...1_000).array(of: 1...60)) { tape in
             var writer = TapeWriter(tape: tape)
             let text = writer.space() + writer.value(depth: 0) + writer.space()
             let ours = try JSONValue(parsing: text)
+            // Foundation merges such names; see whereFoundationStraysTheRFCDecides.
+            guard !hasCanonicallyEquivalentNames(ours) else { return }
             let theirs = try JSONSerialization.jsonObject(with: Data(text.utf8), options: .fragmentsAllowed)
             #expect(Plain(ours) == Plain(foundation: theirs), "\(text)")
         }
@@ -138,6 +152,12 @@ struct TapeWriter {
         // A byte order mark is not part of a JSON text (section 8.1: parsers MAY ignore it);
         // Foundation skips it, we follow the grammar and refuse it.
         #expect(throws: JSONError.self) { try JSONValue(parsing: "\u{FEFF}[1]") }
+        // "é" and "e\u0301" are different member names (different code points); Foundation's
+        // dictionary keeps one of them.
+        let names = #"{"\u00e9": 1, "e\u0301": 2}"#
+        guard case .object(let members) = try JSONValue(parsing: names) else { Issue.record("not an object"); return }
+        #expect(members.count == 2)
+        #expect((try JSONSerialization.jsonObject(with: Data(names.utf8)) as? [String: Any])?.count == 1)
         // Trailing commas are not in the grammar; Foundation accepts them.
         for text in ["[1,]", "{\"a\":1,}"] {
             #expect(throws: JSONError.self) { try JSONValue(parsing: text) }

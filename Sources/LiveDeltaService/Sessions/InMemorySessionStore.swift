@@ -182,8 +182,8 @@ public final class InMemorySessionStore: SessionStore {
     }
 
     public func delete(id: String, condition: VersionCondition) throws(SessionError) {
-        let now = clock()
         try sessions.withLock { (sessions: inout [String: Stored]) throws(SessionError) in
+            let now = clock()
             guard let stored = sessions[id], !isExpired(stored, now: now) else {
                 if condition == .any { throw .notFound(id: id) }
                 throw .versionMismatch(expected: condition, current: nil)
@@ -202,14 +202,17 @@ public final class InMemorySessionStore: SessionStore {
         if count > limits.maxItemsPerSession { throw .tooManyItems(limit: limits.maxItemsPerSession, count: count) }
     }
 
+    /// Unused for longer than the idle timeout. Another thread may have marked it used after
+    /// `now` was read, so a last use later than `now` counts as fresh.
     private func isExpired(_ stored: Stored, now: UInt64) -> Bool {
-        stored.users.load(ordering: .relaxed) == 0 && now &- stored.lastUsed.load(ordering: .relaxed) > idleNanoseconds
+        let lastUsed = stored.lastUsed.load(ordering: .relaxed)
+        return stored.users.load(ordering: .relaxed) == 0 && now > lastUsed && now - lastUsed > idleNanoseconds
     }
 
     /// The session, marked in use; nil where there is none, or it has expired (then it goes).
     private func acquire(_ id: String) -> Stored? {
-        let now = clock()
-        return sessions.withLock { sessions in
+        sessions.withLock { sessions in
+            let now = clock()
             guard let stored = sessions[id] else { return nil }
             if isExpired(stored, now: now) {
                 sessions[id] = nil
@@ -237,9 +240,9 @@ public final class InMemorySessionStore: SessionStore {
     /// Adds a session, making room by dropping expired ones, then the least recently used idle
     /// one. Returns whether it was added (false: one with the id exists and is kept).
     private func insert(_ stored: Stored, replacing: Bool) throws(SessionError) -> Bool {
-        let now = clock()
         var victim: String?
         let added = try sessions.withLock { (sessions: inout [String: Stored]) throws(SessionError) -> Bool in
+            let now = clock()
             if let existing = sessions[stored.id], !isExpired(existing, now: now) {
                 if replacing { sessions[stored.id] = stored }
                 return false

@@ -84,4 +84,10 @@ public struct SessionStatistics: Sendable, Equatable {
     public var open: Int
     public var evicted: Int
     public var expired: Int
+
+    public init(open: Int, evicted: Int, expired: Int) {
+        self.open = open
+        self.evicted = evicted
+        self.expired = expired
+    }
 }
