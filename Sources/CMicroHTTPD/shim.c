@@ -9,6 +9,7 @@ struct MHD_Daemon *cmhd_start(const CMicroHTTPDConfig *config,
     }
     struct MHD_OptionItem options[] = {
         {MHD_OPTION_THREAD_POOL_SIZE, config->threads, NULL},
+        {MHD_OPTION_THREAD_STACK_SIZE, (intptr_t)config->thread_stack_size, NULL},
         {MHD_OPTION_CONNECTION_LIMIT, config->connection_limit, NULL},
         {MHD_OPTION_CONNECTION_TIMEOUT, config->connection_timeout_seconds, NULL},
         {MHD_OPTION_CONNECTION_MEMORY_LIMIT, (intptr_t)config->connection_memory_limit, NULL},

@@ -11,10 +11,11 @@ public final class ServiceMetrics: Sendable {
 
     let factory: any MetricsFactory
     let exposition: @Sendable () -> [UInt8]
-    /// Handles by label and dimensions: creating one costs a registry lookup, using one does not.
-    private let counters = Mutex<[String: Counter]>([:])
-    private let timers = Mutex<[String: Timer]>([:])
-    private let recorders = Mutex<[String: Recorder]>([:])
+    /// Handles, made once: creating one costs a registry lookup, using one does not.
+    private let requestHandles = Mutex<[RequestKey: RequestHandles]>([:])
+    private let errorCounters = Mutex<[String: Counter]>([:])
+    private let itemsIn: Recorder
+    private let changesOut: Recorder
     private let sessionsOpen: Gauge
     private let sessionsEvicted: Counter
     private let sessionsExpired: Counter
@@ -25,23 +26,50 @@ public final class ServiceMetrics: Sendable {
         sessionsOpen = Gauge(label: "livedelta_sessions_open", factory: factory)
         sessionsEvicted = Counter(label: "livedelta_sessions_evicted_total", factory: factory)
         sessionsExpired = Counter(label: "livedelta_sessions_expired_total", factory: factory)
+        itemsIn = Recorder(label: Self.itemsInLabel, aggregate: true, factory: factory)
+        changesOut = Recorder(label: Self.changesOutLabel, aggregate: true, factory: factory)
+    }
+
+    private struct RequestKey: Hashable {
+        var route: String
+        var status: Int
+    }
+
+    private struct RequestHandles {
+        var count: Counter
+        var duration: Timer
+        var bodyBytes: Recorder
     }
 
     func request(route: String, status: Int, duration: Duration, bodyBytes: Int) {
-        counter("livedelta_requests_total", [("route", route), ("status", String(status))]).increment()
+        let key = RequestKey(route: route, status: status)
+        let handles = requestHandles.withLock { cache in
+            if let handles = cache[key] { return handles }
+            let handles = RequestHandles(
+                count: Counter(label: "livedelta_requests_total", dimensions: [("route", route), ("status", String(status))], factory: factory),
+                duration: Timer(label: "livedelta_request_duration_seconds", dimensions: [("route", route)], factory: factory),
+                bodyBytes: Recorder(label: Self.bodyBytesLabel, dimensions: [("route", route)], aggregate: true, factory: factory))
+            cache[key] = handles
+            return handles
+        }
+        handles.count.increment()
         let (seconds, attoseconds) = duration.components
-        timer("livedelta_request_duration_seconds", [("route", route)])
-            .recordNanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
-        recorder(Self.bodyBytesLabel, [("route", route)]).record(bodyBytes)
+        handles.duration.recordNanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+        handles.bodyBytes.record(bodyBytes)
     }
 
     func error(code: String) {
-        counter("livedelta_errors_total", [("code", code)]).increment()
+        errorCounters.withLock { cache in
+            if let counter = cache[code] { return counter }
+            let counter = Counter(label: "livedelta_errors_total", dimensions: [("code", code)], factory: factory)
+            cache[code] = counter
+            return counter
+        }.increment()
     }
 
     func diff(itemsIn: Int, changesOut: Int?) {
-        recorder(Self.itemsInLabel, []).record(itemsIn)
-        if let changesOut { recorder(Self.changesOutLabel, []).record(changesOut) }
+        self.itemsIn.record(itemsIn)
+        if let changesOut { self.changesOut.record(changesOut) }
     }
 
     /// For a session store's `events`.
@@ -50,31 +78,6 @@ public final class ServiceMetrics: Sendable {
         case .open(let count): sessionsOpen.record(count)
         case .evicted: sessionsEvicted.increment()
         case .expired(let count): sessionsExpired.increment(by: count)
-        }
-    }
-
-    private func counter(_ label: String, _ dimensions: [(String, String)]) -> Counter {
-        Self.cached(counters, label, dimensions) { Counter(label: label, dimensions: dimensions, factory: factory) }
-    }
-
-    private func timer(_ label: String, _ dimensions: [(String, String)]) -> Timer {
-        Self.cached(timers, label, dimensions) { Timer(label: label, dimensions: dimensions, factory: factory) }
-    }
-
-    private func recorder(_ label: String, _ dimensions: [(String, String)]) -> Recorder {
-        Self.cached(recorders, label, dimensions) { Recorder(label: label, dimensions: dimensions, aggregate: true, factory: factory) }
-    }
-
-    /// The handle for a label and dimensions, made the first time it is asked for.
-    private static func cached<Handle: Sendable>(
-        _ cache: borrowing Mutex<[String: Handle]>, _ label: String, _ dimensions: [(String, String)], make: () -> Handle
-    ) -> Handle {
-        let key = dimensions.reduce(label) { $0 + "|" + $1.0 + "=" + $1.1 }
-        return cache.withLock { handles in
-            if let handle = handles[key] { return handle }
-            let handle = make()
-            handles[key] = handle
-            return handle
         }
     }
 

@@ -26,6 +26,8 @@ public final class HTTPServer: Sendable {
         /// An idle connection is closed after this many seconds.
         public var connectionTimeoutSeconds: Int = 30
         public var connectionLimit: Int = 1_000
+        /// Each worker's stack: handlers run on it.
+        public var threadStackSize: Int = 8 << 20
         /// How the server's own refusals look.
         public var errorResponse: @Sendable (HTTPServerError) -> HTTPResponse = { error in
             switch error {
@@ -71,7 +73,7 @@ public final class HTTPServer: Sendable {
                 threads: UInt32(max(1, configuration.threads)),
                 connection_limit: UInt32(max(1, configuration.connectionLimit)),
                 connection_timeout_seconds: UInt32(max(0, configuration.connectionTimeoutSeconds)),
-                connection_memory_limit: 16 << 10)
+                connection_memory_limit: 16 << 10, thread_stack_size: max(1 << 20, configuration.threadStackSize))
             return cmhd_start(&config, accessCallback, context, completedCallback, context)
         }
         guard let started else {

@@ -28,7 +28,7 @@ struct Serve: ParsableCommand {
     @Option(help: "Largest request body in bytes (413 above). [env: LIVEDELTA_MAX_BODY_SIZE]")
     var maxBodySize: Int = Environment.value("LIVEDELTA_MAX_BODY_SIZE", default: 32 << 20)
 
-    @Option(help: "Deepest JSON nesting accepted (400 above). [env: LIVEDELTA_MAX_DEPTH]")
+    @Option(help: "Deepest JSON nesting accepted, up to 1000 (400 above). [env: LIVEDELTA_MAX_DEPTH]")
     var maxDepth: Int = Environment.value("LIVEDELTA_MAX_DEPTH", default: 512)
 
     @Option(help: "Seconds before an idle connection is closed. [env: LIVEDELTA_CONNECTION_TIMEOUT]")
@@ -58,7 +58,9 @@ struct Serve: ParsableCommand {
     func validate() throws {
         guard threads >= 1 else { throw ValidationError("--threads must be at least 1") }
         guard maxBodySize >= 1 else { throw ValidationError("--max-body-size must be at least 1") }
-        guard maxDepth >= 1 else { throw ValidationError("--max-depth must be at least 1") }
+        // Small values (options, values compared in full) are read recursively, on the 8 MiB
+        // worker stacks: 1,000 levels fit several times over, even in a debug build.
+        guard (1...1_000).contains(maxDepth) else { throw ValidationError("--max-depth must be from 1 to 1000") }
         guard connectionTimeout >= 0, shutdownGrace >= 0 else { throw ValidationError("timeouts cannot be negative") }
         guard maxConnections >= 1 else { throw ValidationError("--max-connections must be at least 1") }
         guard maxSessions >= 1, maxSessionItems >= 0, sessionIdleTimeout >= 1 else {

@@ -11,6 +11,23 @@ import TestSupport
         #expect(try server.connection().request("GET", "/health").status == 200)
     }
 
+    /// At the deepest nesting the flag allows, values read as trees (options, and items whose
+    /// hashes match but spelling differs) neither overflow a stack nor crash.
+    @Test func theDeepestAllowedNestingIsHandledWithoutCrashing() throws {
+        let server = try ServerProcess(arguments: ["--max-depth", "1000"])
+        let connection = try server.connection()
+        let deep = String(repeating: "[", count: 997) + String(repeating: "]", count: 997)
+        let options = try connection.request("POST", "/diff", json: #"{"old":[],"new":[],"options":{"compareKeys":"# + deep + "}}")
+        #expect(options.status == 422)
+        let items = try connection.request("POST", "/diff", json: #"{"old":[{"id":1,"x":"# + deep + #"}],"new":[{"x":"# + deep + #","id":1.0}]}"#)
+        let delta = try indexDelta(items.json["delta"])
+        #expect(items.status == 200 && delta.changeCount == 0)
+        let deeper = String(repeating: "[", count: 1_000) + String(repeating: "]", count: 1_000)
+        #expect(try connection.request("POST", "/diff", json: #"{"old":["# + deeper + #"],"new":[]}"#).status == 400)
+        #expect(try connection.request("GET", "/health").status == 200)
+        #expect(server.stop() == 0)
+    }
+
     @Test func environmentVariablesConfigureTheServer() throws {
         let server = try ServerProcess(environment: ["LIVEDELTA_MAX_BODY_SIZE": "100", "LIVEDELTA_LOG_FORMAT": "json"])
         #expect(try server.connection().request("POST", "/diff", json: String(repeating: " ", count: 200)).status == 413)

@@ -22,6 +22,8 @@ typedef struct {
     unsigned int connection_timeout_seconds;
     /// Per-connection memory for headers and buffers (not the body, which the caller keeps).
     size_t connection_memory_limit;
+    /// Each worker thread's stack, in bytes.
+    size_t thread_stack_size;
 } CMicroHTTPDConfig;
 
 /// Starts a daemon with an internal epoll thread pool and inter-thread signalling (so that it
