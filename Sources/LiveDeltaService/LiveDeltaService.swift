@@ -89,8 +89,7 @@ public final class LiveDeltaService: Sendable {
 
     /// A body must say it is JSON: `application/json` or any `+json` type, parameters allowed.
     static func requireJSON(_ request: HTTPRequest) throws(APIError) {
-        let type = request.header("Content-Type")?.split(separator: ";").first?
-            .trimmingCharacters(in: " \t").lowercased() ?? ""
+        let type = request.header("Content-Type").map { $0.prefix { $0 != ";" }.trimmingSpaces.lowercased() } ?? ""
         guard type == "application/json" || (type.hasPrefix("application/") && type.hasSuffix("+json")) else {
             throw APIError(
                 status: 415, code: "unsupported_media_type",
@@ -108,7 +107,11 @@ extension HTTPResponse {
 }
 
 extension StringProtocol {
-    func trimmingCharacters(in characters: String) -> String {
-        String(drop { characters.contains($0) }.reversed().drop { characters.contains($0) }.reversed())
+    /// Without leading and trailing spaces and tabs.
+    var trimmingSpaces: SubSequence {
+        var start = startIndex, end = endIndex
+        while start < end, self[start] == " " || self[start] == "\t" { start = index(after: start) }
+        while end > start, self[index(before: end)] == " " || self[index(before: end)] == "\t" { end = index(before: end) }
+        return self[start..<end]
     }
 }

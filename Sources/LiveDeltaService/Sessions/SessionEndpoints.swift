@@ -198,7 +198,7 @@ struct SessionEndpoints {
     static func condition(ifMatch: String?, baseVersion: UInt64?) throws(APIError) -> VersionCondition {
         var fromHeader: VersionCondition?
         if let ifMatch {
-            let tag = ifMatch.trimmingCharacters(in: " \t")
+            let tag = String(ifMatch.trimmingSpaces)
             if tag == "*" {
                 fromHeader = .exists
             } else {
