@@ -82,79 +82,17 @@ struct DiffComputation {
 
 /// `POST /diff`.
 public enum DiffEndpoint {
-    static let members = ["old", "new", "options"]
-
-    /// Reads and diffs in one pass over the body where it can: each collection is read as it is
-    /// reached, with the options seen so far. Only where `options` comes later and changes how
-    /// items are read are the collections read again.
+    /// Reads and diffs in one pass over the body where it can (see `Envelope`).
     public static func respond(to body: ByteBuffer, maxDepth: Int = 512, metrics: ServiceMetrics? = nil) throws(APIError) -> [UInt8] {
-        var reader = CollectionReader(scanner: JSONScanner(body.bytes, maxDepth: maxDepth), options: DiffOptions())
-        var envelope = JSONScanner(body.bytes, maxDepth: maxDepth)
-        envelope.hashing = false
-        var positions: [String: Int] = [:]
-        var records: [String: CollectionReader.Records] = [:]
-        var deferred: APIError?
-        var optionsValue: JSONValue?
-        var unknown: String?
-        do {
-            guard envelope.peek() == UInt8(ascii: "{") else {
-                _ = try envelope.scanDocument()
-                throw APIError.invalidShape(JSONPointer(), "the body must be a JSON object with \"old\", \"new\" and, if wanted, \"options\"")
-            }
-            var key = try envelope.beginObject()
-            while let current = key {
-                envelope.skipWhitespace()
-                let start = envelope.position
-                switch String(decoding: envelope.decoded(current), as: UTF8.self) {
-                case let side where side == "old" || side == "new":
-                    positions[side] = start
-                    do throws(APIError) {
-                        records[side] = try reader.readCollection(at: start, pointer: JSONPointer(side))
-                        envelope.position = reader.scanner.position
-                    } catch {
-                        if error.status == 400 { throw error }
-                        // Perhaps only the options still to come make it readable.
-                        if deferred == nil { deferred = error }
-                        envelope.position = start
-                        _ = try envelope.scanValue()
-                    }
-                case "options":
-                    var tree = envelope
-                    optionsValue = try tree.buildValue(keeping: nil)
-                    envelope.position = tree.position
-                case let name:
-                    unknown = unknown ?? name
-                    _ = try envelope.scanValue()
-                }
-                key = try envelope.nextKey()
-            }
-            envelope.skipWhitespace()
-            if envelope.position < envelope.count { throw JSONError(.trailingContent, at: envelope.position) }
-        } catch let error as JSONError {
-            throw .malformedJSON(error)
-        } catch let error as APIError {
-            throw error
-        } catch {
-            preconditionFailure("reading throws only APIError and JSONError")
-        }
-        if let unknown {
-            throw .invalidShape(JSONPointer(unknown), "unknown member \"\(unknown)\"; the body takes \"old\", \"new\" and \"options\"")
-        }
-        var options = DiffOptions()
-        if let optionsValue { options = try DiffOptions(optionsValue, at: JSONPointer("options")) }
-        guard let oldPosition = positions["old"], let newPosition = positions["new"] else {
+        var envelope = try Envelope(
+            body, members: ["old": .collection, "new": .collection, "options": .value], readingWith: DiffOptions(), maxDepth: maxDepth)
+        let options = try envelope.options() ?? DiffOptions()
+        guard envelope.has("old"), envelope.has("new") else {
             throw .invalidShape(JSONPointer(), "the body needs both \"old\" and \"new\" collections")
         }
-        if deferred != nil || !options.readsLike(reader.options) {
-            reader = CollectionReader(scanner: JSONScanner(body.bytes, maxDepth: maxDepth), options: options)
-            records["old"] = try reader.readCollection(at: oldPosition, pointer: JSONPointer("old"))
-            records["new"] = try reader.readCollection(at: newPosition, pointer: JSONPointer("new"))
-        }
-        let document = JSONDocument(body: body, arena: reader.arena, filter: options.filter, itemsKey: options.itemsKeyBytes)
+        let collections = try envelope.collections(readWith: options)
         let computation = DiffComputation(options: options, oldLocation: .member("old"), newLocation: .member("new"), metrics: metrics)
-        return try computation.respond(
-            old: reader.materialize(records["old"]!, in: document, unique: options.unique),
-            new: reader.materialize(records["new"]!, in: document, unique: options.unique))
+        return try computation.respond(old: collections["old"]!, new: collections["new"]!)
     }
 }
 

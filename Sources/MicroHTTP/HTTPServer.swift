@@ -28,6 +28,9 @@ public final class HTTPServer: Sendable {
         public var connectionLimit: Int = 1_000
         /// Each worker's stack: handlers run on it.
         public var threadStackSize: Int = 8 << 20
+        /// Requests with bodies at least this large are handled on a pool that spreads them
+        /// over all cores, instead of on their connection's event-loop thread.
+        public var offloadBodySize: Int = 64 << 10
         /// How the server's own refusals look.
         public var errorResponse: @Sendable (HTTPServerError) -> HTTPResponse = { error in
             switch error {
@@ -102,6 +105,9 @@ public final class HTTPServer: Sendable {
             usleep(2_000)
         }
         let finished = core.inFlight.load(ordering: .acquiring) == 0
+        // Stopping with a suspended connection is not allowed: let offloaded requests (bounded
+        // work) answer and resume theirs first.
+        while core.offloaded.load(ordering: .acquiring) > 0 { usleep(1_000) }
         MHD_stop_daemon(daemon.pointer)
         Unmanaged.passUnretained(core).release()
         return finished

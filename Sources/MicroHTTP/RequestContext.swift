@@ -1,4 +1,5 @@
 import CMicroHTTPD
+import Synchronization
 
 /// One request's state between libmicrohttpd's calls: the body so far and when it started.
 ///
@@ -11,8 +12,18 @@ final class RequestContext {
     /// The refusal has been queued already (possible only before the body starts).
     var answered = false
     var discarded = 0
+    /// The answer to a request handled on another thread, waiting for the connection to resume.
+    let pending = PendingResponse()
 
     init(expectedLength: Int) {
         body = ByteBuffer(capacity: expectedLength)
     }
+}
+
+/// A response made on a handler thread for a suspended connection, taken on resumption.
+final class PendingResponse: Sendable {
+    private let response = Mutex<HTTPResponse?>(nil)
+
+    func put(_ value: HTTPResponse) { response.withLock { $0 = value } }
+    func take() -> HTTPResponse? { response.withLock { $0.take() } }
 }

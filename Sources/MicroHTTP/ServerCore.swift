@@ -1,4 +1,5 @@
 import CMicroHTTPD
+import Dispatch
 import Synchronization
 
 /// What libmicrohttpd's worker threads call into: it gathers each request's body, runs the
@@ -8,6 +9,12 @@ final class ServerCore: Sendable {
     let handler: HTTPServer.Handler
     let inFlight = Atomic<Int>(0)
     let stopping = Atomic<Bool>(false)
+    /// Requests handed to `handlers` whose connections are suspended until they answer.
+    let offloaded = Atomic<Int>(0)
+    /// Where large requests run: a connection belongs to one event-loop thread, which serves
+    /// its connections in turn, so two large requests that land on one thread would wait for
+    /// each other while another core idles. This queue spreads them over all cores.
+    private let handlers = DispatchQueue(label: "microhttp.handlers", qos: .userInitiated, attributes: .concurrent)
 
     init(configuration: HTTPServer.Configuration, handler: @escaping HTTPServer.Handler) {
         self.configuration = configuration
@@ -58,11 +65,25 @@ final class ServerCore: Sendable {
             context.answered = true
             return queue(configuration.errorResponse(.bodyTooLarge(limit: configuration.maxBodySize)), on: connection)
         }
+        if let response = context.pending.take() {
+            // Resumed: the handler thread has answered.
+            return queue(response, on: connection)
+        }
         let request = HTTPRequest(
             method: String(cString: method), path: String(cString: url),
             headers: headers(of: connection), body: context.body)
         context.body = ByteBuffer(capacity: 0)
-        return queue(handler(request), on: connection)
+        guard request.body.count >= configuration.offloadBodySize else { return queue(handler(request), on: connection) }
+        offloaded.add(1, ordering: .relaxed)
+        MHD_suspend_connection(connection)
+        let suspended = SuspendedConnection(pointer: connection)
+        let pending = context.pending
+        handlers.async { [self] in
+            pending.put(handler(request))
+            MHD_resume_connection(suspended.pointer)
+            offloaded.subtract(1, ordering: .releasing)
+        }
+        return .YES
     }
 
     /// libmicrohttpd is done with a request, answered or not.
@@ -97,4 +118,12 @@ final class ServerCore: Sendable {
         }
         return headers
     }
+}
+
+/// A suspended connection, resumed from the handler thread.
+// @unchecked Sendable: libmicrohttpd allows MHD_resume_connection from any thread, and the
+// connection cannot go away while suspended (the daemon is not stopped before every
+// offloaded request has resumed its connection).
+struct SuspendedConnection: @unchecked Sendable {
+    let pointer: OpaquePointer
 }

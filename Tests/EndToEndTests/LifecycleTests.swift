@@ -56,6 +56,21 @@ import TestSupport
         #expect(lines.contains { $0.contains("\"path\":\"/health\"") && $0.contains("\"status\":\"200\"") })
     }
 
+    @Test func aLargeRequestInFlightIsAnsweredBeforeTheProcessExits() throws {
+        let server = try ServerProcess()
+        let connection = try server.connection()
+        let items = (0..<20_000).map(String.init).joined(separator: ",")
+        let body = Array("{\"old\":[\(items)],\"new\":[\(items),-1]}".utf8)
+        try connection.send(raw: Array("POST /diff HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: \(body.count)\r\n\r\n".utf8) + body.prefix(1_000))
+        usleep(200_000)
+        kill(server.process.processIdentifier, SIGTERM)
+        #expect(waitUntilRefused(port: server.port))
+        try connection.send(raw: Array(body.dropFirst(1_000)))
+        let reply = try connection.readReply()
+        #expect(reply.status == 200 && reply.json["animation"]?.stringValue == "reloadSections")
+        #expect(server.stop(signal: 0) == 0)
+    }
+
     @Test func aRequestThatNeverCompletesIsCutOffAfterTheGracePeriod() throws {
         let server = try ServerProcess(arguments: ["--shutdown-grace", "1"])
         let connection = try server.connection()

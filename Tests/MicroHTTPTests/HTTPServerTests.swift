@@ -1,4 +1,5 @@
 import Dispatch
+import Foundation
 import Glibc
 import MicroHTTP
 import Synchronization
@@ -69,6 +70,26 @@ func echoServer(_ configure: (inout HTTPServer.Configuration) -> Void = { _ in }
         #expect(reply.header("Connection") == "close")
         while stopped.withLock({ $0 }) == nil { usleep(1_000) }
         #expect(stopped.withLock { $0 } == true)
+    }
+
+    @Test func largeBodiesAreHandledOffTheEventLoopThreadAndAnswered() throws {
+        var configuration = HTTPServer.Configuration()
+        configuration.host = "127.0.0.1"
+        configuration.port = 0
+        configuration.offloadBodySize = 1_000
+        let server = try HTTPServer(configuration: configuration) { request in
+            let name = (try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8))?.filter { $0 != "\n" } ?? "?"
+            return HTTPResponse(status: 200, headers: [("X-Thread", name)], body: request.body.array)
+        }
+        defer { server.stop() }
+        let connection = try HTTPConnection(port: server.port)
+        let small = try connection.request("POST", "/", body: [UInt8](repeating: 7, count: 999))
+        #expect(small.header("X-Thread") == "MHD-worker" && small.body.count == 999)
+        for _ in 0..<3 {
+            let large = try connection.request("POST", "/", body: [UInt8](repeating: 9, count: 100_000))
+            #expect(large.status == 200 && large.header("X-Thread") != "MHD-worker" && large.body == [UInt8](repeating: 9, count: 100_000))
+        }
+        #expect(server.stop())
     }
 
     @Test func aNonNumericHostIsRefused() {

@@ -26,8 +26,9 @@ typedef struct {
     size_t thread_stack_size;
 } CMicroHTTPDConfig;
 
-/// Starts a daemon with an internal epoll thread pool and inter-thread signalling (so that it
-/// can be quiesced). Returns NULL when it cannot start (the port is taken, for example).
+/// Starts a daemon with an internal epoll thread pool, inter-thread signalling (so that it can
+/// be quiesced) and suspend/resume (so that requests can be answered from other threads).
+/// Returns NULL when it cannot start (the port is taken, for example).
 struct MHD_Daemon *cmhd_start(const CMicroHTTPDConfig *config,
                               MHD_AccessHandlerCallback handler, void *handler_context,
                               MHD_RequestCompletedCallback completed, void *completed_context);

@@ -36,7 +36,7 @@ struct SessionEndpoints {
 
     private func create(_ request: HTTPRequest, id: String, replacing: Bool) throws(APIError) -> HTTPResponse {
         try LiveDeltaService.requireJSON(request)
-        let body = try SessionBody(request.body, maxDepth: maxDepth)
+        var body = try SessionBody(request.body, readingWith: DiffOptions(), maxDepth: maxDepth)
         let options = try body.options ?? DiffOptions()
         let collection = try body.collection(readWith: options)
         let (snapshot, created) = try sessions { () throws(SessionError) in try store.put(id: id, options: options, collection: collection) }
@@ -74,11 +74,12 @@ struct SessionEndpoints {
 
     private func change(_ request: HTTPRequest, id: String, action: String) throws(APIError) -> HTTPResponse {
         try LiveDeltaService.requireJSON(request)
-        let body = try SessionBody(request.body, maxDepth: maxDepth)
+        let held = store.options(id: id)
+        var body = try SessionBody(request.body, readingWith: held ?? DiffOptions(), maxDepth: maxDepth)
         let condition = try Self.condition(ifMatch: request.header("If-Match"), baseVersion: body.baseVersion)
         let given = try body.options
-        var readWith = store.options(id: id) ?? given ?? DiffOptions()
-        if let given, store.options(id: id) != nil, given != readWith {
+        var readWith = held ?? given ?? DiffOptions()
+        if let given, held != nil, given != readWith {
             throw .invalidOption(JSONPointer("options"), "options are fixed when a session is created; this one's differ (GET /sessions/\(id) shows them)")
         }
         // Read with the session's options; should it be replaced meanwhile with options that
@@ -224,20 +225,19 @@ struct SessionEndpoints {
 }
 
 /// A session request's body: `{"items": [...]}` or `{"sections": [...]}`, with `options` and
-/// `baseVersion` where wanted.
+/// `baseVersion` where wanted, read in one pass where the options are known (see `Envelope`).
 struct SessionBody {
-    let envelope: RequestBody
-    let maxDepth: Int
+    private var envelope: Envelope
     let baseVersion: UInt64?
 
-    init(_ body: ByteBuffer, maxDepth: Int) throws(APIError) {
-        envelope = try RequestBody(body, allowed: SessionEndpoints.bodyMembers, maxDepth: maxDepth)
-        self.maxDepth = maxDepth
-        let hasItems = envelope.position(of: "items") != nil, hasSections = envelope.position(of: "sections") != nil
-        guard hasItems != hasSections else {
+    init(_ body: ByteBuffer, readingWith options: DiffOptions, maxDepth: Int) throws(APIError) {
+        envelope = try Envelope(
+            body, members: ["items": .items, "sections": .sections, "options": .value, "baseVersion": .value],
+            readingWith: options, maxDepth: maxDepth)
+        guard envelope.has("items") != envelope.has("sections") else {
             throw .invalidShape(JSONPointer(), "the body needs \"items\" (a flat collection) or \"sections\", one of them")
         }
-        if let value = envelope.tree("baseVersion", maxDepth: maxDepth) {
+        if let value = envelope.value("baseVersion") {
             guard case .number(let number) = value, let version = number.nonNegativeInt else {
                 throw .invalidShape(JSONPointer("baseVersion"), "baseVersion must be a whole number, 0 or more")
             }
@@ -248,24 +248,13 @@ struct SessionBody {
     }
 
     var options: DiffOptions? {
-        get throws(APIError) {
-            guard let value = envelope.tree("options", maxDepth: maxDepth) else { return nil }
-            return try DiffOptions(value, at: JSONPointer("options"))
-        }
+        get throws(APIError) { try envelope.options() }
     }
 
     var location: CollectionLocation { CollectionLocation(items: JSONPointer("items"), sections: JSONPointer("sections")) }
 
-    func collection(readWith options: DiffOptions) throws(APIError) -> JSONCollection {
-        var reader = CollectionReader(scanner: envelope.scanner(maxDepth: maxDepth), options: options)
-        let records: CollectionReader.Records
-        if let position = envelope.position(of: "items") {
-            guard envelope.kind(of: "items") == .array else { throw .invalidShape(JSONPointer("items"), "\"items\" must be an array") }
-            records = try reader.readCollection(at: position, pointer: JSONPointer("items"))
-        } else {
-            records = try reader.readSections(at: envelope.position(of: "sections")!, pointer: JSONPointer("sections"))
-        }
-        let document = JSONDocument(body: envelope.bytes, arena: reader.arena, filter: options.filter, itemsKey: options.itemsKeyBytes)
-        return reader.materialize(records, in: document, unique: options.unique)
+    mutating func collection(readWith options: DiffOptions) throws(APIError) -> JSONCollection {
+        let collections = try envelope.collections(readWith: options)
+        return collections["items"] ?? collections["sections"]!
     }
 }

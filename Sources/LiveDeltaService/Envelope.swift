@@ -1,0 +1,124 @@
+import ByteJSON
+import MicroHTTP
+
+/// A request body's top-level object, walked in one pass: collections are read as they are
+/// reached, with the options known by then; small members (options, versions) are kept as
+/// trees. The walk checks the whole body, so text that is not JSON is a 400 whatever else is
+/// wrong. Where the options in force turn out to read items differently, or a collection could
+/// not be read with the ones known then, `collections(readWith:)` reads them again.
+struct Envelope {
+    /// How a member is read.
+    enum Member {
+        /// A flat array of items or `{"sections": [...]}` (`/diff`'s old and new).
+        case collection
+        /// An array of items (a session's `items`).
+        case items
+        /// An array of sections (a session's `sections`).
+        case sections
+        /// A small value, kept as a tree.
+        case value
+    }
+
+    let body: ByteBuffer
+    let maxDepth: Int
+    private let members: [String: Member]
+    private var positions: [String: Int] = [:]
+    private var values: [String: JSONValue] = [:]
+    private var records: [String: CollectionReader.Records] = [:]
+    private var reader: CollectionReader
+    /// Where reading with the options known at the time failed.
+    private var deferred: APIError?
+
+    init(_ body: ByteBuffer, members: [String: Member], readingWith options: DiffOptions, maxDepth: Int) throws(APIError) {
+        self.body = body
+        self.maxDepth = maxDepth
+        self.members = members
+        reader = CollectionReader(scanner: JSONScanner(body.bytes, maxDepth: maxDepth), options: options)
+        var walker = JSONScanner(body.bytes, maxDepth: maxDepth)
+        walker.hashing = false
+        var unknown: String?
+        let allowed = members.keys.sorted().map { "\"\($0)\"" }.joined(separator: ", ")
+        do {
+            guard walker.peek() == UInt8(ascii: "{") else {
+                _ = try walker.scanDocument()
+                throw APIError.invalidShape(JSONPointer(), "the body must be a JSON object with \(allowed)")
+            }
+            var key = try walker.beginObject()
+            while let current = key {
+                walker.skipWhitespace()
+                let start = walker.position
+                let name = String(decoding: walker.decoded(current), as: UTF8.self)
+                positions[name] = start
+                switch members[name] {
+                case .value:
+                    var tree = walker
+                    values[name] = try tree.buildValue(keeping: nil)
+                    walker.position = tree.position
+                case .some(let kind):
+                    do throws(APIError) {
+                        records[name] = try read(name, kind, at: start)
+                        walker.position = reader.scanner.position
+                    } catch {
+                        if error.status == 400 { throw error }
+                        // Perhaps only options still to come make it readable.
+                        if deferred == nil { deferred = error }
+                        walker.position = start
+                        _ = try walker.scanValue()
+                    }
+                case nil:
+                    if unknown == nil { unknown = name }
+                    _ = try walker.scanValue()
+                }
+                key = try walker.nextKey()
+            }
+            walker.skipWhitespace()
+            if walker.position < walker.count { throw JSONError(.trailingContent, at: walker.position) }
+        } catch let error as JSONError {
+            throw .malformedJSON(error)
+        } catch let error as APIError {
+            throw error
+        } catch {
+            preconditionFailure("reading throws only APIError and JSONError")
+        }
+        if let unknown {
+            throw .invalidShape(JSONPointer(unknown), "unknown member \"\(unknown)\"; the body takes \(allowed)")
+        }
+    }
+
+    func has(_ name: String) -> Bool { positions[name] != nil }
+
+    func value(_ name: String) -> JSONValue? { values[name] }
+
+    /// The options member, parsed; nil where the body has none.
+    func options() throws(APIError) -> DiffOptions? {
+        guard let value = values["options"] else { return nil }
+        return try DiffOptions(value, at: JSONPointer("options"))
+    }
+
+    /// The collections of the body, read with `options` (again only where needed).
+    mutating func collections(readWith options: DiffOptions) throws(APIError) -> [String: JSONCollection] {
+        if deferred != nil || !options.readsLike(reader.options) {
+            reader = CollectionReader(scanner: JSONScanner(body.bytes, maxDepth: maxDepth), options: options)
+            for (name, position) in positions {
+                guard let kind = members[name], kind != .value else { continue }
+                records[name] = try read(name, kind, at: position)
+            }
+            deferred = nil
+        }
+        let document = JSONDocument(body: body, arena: reader.arena, filter: options.filter, itemsKey: options.itemsKeyBytes)
+        return records.mapValues { reader.materialize($0, in: document, unique: options.unique) }
+    }
+
+    private mutating func read(_ name: String, _ kind: Member, at position: Int) throws(APIError) -> CollectionReader.Records {
+        switch kind {
+        case .items:
+            reader.scanner.position = position
+            guard reader.scanner.peek() == UInt8(ascii: "[") else {
+                throw .invalidShape(JSONPointer(name), "\"\(name)\" must be an array of items")
+            }
+            return try reader.readCollection(at: position, pointer: JSONPointer(name))
+        case .sections: return try reader.readSections(at: position, pointer: JSONPointer(name))
+        default: return try reader.readCollection(at: position, pointer: JSONPointer(name))
+        }
+    }
+}
