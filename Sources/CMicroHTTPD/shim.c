@@ -3,25 +3,16 @@
 struct MHD_Daemon *cmhd_start(const CMicroHTTPDConfig *config,
                               MHD_AccessHandlerCallback handler, void *handler_context,
                               MHD_RequestCompletedCallback completed, void *completed_context) {
-    unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_TURBO;
-    if (config->ipv6) {
-        flags |= MHD_USE_IPv6;
-    }
+    unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_NO_LISTEN_SOCKET
+                       | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_TURBO;
     struct MHD_OptionItem options[] = {
-        {MHD_OPTION_THREAD_POOL_SIZE, config->threads, NULL},
-        {MHD_OPTION_THREAD_STACK_SIZE, (intptr_t)config->thread_stack_size, NULL},
         {MHD_OPTION_CONNECTION_LIMIT, config->connection_limit, NULL},
         {MHD_OPTION_CONNECTION_TIMEOUT, config->connection_timeout_seconds, NULL},
         {MHD_OPTION_CONNECTION_MEMORY_LIMIT, (intptr_t)config->connection_memory_limit, NULL},
+        {MHD_OPTION_THREAD_STACK_SIZE, (intptr_t)config->thread_stack_size, NULL},
         {MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)completed, completed_context},
-        {config->address ? MHD_OPTION_SOCK_ADDR : MHD_OPTION_END, 0, (void *)config->address},
         {MHD_OPTION_END, 0, NULL},
     };
-    return MHD_start_daemon(flags, config->port, NULL, NULL, handler, handler_context,
+    return MHD_start_daemon(flags, 0, NULL, NULL, handler, handler_context,
                             MHD_OPTION_ARRAY, options, MHD_OPTION_END);
-}
-
-uint16_t cmhd_bound_port(struct MHD_Daemon *daemon) {
-    const union MHD_DaemonInfo *info = MHD_get_daemon_info(daemon, MHD_DAEMON_INFO_BIND_PORT);
-    return info ? info->port : 0;
 }

@@ -28,10 +28,13 @@ public struct DiffOptions: Sendable, Equatable {
         idKey == other.idKey && sectionIdKey == other.sectionIdKey && itemsKey == other.itemsKey && filter == other.filter
     }
 
-    /// The keys as UTF-8, worked out once rather than per request.
-    private(set) var idPath: [[UInt8]] = [Array("id".utf8)]
-    private(set) var sectionIdPath: [[UInt8]] = [Array("id".utf8)]
-    private(set) var itemsKeyBytes: [UInt8] = Array("items".utf8)
+    /// The keys as UTF-8, worked out once rather than per request (the defaults once only).
+    private(set) var idPath: [[UInt8]] = Self.defaultPath
+    private(set) var sectionIdPath: [[UInt8]] = Self.defaultPath
+    private(set) var itemsKeyBytes: [UInt8] = Self.defaultItemsKey
+
+    private static let defaultPath = [Array("id".utf8)]
+    private static let defaultItemsKey = Array("items".utf8)
 
     static func path(_ key: String) -> [[UInt8]] {
         key.split(separator: ".", omittingEmptySubsequences: false).map { Array($0.utf8) }

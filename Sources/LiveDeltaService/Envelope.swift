@@ -21,15 +21,17 @@ struct Envelope {
 
     let body: ByteBuffer
     let maxDepth: Int
-    private let members: [String: Member]
-    private var positions: [String: Int] = [:]
-    private var values: [String: JSONValue] = [:]
-    private var records: [String: CollectionReader.Records] = [:]
+    /// Small lists searched in order: a body has a handful of members, and a dictionary's
+    /// allocations and hashing would cost more than the search.
+    private let members: KeyValuePairs<String, Member>
+    private var positions: [(name: String, value: Int)] = []
+    private var values: [(name: String, value: JSONValue)] = []
+    private var records: [(name: String, value: CollectionReader.Records)] = []
     private var reader: CollectionReader
     /// Where reading with the options known at the time failed.
     private var deferred: APIError?
 
-    init(_ body: ByteBuffer, members: [String: Member], readingWith options: DiffOptions, maxDepth: Int) throws(APIError) {
+    init(_ body: ByteBuffer, members: KeyValuePairs<String, Member>, readingWith options: DiffOptions, maxDepth: Int) throws(APIError) {
         self.body = body
         self.maxDepth = maxDepth
         self.members = members
@@ -37,7 +39,7 @@ struct Envelope {
         var walker = JSONScanner(body.bytes, maxDepth: maxDepth)
         walker.hashing = false
         var unknown: String?
-        let allowed = members.keys.sorted().map { "\"\($0)\"" }.joined(separator: ", ")
+        let allowed = members.map { "\"\($0.key)\"" }.joined(separator: ", ")
         do {
             guard walker.peek() == UInt8(ascii: "{") else {
                 _ = try walker.scanDocument()
@@ -48,15 +50,16 @@ struct Envelope {
                 walker.skipWhitespace()
                 let start = walker.position
                 let name = String(decoding: walker.decoded(current), as: UTF8.self)
-                positions[name] = start
-                switch members[name] {
+                let kind = members.first { $0.key == name }?.value
+                if kind != nil { Self.set(&positions, name, start) }
+                switch kind {
                 case .value:
                     var tree = walker
-                    values[name] = try tree.buildValue(keeping: nil)
+                    Self.set(&values, name, try tree.buildValue(keeping: nil))
                     walker.position = tree.position
                 case .some(let kind):
                     do throws(APIError) {
-                        records[name] = try read(name, kind, at: start)
+                        Self.set(&records, name, try read(name, kind, at: start))
                         walker.position = reader.scanner.position
                     } catch {
                         if error.status == 400 { throw error }
@@ -85,13 +88,13 @@ struct Envelope {
         }
     }
 
-    func has(_ name: String) -> Bool { positions[name] != nil }
+    func has(_ name: String) -> Bool { positions.contains { $0.name == name } }
 
-    func value(_ name: String) -> JSONValue? { values[name] }
+    func value(_ name: String) -> JSONValue? { values.first { $0.name == name }?.value }
 
     /// The options member, parsed; nil where the body has none.
     func options() throws(APIError) -> DiffOptions? {
-        guard let value = values["options"] else { return nil }
+        guard let value = value("options") else { return nil }
         return try DiffOptions(value, at: JSONPointer("options"))
     }
 
@@ -100,13 +103,20 @@ struct Envelope {
         if deferred != nil || !options.readsLike(reader.options) {
             reader = CollectionReader(scanner: JSONScanner(body.bytes, maxDepth: maxDepth), options: options)
             for (name, position) in positions {
-                guard let kind = members[name], kind != .value else { continue }
-                records[name] = try read(name, kind, at: position)
+                guard let kind = members.first(where: { $0.key == name })?.value, kind != .value else { continue }
+                Self.set(&records, name, try read(name, kind, at: position))
             }
             deferred = nil
         }
         let document = JSONDocument(body: body, arena: reader.arena, filter: options.filter, itemsKey: options.itemsKeyBytes)
-        return records.mapValues { reader.materialize($0, in: document, unique: options.unique) }
+        var collections = [String: JSONCollection](minimumCapacity: records.count)
+        for (name, read) in records { collections[name] = reader.materialize(read, in: document, unique: options.unique) }
+        return collections
+    }
+
+    /// Sets a name's value in a small list (the last of repeated members wins, as in JSONValue).
+    private static func set<Value>(_ list: inout [(name: String, value: Value)], _ name: String, _ value: Value) {
+        if let index = list.firstIndex(where: { $0.name == name }) { list[index].value = value } else { list.append((name, value)) }
     }
 
     private mutating func read(_ name: String, _ kind: Member, at position: Int) throws(APIError) -> CollectionReader.Records {

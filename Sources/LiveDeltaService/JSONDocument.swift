@@ -31,8 +31,10 @@ public final class JSONDocument: @unchecked Sendable {
     /// The member of a section that holds its items (not part of the section's own content).
     let itemsKey: [UInt8]
 
+    private static let emptyArena = ByteBuffer([])
+
     init(body: ByteBuffer, arena: [UInt8], filter: ContentFilter, itemsKey: [UInt8]) {
-        let arena = ByteBuffer(arena)
+        let arena = arena.isEmpty ? Self.emptyArena : ByteBuffer(arena)
         owners = (body, arena)
         self.body = body.bytes
         self.arena = arena.bytes

@@ -59,34 +59,42 @@ public final class HTTPServer: Sendable {
     /// The port the server listens on.
     public let port: UInt16
     private let core: ServerCore
-    /// The daemon, until `stop` takes it.
-    private let daemon: Mutex<DaemonHandle?>
+    /// The acceptor and the daemons, until `stop` takes them.
+    private let running: Mutex<(acceptor: Acceptor, daemons: [DaemonHandle])?>
 
-    /// Starts listening and serving at once.
+    /// Starts listening and serving at once: `threads` daemons, each with one event-loop
+    /// thread, and an acceptor that deals new connections out to them in turn.
     public init(configuration: Configuration, handler: @escaping Handler) throws(StartError) {
         guard let address = SocketAddress(host: configuration.host, port: configuration.port) else {
             throw .invalidHost(configuration.host)
         }
         let core = ServerCore(configuration: configuration, handler: handler)
-        // libmicrohttpd calls back with this pointer; `stop` drops the retain after the daemon ends.
+        // libmicrohttpd calls back with this pointer; `stop` drops the retain after the daemons end.
         let context = Unmanaged.passRetained(core).toOpaque()
-        let started = address.withSockaddrPointer { sockaddr in
-            var config = CMicroHTTPDConfig(
-                address: sockaddr, port: configuration.port, ipv6: address.isIPv6 ? 1 : 0,
-                threads: UInt32(max(1, configuration.threads)),
-                connection_limit: UInt32(max(1, configuration.connectionLimit)),
-                connection_timeout_seconds: UInt32(max(0, configuration.connectionTimeoutSeconds)),
-                connection_memory_limit: 16 << 10, thread_stack_size: max(1 << 20, configuration.threadStackSize))
-            return cmhd_start(&config, accessCallback, context, completedCallback, context)
+        let threads = max(1, configuration.threads)
+        var config = CMicroHTTPDConfig(
+            connection_limit: UInt32(max(1, (configuration.connectionLimit + threads - 1) / threads)),
+            connection_timeout_seconds: UInt32(max(0, configuration.connectionTimeoutSeconds)),
+            connection_memory_limit: 16 << 10, thread_stack_size: max(1 << 20, configuration.threadStackSize))
+        var daemons = [DaemonHandle]()
+        for _ in 0..<threads {
+            guard let daemon = cmhd_start(&config, accessCallback, context, completedCallback, context) else { break }
+            daemons.append(DaemonHandle(pointer: daemon))
         }
-        guard let started else {
+        let acceptor: Acceptor
+        do throws(StartError) {
+            guard daemons.count == threads else { throw StartError.cannotListen(host: configuration.host, port: configuration.port) }
+            acceptor = try Acceptor(address: address, daemons: daemons)
+        } catch {
+            for daemon in daemons { MHD_stop_daemon(daemon.pointer) }
             Unmanaged<ServerCore>.fromOpaque(context).release()
-            throw .cannotListen(host: configuration.host, port: configuration.port)
+            throw error
         }
+        acceptor.start()
         self.configuration = configuration
         self.core = core
-        self.port = cmhd_bound_port(started)
-        self.daemon = Mutex(DaemonHandle(pointer: started))
+        self.port = acceptor.port
+        self.running = Mutex((acceptor, daemons))
     }
 
     /// Requests whose headers have arrived and whose response is not yet sent.
@@ -96,10 +104,9 @@ public final class HTTPServer: Sendable {
     /// then closes everything. Returns whether every request in flight finished in time.
     @discardableResult
     public func stop(grace: Duration = .seconds(10)) -> Bool {
-        guard let daemon = daemon.withLock({ $0.take() }) else { return true }
+        guard let (acceptor, daemons) = running.withLock({ $0.take() }) else { return true }
         core.stopping.store(true, ordering: .relaxed)
-        let listener = MHD_quiesce_daemon(daemon.pointer)
-        if listener >= 0 { close(listener) }
+        acceptor.stop()
         let deadline = ContinuousClock.now + grace
         while core.inFlight.load(ordering: .acquiring) > 0 && ContinuousClock.now < deadline {
             usleep(2_000)
@@ -108,16 +115,16 @@ public final class HTTPServer: Sendable {
         // Stopping with a suspended connection is not allowed: let offloaded requests (bounded
         // work) answer and resume theirs first.
         while core.offloaded.load(ordering: .acquiring) > 0 { usleep(1_000) }
-        MHD_stop_daemon(daemon.pointer)
+        for daemon in daemons { MHD_stop_daemon(daemon.pointer) }
         Unmanaged.passUnretained(core).release()
         return finished
     }
 }
 
-/// The daemon's address, moved between threads only under `HTTPServer.daemon`'s lock.
-// @unchecked Sendable: libmicrohttpd's daemon may be quiesced and stopped from any thread, and
-// only `stop` uses the pointer, once, after taking it out of the lock.
-private struct DaemonHandle: @unchecked Sendable {
+/// A daemon's address.
+// @unchecked Sendable: libmicrohttpd lets any thread add connections to a daemon and stop it;
+// the acceptor adds connections until it is stopped, and only then does `stop` stop the daemon.
+struct DaemonHandle: @unchecked Sendable {
     let pointer: OpaquePointer
 }
 

@@ -35,12 +35,32 @@ enum SocketAddress {
         return false
     }
 
-    func withSockaddrPointer<R>(_ body: (UnsafePointer<sockaddr>) -> R) -> R {
+    var port: UInt16 {
+        switch self {
+        case .v4(let address): UInt16(bigEndian: address.sin_port)
+        case .v6(let address): UInt16(bigEndian: address.sin6_port)
+        }
+    }
+
+    var host: String {
+        var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
+        switch self {
+        case .v4(var address): inet_ntop(AF_INET, &address.sin_addr, &text, socklen_t(text.count))
+        case .v6(var address): inet_ntop(AF_INET6, &address.sin6_addr, &text, socklen_t(text.count))
+        }
+        return String(cString: text)
+    }
+
+    func withSockaddrPointer<R>(_ body: ((pointer: UnsafePointer<sockaddr>, length: socklen_t)) -> R) -> R {
         switch self {
         case .v4(var address):
-            withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1, body) }
+            withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { body(($0, socklen_t(MemoryLayout<sockaddr_in>.size))) }
+            }
         case .v6(var address):
-            withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1, body) }
+            withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { body(($0, socklen_t(MemoryLayout<sockaddr_in6>.size))) }
+            }
         }
     }
 }

@@ -84,10 +84,10 @@ func echoServer(_ configure: (inout HTTPServer.Configuration) -> Void = { _ in }
         defer { server.stop() }
         let connection = try HTTPConnection(port: server.port)
         let small = try connection.request("POST", "/", body: [UInt8](repeating: 7, count: 999))
-        #expect(small.header("X-Thread") == "MHD-worker" && small.body.count == 999)
+        #expect(small.header("X-Thread")?.hasPrefix("MHD") == true && small.body.count == 999, "\(small.header("X-Thread") ?? "")")
         for _ in 0..<3 {
             let large = try connection.request("POST", "/", body: [UInt8](repeating: 9, count: 100_000))
-            #expect(large.status == 200 && large.header("X-Thread") != "MHD-worker" && large.body == [UInt8](repeating: 9, count: 100_000))
+            #expect(large.status == 200 && large.header("X-Thread")?.hasPrefix("MHD") == false && large.body == [UInt8](repeating: 9, count: 100_000))
         }
         #expect(server.stop())
     }
