@@ -83,6 +83,7 @@ public final class ServiceMetrics: Sendable {
 
     /// The route a path belongs to, for labels (ids and unknown paths would make too many).
     static func route(of path: String) -> String {
+        if path == "/diff" { return path }
         let segments = path.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
         switch Array(segments) {
         case ["diff"], ["health"], ["openapi.yaml"], ["metrics"], ["sessions"]: return path

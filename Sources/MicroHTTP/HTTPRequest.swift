@@ -18,8 +18,11 @@ public struct HTTPRequest: Sendable {
         self.init(method: method, path: path, headers: headers, body: ByteBuffer(body))
     }
 
-    /// The first value of a header, by case-insensitive name.
+    /// The first value of a header, by case-insensitive name (ASCII, as header names are).
     public func header(_ name: String) -> String? {
-        headers.first { $0.name.utf8.count == name.utf8.count && $0.name.lowercased() == name.lowercased() }?.value
+        headers.first { header in
+            header.name.utf8.count == name.utf8.count
+                && zip(header.name.utf8, name.utf8).allSatisfy { a, b in a == b || (a ^ b == 0x20 && (a | 0x20) >= 0x61 && (a | 0x20) <= 0x7A) }
+        }?.value
     }
 }

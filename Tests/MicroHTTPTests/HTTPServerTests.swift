@@ -104,3 +104,11 @@ func echoServer(_ configure: (inout HTTPServer.Configuration) -> Void = { _ in }
         #expect(throws: HTTPServer.StartError.self) { try echoServer { $0.port = first.port } }
     }
 }
+
+@Suite struct HTTPRequestTests {
+    @Test func headersAreFoundWhateverTheirCase() {
+        let request = HTTPRequest(method: "GET", path: "/", headers: [("content-TYPE", "a"), ("If-Match", "b"), ("X-[", "c")])
+        #expect(request.header("Content-Type") == "a" && request.header("if-match") == "b")
+        #expect(request.header("X-{") == nil && request.header("Content-Typ") == nil)
+    }
+}
