@@ -22,7 +22,7 @@ public enum ContentFilter: Sendable, Equatable {
 /// verbatim in it. It lives as long as any item read from it.
 // @unchecked Sendable: the two buffers belong to `owners`, which this object keeps alive; they
 // are written once before it exists and only read while it does.
-public final class JSONDocument: @unchecked Sendable {
+public final class JSONDocument: @unchecked Sendable {  // read-only after init; see above
     let body: UnsafeBufferPointer<UInt8>
     let arena: UnsafeBufferPointer<UInt8>
     private let owners: (body: ByteBuffer, arena: ByteBuffer)

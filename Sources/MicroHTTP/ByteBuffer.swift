@@ -3,7 +3,7 @@
 /// (no copy is needed to hold on to a body).
 // @unchecked Sendable: only the thread that fills a buffer writes it, before handing it on;
 // afterwards it is read only, and deinit frees it once nobody holds it.
-public final class ByteBuffer: @unchecked Sendable {
+public final class ByteBuffer: @unchecked Sendable {  // written by one thread, then read-only; see above
     private var storage: UnsafeMutableBufferPointer<UInt8>
     public private(set) var count = 0
 

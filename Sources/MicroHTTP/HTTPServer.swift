@@ -124,7 +124,7 @@ public final class HTTPServer: Sendable {
 /// A daemon's address.
 // @unchecked Sendable: libmicrohttpd lets any thread add connections to a daemon and stop it;
 // the acceptor adds connections until it is stopped, and only then does `stop` stop the daemon.
-struct DaemonHandle: @unchecked Sendable {
+struct DaemonHandle: @unchecked Sendable {  // thread-safe libmicrohttpd calls only; see above
     let pointer: OpaquePointer
 }
 

@@ -124,6 +124,6 @@ final class ServerCore: Sendable {
 // @unchecked Sendable: libmicrohttpd allows MHD_resume_connection from any thread, and the
 // connection cannot go away while suspended (the daemon is not stopped before every
 // offloaded request has resumed its connection).
-struct SuspendedConnection: @unchecked Sendable {
+struct SuspendedConnection: @unchecked Sendable {  // resumed from any thread by design; see above
     let pointer: OpaquePointer
 }

@@ -1,8 +1,8 @@
 import Foundation
 
 /// The real `livedelta` binary, started on a free port for a test and stopped after it.
-public final class ServerProcess: @unchecked Sendable {
-    // @unchecked Sendable: `output` is guarded by `lock`; everything else is set in init.
+// @unchecked Sendable: `output` is guarded by `lock`; everything else is set in init.
+public final class ServerProcess: @unchecked Sendable {  // see above
     public let process = Process()
     public private(set) var port: UInt16 = 0
     private let lock = NSLock()
