@@ -8,7 +8,6 @@ public final class LiveDeltaService: Sendable {
     public struct Configuration: Sendable {
         /// Deeper JSON nesting is refused with a 400.
         public var maxDepth = 512
-        public var maxBodySize = 32 << 20
 
         public init() {}
     }
@@ -64,26 +63,27 @@ public final class LiveDeltaService: Sendable {
         let segments = request.path.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
         switch Array(segments) {
         case ["health"]:
-            try allow(request, ["GET", "HEAD"])
+            try Self.allow(request, ["GET", "HEAD"])
             return .json(Array(#"{"status":"ok"}"#.utf8))
         case ["openapi.yaml"]:
-            try allow(request, ["GET", "HEAD"])
+            try Self.allow(request, ["GET", "HEAD"])
             return HTTPResponse(status: 200, headers: [("Content-Type", "application/yaml")], body: Array(OpenAPISpec.yaml.utf8))
         case ["diff"]:
-            try allow(request, ["POST"])
+            try Self.allow(request, ["POST"])
             try Self.requireJSON(request)
             return .json(try DiffEndpoint.respond(to: request.body, maxDepth: configuration.maxDepth, metrics: metrics))
         case let path where path.first == "sessions":
             return try SessionEndpoints(store: sessions, maxDepth: configuration.maxDepth, metrics: metrics).route(request, path)
         case ["metrics"] where metrics != nil:
-            try allow(request, ["GET", "HEAD"])
+            try Self.allow(request, ["GET", "HEAD"])
             return HTTPResponse(status: 200, headers: [("Content-Type", "text/plain; version=0.0.4; charset=utf-8")], body: metrics!.exposition())
         default:
             throw .notFound(request.path)
         }
     }
 
-    private func allow(_ request: HTTPRequest, _ methods: [String]) throws(APIError) {
+    /// A 405 with `Allow` unless the request's method is one of `methods`.
+    static func allow(_ request: HTTPRequest, _ methods: [String]) throws(APIError) {
         guard methods.contains(request.method) else { throw .methodNotAllowed(request.method, request.path, allowed: methods) }
     }
 

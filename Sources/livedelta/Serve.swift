@@ -75,7 +75,6 @@ struct Serve: ParsableCommand {
 
         var serviceConfiguration = LiveDeltaService.Configuration()
         serviceConfiguration.maxDepth = maxDepth
-        serviceConfiguration.maxBodySize = maxBodySize
         var limits = InMemorySessionStore.Limits()
         limits.maxSessions = maxSessions
         limits.idleTimeout = .seconds(sessionIdleTimeout)

@@ -8,24 +8,22 @@ struct SessionEndpoints {
     let maxDepth: Int
     let metrics: ServiceMetrics?
 
-    static let bodyMembers = ["items", "sections", "options", "baseVersion"]
-
     func route(_ request: HTTPRequest, _ path: [Substring]) throws(APIError) -> HTTPResponse {
         switch path.count {
         case 1:
-            try allow(request, ["POST"])
-            return try create(request, id: Self.newID(), replacing: false)
+            try LiveDeltaService.allow(request, ["POST"])
+            return try create(request, id: Self.newID())
         case 2:
             let id = try Self.validID(path[1])
             switch request.method {
-            case "GET", "HEAD": return try show(request, id: id)
-            case "PUT": return try create(request, id: id, replacing: true)
+            case "GET", "HEAD": return try show(id: id)
+            case "PUT": return try create(request, id: id)
             case "DELETE": return try delete(request, id: id)
             default: throw .methodNotAllowed(request.method, request.path, allowed: ["GET", "HEAD", "PUT", "DELETE"])
             }
         case 3 where ["update", "append", "delta"].contains(path[2]):
             let id = try Self.validID(path[1])
-            try allow(request, ["POST"])
+            try LiveDeltaService.allow(request, ["POST"])
             return try change(request, id: id, action: String(path[2]))
         default:
             throw .notFound(request.path)
@@ -34,7 +32,8 @@ struct SessionEndpoints {
 
     // MARK: - Actions
 
-    private func create(_ request: HTTPRequest, id: String, replacing: Bool) throws(APIError) -> HTTPResponse {
+    /// Creates the session, or replaces it (PUT); POST's ids are random, 128 bits.
+    private func create(_ request: HTTPRequest, id: String) throws(APIError) -> HTTPResponse {
         try LiveDeltaService.requireJSON(request)
         var body = try SessionBody(request.body, readingWith: DiffOptions(), maxDepth: maxDepth)
         let options = try body.options ?? DiffOptions()
@@ -47,7 +46,7 @@ struct SessionEndpoints {
         return HTTPResponse(status: created ? 201 : 200, headers: headers(version: 0, location: created ? id : nil), body: writer.bytes)
     }
 
-    private func show(_ request: HTTPRequest, id: String) throws(APIError) -> HTTPResponse {
+    private func show(id: String) throws(APIError) -> HTTPResponse {
         let snapshot = try sessions { () throws(SessionError) in try store.snapshot(id: id) }
         var writer = JSONWriter(capacity: 256 + 128 * snapshot.collection.itemCount)
         writer.raw("{")
@@ -130,10 +129,6 @@ struct SessionEndpoints {
     }
 
     // MARK: - Pieces
-
-    private func allow(_ request: HTTPRequest, _ methods: [String]) throws(APIError) {
-        guard methods.contains(request.method) else { throw .methodNotAllowed(request.method, request.path, allowed: methods) }
-    }
 
     private func headers(version: UInt64, location: String? = nil) -> [(name: String, value: String)] {
         var headers = [("Content-Type", "application/json"), ("ETag", "\"\(version)\"")]
