@@ -56,6 +56,12 @@ public final class LiveDeltaService: Sendable {
         case .bodyTooLarge(let limit):
             metrics?.error(code: "body_too_large")
             return APIError.bodyTooLarge(limit: limit).response
+        case .busy:
+            metrics?.error(code: "server_busy")
+            var error = APIError(
+                status: 503, code: "server_busy", message: "the server is receiving as many request bodies as it holds at once; try again shortly")
+            error.headers = [("Retry-After", "1")]
+            return error.response
         }
     }
 

@@ -16,4 +16,6 @@ public struct HTTPResponse: Sendable {
 public enum HTTPServerError: Sendable, Equatable {
     /// The body is larger than `maxBodySize` bytes.
     case bodyTooLarge(limit: Int)
+    /// Bodies being received by all connections together would pass `maxBufferedBodyBytes`.
+    case busy
 }

@@ -31,10 +31,14 @@ public final class HTTPServer: Sendable {
         /// Requests with bodies at least this large are handled on a pool that spreads them
         /// over all cores, instead of on their connection's event-loop thread.
         public var offloadBodySize: Int = 64 << 10
+        /// Bodies being received, by all connections together, are held to this many bytes; a
+        /// request that would pass it is refused with `errorResponse(.busy)`.
+        public var maxBufferedBodyBytes: Int = 1 << 30
         /// How the server's own refusals look.
         public var errorResponse: @Sendable (HTTPServerError) -> HTTPResponse = { error in
             switch error {
             case .bodyTooLarge: HTTPResponse(status: 413)
+            case .busy: HTTPResponse(status: 503, headers: [("Retry-After", "1")])
             }
         }
 
@@ -99,6 +103,9 @@ public final class HTTPServer: Sendable {
 
     /// Requests whose headers have arrived and whose response is not yet sent.
     public var requestsInFlight: Int { core.inFlight.load(ordering: .relaxed) }
+
+    /// Bytes of request bodies being received or handled now.
+    public var bufferedBodyBytes: Int { core.buffered.load(ordering: .relaxed) }
 
     /// Stops accepting connections at once, lets requests in flight finish for up to `grace`,
     /// then closes everything. Returns whether every request in flight finished in time.

@@ -7,8 +7,11 @@ import Synchronization
 /// the completion notice, so it needs no lock.
 final class RequestContext {
     var body: ByteBuffer
-    /// The body is over the limit: the rest is read and dropped.
-    var rejected = false
+    /// The body is over a limit: the rest is read and dropped, and `refusal` is the answer.
+    var refusal: HTTPServerError?
+    var rejected: Bool { refusal != nil }
+    /// Bytes of this body counted in the server's buffered total.
+    var counted = 0
     /// The refusal has been queued already (possible only before the body starts).
     var answered = false
     var discarded = 0

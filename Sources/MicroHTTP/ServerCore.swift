@@ -11,6 +11,8 @@ final class ServerCore: Sendable {
     let stopping = Atomic<Bool>(false)
     /// Requests handed to `handlers` whose connections are suspended until they answer.
     let offloaded = Atomic<Int>(0)
+    /// Bytes of bodies counted against `maxBufferedBodyBytes`, until their requests complete.
+    let buffered = Atomic<Int>(0)
     /// Where large requests run: a connection belongs to one event-loop thread, which serves
     /// its connections in turn, so two large requests that land on one thread would wait for
     /// each other while another core idles. This queue spreads them over all cores.
@@ -34,12 +36,9 @@ final class ServerCore: Sendable {
                 .flatMap { Int(String(cString: $0)) } ?? 0
             let context = RequestContext(expectedLength: min(max(declared, 0), configuration.maxBodySize))
             state.pointee = Unmanaged.passRetained(context).toOpaque()
-            guard declared <= configuration.maxBodySize else {
-                // Refused before a byte of the body is read; libmicrohttpd closes the connection after.
-                context.rejected = true
-                context.answered = true
-                return queue(configuration.errorResponse(.bodyTooLarge(limit: configuration.maxBodySize)), on: connection)
-            }
+            // Refused before a byte of the body is read; libmicrohttpd closes the connection after.
+            if declared > configuration.maxBodySize { return refuse(context, .bodyTooLarge(limit: configuration.maxBodySize), now: connection) }
+            if declared > 0 && !reserve(declared, for: context) { return refuse(context, .busy, now: connection) }
             return .YES
         }
         let context = Unmanaged<RequestContext>.fromOpaque(existing).takeUnretainedValue()
@@ -53,17 +52,18 @@ final class ServerCore: Sendable {
                 return context.discarded > configuration.maxBodySize ? .NO : .YES
             }
             guard context.body.count + size <= configuration.maxBodySize else {
-                context.rejected = true
-                context.body = ByteBuffer(capacity: 0)
-                return .YES
+                return refuse(context, .bodyTooLarge(limit: configuration.maxBodySize), now: nil)
             }
+            // A body without (or beyond) its declared length is counted as it arrives.
+            let needed = context.body.count + size - context.counted
+            guard needed <= 0 || reserve(needed, for: context) else { return refuse(context, .busy, now: nil) }
             context.body.append(UnsafeRawBufferPointer(start: upload, count: size))
             return .YES
         }
-        if context.rejected {
+        if let refusal = context.refusal {
             if context.answered { return .YES }
             context.answered = true
-            return queue(configuration.errorResponse(.bodyTooLarge(limit: configuration.maxBodySize)), on: connection)
+            return queue(configuration.errorResponse(refusal), on: connection)
         }
         if let response = context.pending.take() {
             // Resumed: the handler thread has answered.
@@ -86,10 +86,32 @@ final class ServerCore: Sendable {
         return .YES
     }
 
+    /// Counts `bytes` more of `context`'s body against the budget, if they fit.
+    private func reserve(_ bytes: Int, for context: RequestContext) -> Bool {
+        let total = buffered.add(bytes, ordering: .relaxed).newValue
+        guard total <= configuration.maxBufferedBodyBytes else {
+            buffered.subtract(bytes, ordering: .relaxed)
+            return false
+        }
+        context.counted += bytes
+        return true
+    }
+
+    /// Refuses the request: at once where no body has been read (`now`), else at its end.
+    private func refuse(_ context: RequestContext, _ refusal: HTTPServerError, now connection: OpaquePointer?) -> MHD_Result {
+        context.refusal = refusal
+        context.body = ByteBuffer(capacity: 0)
+        guard let connection else { return .YES }
+        context.answered = true
+        return queue(configuration.errorResponse(refusal), on: connection)
+    }
+
     /// libmicrohttpd is done with a request, answered or not.
     func completed(_ state: UnsafeMutablePointer<UnsafeMutableRawPointer?>?) {
         guard let state, let context = state.pointee else { return }
-        Unmanaged<RequestContext>.fromOpaque(context).release()
+        let request = Unmanaged<RequestContext>.fromOpaque(context)
+        buffered.subtract(request.takeUnretainedValue().counted, ordering: .relaxed)
+        request.release()
         state.pointee = nil
         inFlight.subtract(1, ordering: .releasing)
     }

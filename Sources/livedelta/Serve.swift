@@ -28,6 +28,9 @@ struct Serve: ParsableCommand {
     @Option(help: "Largest request body in bytes (413 above). [env: LIVEDELTA_MAX_BODY_SIZE]")
     var maxBodySize: Int = Environment.value("LIVEDELTA_MAX_BODY_SIZE", default: 32 << 20)
 
+    @Option(help: "Bytes of request bodies held at once, by all connections together (503 above). [env: LIVEDELTA_MAX_BUFFERED_BODY_BYTES]")
+    var maxBufferedBodyBytes: Int = Environment.value("LIVEDELTA_MAX_BUFFERED_BODY_BYTES", default: 1 << 30)
+
     @Option(help: "Deepest JSON nesting accepted, up to 1000 (400 above). [env: LIVEDELTA_MAX_DEPTH]")
     var maxDepth: Int = Environment.value("LIVEDELTA_MAX_DEPTH", default: 512)
 
@@ -58,6 +61,7 @@ struct Serve: ParsableCommand {
     func validate() throws {
         guard threads >= 1 else { throw ValidationError("--threads must be at least 1") }
         guard maxBodySize >= 1 else { throw ValidationError("--max-body-size must be at least 1") }
+        guard maxBufferedBodyBytes >= maxBodySize else { throw ValidationError("--max-buffered-body-bytes must be at least --max-body-size") }
         // Small values (options, values compared in full) are read recursively, on the 8 MiB
         // worker stacks: 1,000 levels fit several times over, even in a debug build.
         guard (1...1_000).contains(maxDepth) else { throw ValidationError("--max-depth must be from 1 to 1000") }
@@ -88,6 +92,7 @@ struct Serve: ParsableCommand {
         configuration.port = port
         configuration.threads = threads
         configuration.maxBodySize = maxBodySize
+        configuration.maxBufferedBodyBytes = maxBufferedBodyBytes
         configuration.connectionTimeoutSeconds = connectionTimeout
         configuration.connectionLimit = maxConnections
         configuration.errorResponse = { service.errorResponse($0) }

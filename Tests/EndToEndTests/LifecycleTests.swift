@@ -28,6 +28,16 @@ import TestSupport
         #expect(server.stop() == 0)
     }
 
+    @Test func bodiesPastTheServerWideBudgetGetA503() throws {
+        let server = try ServerProcess(arguments: ["--max-body-size", "1000", "--max-buffered-body-bytes", "1000"])
+        let holding = try server.connection()
+        try holding.send(raw: Array("POST /diff HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 900\r\n\r\n{".utf8))
+        usleep(200_000)
+        let reply = try server.connection().request("POST", "/diff", json: "{\"old\":[" + String(repeating: "1,", count: 100) + "1],\"new\":[]}")
+        #expect(reply.status == 503 && reply.errorCode == "server_busy" && reply.header("Retry-After") == "1")
+        #expect(try server.connection().request("GET", "/health").status == 200)
+    }
+
     @Test func environmentVariablesConfigureTheServer() throws {
         let server = try ServerProcess(environment: ["LIVEDELTA_MAX_BODY_SIZE": "100", "LIVEDELTA_LOG_FORMAT": "json"])
         #expect(try server.connection().request("POST", "/diff", json: String(repeating: " ", count: 200)).status == 413)

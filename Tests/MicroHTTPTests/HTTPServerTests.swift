@@ -55,6 +55,32 @@ func echoServer(_ configure: (inout HTTPServer.Configuration) -> Void = { _ in }
         #expect(try connection.readReply().status == 413)
     }
 
+    @Test func bodiesBeyondTheServerWideBudgetAreRefusedUntilOthersFinish() throws {
+        let server = try echoServer {
+            $0.maxBodySize = 1_000
+            $0.maxBufferedBodyBytes = 1_500
+        }
+        defer { server.stop() }
+        let holding = try HTTPConnection(port: server.port)
+        // 800 bytes declared and held: in flight.
+        try holding.send(raw: Array("POST /a HTTP/1.1\r\nHost: x\r\nContent-Length: 800\r\n\r\nab".utf8))
+        while server.bufferedBodyBytes < 800 { usleep(1_000) }
+        let refused = try HTTPConnection(port: server.port).request("POST", "/b", body: [UInt8](repeating: 1, count: 800))
+        #expect(refused.status == 503 && refused.header("Retry-After") == "1")
+        #expect(try HTTPConnection(port: server.port).request("POST", "/c", body: [UInt8](repeating: 1, count: 600)).status == 200)
+        try holding.send(raw: [UInt8](repeating: 0x78, count: 798))
+        #expect(try holding.readReply().status == 200)
+        while server.bufferedBodyBytes > 0 { usleep(1_000) }
+        #expect(try HTTPConnection(port: server.port).request("POST", "/d", body: [UInt8](repeating: 1, count: 800)).status == 200)
+        // A chunked body that runs past the budget is refused at its end.
+        let chunked = try HTTPConnection(port: server.port)
+        try holding.send(raw: Array("POST /e HTTP/1.1\r\nHost: x\r\nContent-Length: 900\r\n\r\n".utf8))
+        while server.bufferedBodyBytes < 900 { usleep(1_000) }
+        let chunk = String(repeating: "y", count: 0x2bc)
+        try chunked.send(raw: Array("POST /f HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n2bc\r\n\(chunk)\r\n0\r\n\r\n".utf8))
+        #expect(try chunked.readReply().status == 503)
+    }
+
     @Test func stopLetsARequestInFlightFinishAndRefusesNewConnections() throws {
         let server = try echoServer()
         let connection = try HTTPConnection(port: server.port)
