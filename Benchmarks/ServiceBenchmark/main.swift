@@ -58,8 +58,8 @@ func reader() throws {
                  validateOnly.median, rate(validateOnly.median), foundation.median, rate(foundation.median)))
 }
 
-func diff() throws {
-    for (count, runs) in [(20, 2_001), (10_000, 41)] {
+func diff(sizes: [(Int, Int)] = [(20, 2_001), (10_000, 41)]) throws {
+    for (count, runs) in sizes {
         let bytes = diffBody(count: count)
         let body = ByteBuffer(bytes)
         var response = [UInt8]()
@@ -72,3 +72,5 @@ func diff() throws {
 let chosen = CommandLine.arguments.dropFirst()
 if chosen.isEmpty || chosen.contains("reader") { try reader() }
 if chosen.isEmpty || chosen.contains("diff") { try diff() }
+// For profiling the small request alone.
+if chosen.contains("small") { try diff(sizes: [(20, 200_001)]) }

@@ -91,7 +91,7 @@ extension JSONScanner {
         // 0.d1…dn × 10^E with E = (digits of the mantissa) - fractionDigits; trailing zeros go.
         let exponent = significantDigits - fractionDigits
         while mantissa != 0 && mantissa % 10 == 0 { mantissa /= 10 }
-        return ValueHash.number(negative: negative, mantissa: mantissa, exponent: exponent)
+        return ValueHash.number(negative: negative, mantissa: mantissa, exponent: exponent, key: key)
     }
 
     @inline(__always)
@@ -101,13 +101,13 @@ extension JSONScanner {
     /// digits (such a value has no shorter spelling, so the two kinds never meet).
     func numberHash(_ range: Range<Int>) -> UInt64 {
         let parts = numberParts(range)
-        guard let significant = parts.significant else { return ValueHash.number(negative: false, mantissa: 0, exponent: 0) }
+        guard let significant = parts.significant else { return ValueHash.number(negative: false, mantissa: 0, exponent: 0, key: key) }
         if parts.digitCount <= 19 {
             var mantissa: UInt64 = 0
             for offset in significant where base[offset] != 0x2E { mantissa = mantissa &* 10 &+ UInt64(base[offset] &- 0x30) }
-            return ValueHash.number(negative: parts.negative, mantissa: mantissa, exponent: parts.exponent)
+            return ValueHash.number(negative: parts.negative, mantissa: mantissa, exponent: parts.exponent, key: key)
         }
-        var hasher = StreamHasher(seed: ValueHash.numberTag ^ (parts.negative ? 1 : 0))
+        var hasher = StreamHasher(seed: ValueHash.numberTag ^ (parts.negative ? 1 : 0), key: key)
         for offset in significant where base[offset] != 0x2E { hasher.feed(byte: base[offset]) }
         return ValueHash.mix(hasher.finish(), UInt64(bitPattern: Int64(parts.exponent)))
     }

@@ -12,7 +12,7 @@ extension JSONScanner {
         var position = self.position + 1  // past the opening quote
         defer { self.position = position }
         let start = position
-        var hasher = StreamHasher(seed: ValueHash.stringTag)
+        var hasher = StreamHasher(seed: ValueHash.stringTag, key: key)
         var hasEscapes = false
         while true {
             // Eight bytes at a time up to the first that needs a closer look; plain ASCII

@@ -42,6 +42,8 @@ public struct JSONScanner {
     public let maxDepth: Int
     /// False: check only, and report every hash as 0 (about twice as fast).
     public var hashing = true
+    /// The process's hash key, read once here rather than on every string.
+    let key = ValueHash.processKey
     private let frames = FrameStack()
 
     /// `bytes` must stay valid while the scanner is used.

@@ -31,10 +31,10 @@ public enum ValueHash {
     /// A number whose significant digits fit in a UInt64: `0.mantissa × 10^exponent`, the
     /// mantissa without trailing zeros (so every value has one spelling).
     @inlinable @inline(__always)
-    public static func number(negative: Bool, mantissa: UInt64, exponent: Int) -> UInt64 {
+    static func number(negative: Bool, mantissa: UInt64, exponent: Int, key: UInt64) -> UInt64 {
         mantissa == 0
             ? mix(numberTag, 0)
-            : mix(mix(numberTag ^ processKey ^ (negative ? 1 : 0), mantissa), UInt64(bitPattern: Int64(exponent)))
+            : mix(mix(numberTag ^ key ^ (negative ? 1 : 0), mantissa), UInt64(bitPattern: Int64(exponent)))
     }
 
     /// An object from the sum of its members' hashes.
@@ -50,7 +50,7 @@ struct StreamHasher {
     @usableFromInline var pendingCount = 0
     @usableFromInline var length = 0
 
-    @inlinable init(seed: UInt64) { state = seed ^ ValueHash.processKey }
+    @inlinable init(seed: UInt64, key: UInt64) { state = seed ^ key }
 
     @inlinable @inline(__always)
     mutating func feed(word: UInt64) {

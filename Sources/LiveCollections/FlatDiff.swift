@@ -37,8 +37,8 @@ func matchItems<Item: UniquelyIdentifiable>(
         return try old.withUnsafeBufferPointer { old throws(DuplicateIndices) in
             try new.withUnsafeBufferPointer { new throws(DuplicateIndices) in
                 try matchIdentities(
-                    oldCount: old.count, oldID: { old[$0].uniqueID },
-                    newCount: new.count, newID: { new[$0].uniqueID })
+                    oldCount: old.count, oldID: { old[$0].uniqueID }, oldHash: { old[$0].identityHash },
+                    newCount: new.count, newID: { new[$0].uniqueID }, newHash: { new[$0].identityHash })
             }
         }
     } catch {

@@ -59,9 +59,9 @@ func identityTableCapacity(forEntries entries: Int) -> Int {
 
 /// Each id's hash, computed in one sequential pass.
 @inlinable
-func hashes<ID: Hashable>(count: Int, _ id: (Int) -> ID) -> [Int] {
+func hashes(count: Int, _ hash: (Int) -> Int) -> [Int] {
     [Int](unsafeUninitializedCapacity: count) { buffer, initialized in
-        for i in 0..<count { buffer[i] = id(i).hashValue }
+        for i in 0..<count { buffer[i] = hash(i) }
         initialized = count
     }
 }
@@ -75,11 +75,11 @@ func hashes<ID: Hashable>(count: Int, _ id: (Int) -> ID) -> [Int] {
 /// Throws where one side holds an id twice (the two indices on that side).
 @inlinable
 func matchIdentities<ID: Hashable>(
-    oldCount: Int, oldID: (Int) -> ID,
-    newCount: Int, newID: (Int) -> ID
+    oldCount: Int, oldID: (Int) -> ID, oldHash: (Int) -> Int,
+    newCount: Int, newID: (Int) -> ID, newHash: (Int) -> Int
 ) throws(DuplicateIndices) -> IdentityMatch {
-    let oldHashes = hashes(count: oldCount, oldID)
-    let newHashes = hashes(count: newCount, newID)
+    let oldHashes = hashes(count: oldCount, oldHash)
+    let newHashes = hashes(count: newCount, newHash)
     let capacity = identityTableCapacity(forEntries: oldCount + newCount)
     let mask = capacity - 1
     var table = [IdentitySlot](repeating: IdentitySlot(hash: 0, old: -1, new: -1), count: capacity)

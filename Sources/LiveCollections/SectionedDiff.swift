@@ -48,8 +48,8 @@ struct SectionedMatch<Section: UniquelyIdentifiableSection> {
             items = try oldItems.withUnsafeBufferPointer { old throws(DuplicateIndices) in
                 try newItems.withUnsafeBufferPointer { new throws(DuplicateIndices) in
                     try matchIdentities(
-                        oldCount: old.count, oldID: { old[$0].uniqueID },
-                        newCount: new.count, newID: { new[$0].uniqueID })
+                        oldCount: old.count, oldID: { old[$0].uniqueID }, oldHash: { old[$0].identityHash },
+                        newCount: new.count, newID: { new[$0].uniqueID }, newHash: { new[$0].identityHash })
                 }
             }
         } catch {
@@ -94,8 +94,8 @@ func matchSections<Section: UniquelyIdentifiableSection>(
 ) throws(DuplicateIdentifierError) -> IdentityMatch {
     do {
         return try matchIdentities(
-            oldCount: old.count, oldID: { old[$0].uniqueID },
-            newCount: new.count, newID: { new[$0].uniqueID })
+            oldCount: old.count, oldID: { old[$0].uniqueID }, oldHash: { old[$0].identityHash },
+            newCount: new.count, newID: { new[$0].uniqueID }, newHash: { new[$0].identityHash })
     } catch {
         let side = error.collection == .old ? old : new
         throw DuplicateIdentifierError(

@@ -10,10 +10,20 @@ public protocol UniquelyIdentifiable: Equatable {
 
     var rawData: RawType { get }
     var uniqueID: UniqueIDType { get }
+
+    /// A hash of `uniqueID` for matching ids: equal ids must have equal hashes. By default
+    /// `uniqueID.hashValue`; a type that keeps a well-mixed hash of its id may return that and
+    /// spare hashing it again.
+    var identityHash: Int { get }
 }
 
 extension UniquelyIdentifiable where RawType == Self {
     public var rawData: Self { self }
+}
+
+extension UniquelyIdentifiable {
+    @inlinable
+    public var identityHash: Int { uniqueID.hashValue }
 }
 
 /// A section with its own identity and content, holding identifiable items.

@@ -63,9 +63,14 @@ public struct JSONItem: UniquelyIdentifiable, Sendable {
     let idStorage: IDStorage
 
     public var uniqueID: JSONItemID {
-        JSONItemID(
-            document: document, hash: occurrence == 0 ? UInt64(idHash) : ValueHash.mix(UInt64(idHash), UInt64(occurrence)),
-            bytes: idBytes, storage: idStorage, kind: idKind, occurrence: occurrence)
+        JSONItemID(document: document, hash: identityKey, bytes: idBytes, storage: idStorage, kind: idKind, occurrence: occurrence)
+    }
+
+    /// The id's hash with its occurrence: already well mixed, so matching need not hash again.
+    public var identityHash: Int { Int(truncatingIfNeeded: identityKey) }
+
+    private var identityKey: UInt64 {
+        occurrence == 0 ? UInt64(idHash) : ValueHash.mix(UInt64(idHash), UInt64(occurrence))
     }
 
     /// The id without its occurrence, for counting occurrences.
@@ -98,6 +103,8 @@ public struct JSONSection: UniquelyIdentifiableSection, Sendable {
     public var uniqueID: JSONItemID {
         JSONItemID(document: document, hash: UInt64(idHash), bytes: idBytes, storage: idStorage, kind: idKind, occurrence: 0)
     }
+
+    public var identityHash: Int { Int(idHash) }
 
     public var text: UnsafeBufferPointer<UInt8> { document.slice(raw, in: .body) }
 

@@ -84,6 +84,20 @@ import Testing
         #expect(fresh.id as? Int == 5 && fresh.firstPosition == .index(0) && fresh.secondPosition == .index(2))
     }
 
+    @Test func aCustomIdentityHashIsUsedAndCollisionsStayExact() async throws {
+        struct Constant: UniquelyIdentifiable {
+            var uniqueID: Int
+            var content = 0
+            var identityHash: Int { 7 }
+        }
+        await propertyCheck(count: 100, input: Gens.flatCase) { flat in
+            let old = flat.old.map { Constant(uniqueID: $0.id, content: $0.content) }
+            let new = flat.new.map { Constant(uniqueID: $0.id, content: $0.content) }
+            let custom = try IndexDelta(from: old, to: new), standard = try IndexDelta(from: flat.old, to: flat.new)
+            #expect(custom == standard)
+        }
+    }
+
     @Test func idsThatCollideInHashButDifferAreDistinct() throws {
         struct Colliding: Hashable, Sendable {
             var value: Int
