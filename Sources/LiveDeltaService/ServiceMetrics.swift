@@ -5,7 +5,6 @@ import Synchronization
 /// duration and body size, diff sizes, errors by code, and sessions. The backend (Prometheus,
 /// in the executable) is the factory's; `exposition` renders it for `GET /metrics`.
 public final class ServiceMetrics: Sendable {
-    public static let bodyBytesLabel = "livedelta_request_body_bytes"
     public static let itemsInLabel = "livedelta_diff_items_in"
     public static let changesOutLabel = "livedelta_diff_changes_out"
 
@@ -38,7 +37,8 @@ public final class ServiceMetrics: Sendable {
     private struct RequestHandles {
         var count: Counter
         var duration: Timer
-        var bodyBytes: Recorder
+        /// A counter, not a histogram: an atomic add on every request, where a histogram takes a lock.
+        var bodyBytes: Counter
     }
 
     func request(route: String, status: Int, duration: Duration, bodyBytes: Int) {
@@ -48,14 +48,14 @@ public final class ServiceMetrics: Sendable {
             let handles = RequestHandles(
                 count: Counter(label: "livedelta_requests_total", dimensions: [("route", route), ("status", String(status))], factory: factory),
                 duration: Timer(label: "livedelta_request_duration_seconds", dimensions: [("route", route)], factory: factory),
-                bodyBytes: Recorder(label: Self.bodyBytesLabel, dimensions: [("route", route)], aggregate: true, factory: factory))
+                bodyBytes: Counter(label: "livedelta_request_body_bytes_total", dimensions: [("route", route)], factory: factory))
             cache[key] = handles
             return handles
         }
         handles.count.increment()
         let (seconds, attoseconds) = duration.components
         handles.duration.recordNanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
-        handles.bodyBytes.record(bodyBytes)
+        handles.bodyBytes.increment(by: bodyBytes)
     }
 
     func error(code: String) {

@@ -128,7 +128,6 @@ struct Serve: ParsableCommand {
             .microseconds(100), .microseconds(250), .microseconds(500), .milliseconds(1), .milliseconds(2.5), .milliseconds(5),
             .milliseconds(10), .milliseconds(25), .milliseconds(50), .milliseconds(100), .milliseconds(250), .seconds(1),
         ]
-        factory.valueHistogramBuckets[ServiceMetrics.bodyBytesLabel] = [100, 1_000, 10_000, 100_000, 1_000_000, 10_000_000, 100_000_000]
         let sizes: [Double] = [0, 1, 10, 100, 1_000, 10_000, 100_000, 1_000_000]
         factory.valueHistogramBuckets[ServiceMetrics.itemsInLabel] = sizes
         factory.valueHistogramBuckets[ServiceMetrics.changesOutLabel] = sizes

@@ -26,7 +26,7 @@ func sample(_ exposition: String, _ line: String) -> Double? {
         #expect(sample(after, #"livedelta_errors_total{code="duplicate_id"}"#) == 1)
         #expect(sample(after, #"livedelta_request_duration_seconds_count{route="/diff"}"#) == 4)
         // 3 bodies of 27 bytes and one of 22; the duplicate is refused before any diff.
-        #expect(sample(after, #"livedelta_request_body_bytes_sum{route="/diff"}"#) == Double(3 * 27 + 22))
+        #expect(sample(after, #"livedelta_request_body_bytes_total{route="/diff"}"#) == Double(3 * 27 + 22))
         #expect(sample(after, "livedelta_diff_items_in_sum") == Double(3 * 5))
         #expect(sample(after, "livedelta_diff_changes_out_sum") == Double(3 * 3))
         #expect(sample(after, "livedelta_sessions_open") == 1)
