@@ -92,14 +92,18 @@ public final class CollectionData<Item: UniquelyIdentifiable & Sendable>: Sendab
     }
 
     /// The delta an update to `newItems` would give, committing nothing.
+    ///
+    /// - Parameter ifVersion: when given, checked against the same state the delta is computed from.
     @inlinable
-    public func calculateDelta(_ newItems: [Item]) throws(CollectionDataError) -> CollectionUpdate<Item> {
-        try Self.diff(store.snapshot, newItems, committing: false)
+    public func calculateDelta(_ newItems: [Item], ifVersion: UInt64? = nil) throws(CollectionDataError) -> CollectionUpdate<Item> {
+        let current = store.snapshot
+        try current.require(ifVersion)
+        return try Self.diff(current, newItems, committing: false)
     }
 
     @inlinable
-    public func calculateDelta(raw: [Item.RawType]) throws(CollectionDataError) -> CollectionUpdate<Item> {
-        try calculateDelta(build(raw))
+    public func calculateDelta(raw: [Item.RawType], ifVersion: UInt64? = nil) throws(CollectionDataError) -> CollectionUpdate<Item> {
+        try calculateDelta(build(raw), ifVersion: ifVersion)
     }
 
     @inlinable

@@ -89,10 +89,15 @@ where Section.Item: Sendable {
         }
     }
 
-    /// The delta an update to `newSections` would give, committing nothing.
+    /// The delta an update to `newSections` would give, committing nothing (`ifVersion` as in
+    /// `CollectionData.calculateDelta`).
     @inlinable
-    public func calculateDelta(_ newSections: [Section]) throws(CollectionDataError) -> SectionedCollectionUpdate<Item> {
-        try Self.diff(store.snapshot, newSections, committing: false)
+    public func calculateDelta(_ newSections: [Section], ifVersion: UInt64? = nil) throws(CollectionDataError)
+        -> SectionedCollectionUpdate<Item>
+    {
+        let current = store.snapshot
+        try current.require(ifVersion)
+        return try Self.diff(current, newSections, committing: false)
     }
 
     @inlinable

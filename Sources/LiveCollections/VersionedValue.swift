@@ -29,6 +29,12 @@ struct Versioned<Value: Sendable>: Sendable {
         self.version = version
         self.policy = policy
     }
+
+    /// Throws where a caller insisted on another version than this one.
+    @inlinable
+    func require(_ expected: UInt64?) throws(CollectionDataError) {
+        if let expected, expected != version { throw .versionMismatch(expected: expected, current: version) }
+    }
 }
 
 /// The shared core of `CollectionData` and `CollectionSectionData`: a value with a version
@@ -64,9 +70,7 @@ final class VersionedValue<Value: Sendable>: Sendable {
     ) throws(CollectionDataError) -> Result {
         try writer.withLock { _ throws(CollectionDataError) -> Result in
             let current = snapshot
-            if let expectedVersion, expectedVersion != current.version {
-                throw .versionMismatch(expected: expectedVersion, current: current.version)
-            }
+            try current.require(expectedVersion)
             let (value, result) = try body(current)
             state.withLock {
                 $0.value = value

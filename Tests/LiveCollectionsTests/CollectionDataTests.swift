@@ -136,3 +136,12 @@ struct IDOnlyFactory: UniquelyIdentifiableDataFactory, Sendable {
         #expect(sections.versionedSections.sections.map(\.id) == [1, 2] && sections.versionedSections.version == 1)
     }
 }
+
+@Suite struct DryRunVersionTests {
+    @Test func aDryRunCanInsistOnItsBase() throws {
+        let data = try CollectionData([Thing(id: 1)])
+        try data.update([Thing(id: 2)])
+        #expect(throws: CollectionDataError.self) { try data.calculateDelta([Thing(id: 3)], ifVersion: 0) }
+        #expect(try data.calculateDelta([Thing(id: 3)], ifVersion: 1).delta == IndexDelta(deletions: [0], insertions: [0]))
+    }
+}

@@ -131,11 +131,11 @@ public final class InMemorySessionStore: SessionStore {
             switch (stored.holder, collection) {
             case (.flat(let data), .flat(let items)):
                 let old = data.count
-                let update = commit ? try data.update(items, ifVersion: version) : try dryRun(data, items, version)
+                let update = commit ? try data.update(items, ifVersion: version) : try data.calculateDelta(items, ifVersion: version)
                 return SessionChange(id: id, created: created, options: stored.options, outcome: .flat(update, oldCount: old, newCount: items.count))
             case (.sectioned(let data), .sectioned(let sections)):
                 let old = data.sections
-                let update = commit ? try data.update(sections, ifVersion: version) : try dryRun(data, sections, version)
+                let update = commit ? try data.update(sections, ifVersion: version) : try data.calculateDelta(sections, ifVersion: version)
                 return SessionChange(id: id, created: created, options: stored.options, outcome: .sectioned(update, old: old, new: sections))
             case (.flat, _): throw SessionError.kindMismatch(sessionIsSectioned: false)
             case (.sectioned, _): throw SessionError.kindMismatch(sessionIsSectioned: true)
@@ -271,18 +271,6 @@ public final class InMemorySessionStore: SessionStore {
             logger.notice("session evicted", metadata: ["session": "\(victim)", "evicted_total": "\(total)", "max_sessions": "\(limits.maxSessions)"])
         }
         return added
-    }
-
-    private func dryRun<Item>(_ data: CollectionData<Item>, _ items: [Item], _ version: UInt64?) throws(CollectionDataError) -> CollectionUpdate<Item> {
-        if let version, version != data.version { throw .versionMismatch(expected: version, current: data.version) }
-        return try data.calculateDelta(items)
-    }
-
-    private func dryRun<Section>(_ data: CollectionSectionData<Section>, _ sections: [Section], _ version: UInt64?) throws(CollectionDataError)
-        -> SectionedCollectionUpdate<Section.Item>
-    {
-        if let version, version != data.version { throw .versionMismatch(expected: version, current: data.version) }
-        return try data.calculateDelta(sections)
     }
 
     private static func holder(for collection: JSONCollection, options: DiffOptions) throws(SessionError) -> Holder {
