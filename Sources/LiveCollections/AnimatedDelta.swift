@@ -45,8 +45,8 @@ extension AnimationPolicy {
         from old: [Item], to new: [Item]
     ) throws(DuplicateIdentifierError) -> AnimatedDelta {
         let match = try matchItems(old, new)
-        let deleted = match.oldToNew.indices.filter { match.oldToNew[$0] < 0 }
         if exceedsDataCount(old.count, new.count) {
+            let deleted = match.oldToNew.indices.filter { match.oldToNew[$0] < 0 }
             return AnimatedDelta(animation: .reloadSections, delta: nil, deletedIndices: deleted)
         }
         let delta = old.withUnsafeBufferPointer { old in
@@ -54,7 +54,7 @@ extension AnimationPolicy {
         }
         let proposed = proposedStyle(changeCount: delta.changeCount, coarse: .reloadSections)
         let preferred = delegate?.preferredItemAnimationStyle(for: delta, proposed: proposed) ?? proposed
-        return AnimatedDelta(animation: max(proposed, preferred), delta: delta, deletedIndices: deleted)
+        return AnimatedDelta(animation: max(proposed, preferred), delta: delta, deletedIndices: delta.deletions)
     }
 
     /// Diffs two sectioned collections by the threshold rules, sections first: items are
