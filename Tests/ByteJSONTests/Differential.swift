@@ -159,10 +159,10 @@ func hasCanonicallyEquivalentNames(_ value: JSONValue) -> Bool {
         #expect(members.count == 2)
         #expect((try JSONSerialization.jsonObject(with: Data(names.utf8)) as? [String: Any])?.count == 1)
         // Trailing commas are not in the grammar; Foundation accepts them.
-        for text in ["[1,]", "{\"a\":1,}"] {
-            #expect(throws: JSONError.self) { try JSONValue(parsing: text) }
-            #expect(try JSONSerialization.jsonObject(with: Data(text.utf8), options: .fragmentsAllowed) is [Any] || text.hasPrefix("{"))
-        }
+        #expect(throws: JSONError.self) { try JSONValue(parsing: "[1,]") }
+        #expect(throws: JSONError.self) { try JSONValue(parsing: "{\"a\":1,}") }
+        #expect((try JSONSerialization.jsonObject(with: Data("[1,]".utf8)) as? [Any])?.count == 1)
+        #expect((try JSONSerialization.jsonObject(with: Data("{\"a\":1,}".utf8)) as? [String: Any])?.count == 1)
         // Long mantissas: we keep every digit; Foundation's Double is one unit in the last
         // place away from the correctly rounded value that strtod gives.
         let long = "123456789.123456789e-30"
