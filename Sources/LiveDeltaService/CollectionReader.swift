@@ -9,7 +9,7 @@ public enum JSONCollection: Sendable {
     public var itemCount: Int {
         switch self {
         case .flat(let items): items.count
-        case .sectioned(let sections): sections.reduce(0) { $0 + $1.items.count }
+        case .sectioned(let sections): sections.itemCount
         }
     }
 

@@ -99,9 +99,9 @@ extension JSONWriter {
         member("newSectionCount")
         int(new.count)
         member("oldCount")
-        int(old.reduce(0) { $0 + $1.items.count })
+        int(old.itemCount)
         member("newCount")
-        int(new.reduce(0) { $0 + $1.items.count })
+        int(new.itemCount)
         if let deletedItems {
             member("deletedItems")
             items(deletedItems)

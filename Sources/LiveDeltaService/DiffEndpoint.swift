@@ -41,7 +41,7 @@ struct DiffComputation {
             writer.raw("}")
         case (.sectioned(let old), .sectioned(let new)):
             let result = try naming { () throws(DuplicateIdentifierError) in try options.policy.animatedDelta(from: old, to: new) }
-            metrics?.diff(itemsIn: old.reduce(0) { $0 + $1.items.count } + new.reduce(0) { $0 + $1.items.count }, changesOut: result.sectionDelta.map { _ in result.changeCount })
+            metrics?.diff(itemsIn: old.itemCount + new.itemCount, changesOut: result.sectionDelta.map { _ in result.changeCount })
             writer.raw("{")
             writer.sectionedMembers(
                 sectionAnimation: result.sectionAnimation, itemAnimation: result.itemAnimation,

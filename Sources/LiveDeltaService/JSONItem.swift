@@ -119,6 +119,11 @@ public struct JSONSection: UniquelyIdentifiableSection, Sendable {
     }
 }
 
+extension Array where Element == JSONSection {
+    /// Items in all the sections.
+    var itemCount: Int { reduce(0) { $0 + $1.items.count } }
+}
+
 /// Whether two valid JSON texts mean the same, counting only the top-level members `keeping`
 /// accepts when they are objects. The slow path behind a hash match with different bytes.
 func sameMeaning(

@@ -116,7 +116,7 @@ struct SessionEndpoints {
             writer.versions(id: change.id, version: update.version, baseVersion: update.baseVersion)
         case .sectioned(let update, let old, let new):
             metrics?.diff(
-                itemsIn: old.reduce(0) { $0 + $1.items.count } + new.reduce(0) { $0 + $1.items.count },
+                itemsIn: old.itemCount + new.itemCount,
                 changesOut: update.sectionDelta.map { $0.changeCount + (update.itemDelta?.changeCount ?? 0) })
             writer.sectionedMembers(
                 sectionAnimation: update.sectionAnimation, itemAnimation: update.itemAnimation, sectionDelta: update.sectionDelta,
