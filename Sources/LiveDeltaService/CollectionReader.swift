@@ -24,23 +24,16 @@ public enum JSONCollection: Sendable {
 /// Reads collections out of a validated body in one pass each, recording where items are,
 /// their ids and content hashes; `materialize` then turns the records into items.
 struct CollectionReader {
-    struct Identity {
-        var hash: UInt32
-        var bytes: ByteRange
-        var storage: IDStorage
-        var kind: JSONKind
-    }
-
     struct ItemRecord {
         var contentHash: UInt32
         var raw: ByteRange
-        var id: Identity
+        var id: StoredID
     }
 
     struct SectionRecord {
         var headerHash: UInt32
         var raw: ByteRange
-        var id: Identity
+        var id: StoredID
         var items: Range<Int>
     }
 
@@ -243,24 +236,24 @@ struct CollectionReader {
 
     /// An id's canonical bytes: a string's unescaped text, a number's canonical value; nil for
     /// a kind that cannot be an id.
-    private mutating func identity(of value: ScannedValue, scalarItem: Bool) -> Identity? {
+    private mutating func identity(of value: ScannedValue, scalarItem: Bool) -> StoredID? {
         let hash = fold(value.hash)
         switch value.kind {
         case .string:
             let text = ScannedString(hash: value.hash, start: value.start + 1, end: value.end - 1, hasEscapes: value.hasEscapes)
             if !value.hasEscapes {
-                return Identity(hash: hash, bytes: ByteRange(text.start..<text.end), storage: .body, kind: .string)
+                return StoredID(hash: hash, bytes: ByteRange(text.start..<text.end), kind: .string, storage: .body)
             }
-            return Identity(hash: hash, bytes: appendToArena(scanner.decoded(text)), storage: .arena, kind: .string)
+            return StoredID(hash: hash, bytes: appendToArena(scanner.decoded(text)), kind: .string, storage: .arena)
         case .number:
             if let integer = scanner.exactInteger(value.start..<value.end) {
-                return Identity(hash: hash, bytes: ByteRange(inline: integer), storage: .inline, kind: .number)
+                return StoredID(hash: hash, bytes: ByteRange(inline: integer), kind: .number, storage: .inline)
             }
             let start = arena.count
             scanner.appendNumberIdentity(value.start..<value.end, to: &arena)
-            return Identity(hash: hash, bytes: ByteRange(start..<arena.count), storage: .arena, kind: .number)
+            return StoredID(hash: hash, bytes: ByteRange(start..<arena.count), kind: .number, storage: .arena)
         case .bool where scalarItem, .null where scalarItem:
-            return Identity(hash: hash, bytes: ByteRange(value.start..<value.end), storage: .body, kind: value.kind)
+            return StoredID(hash: hash, bytes: ByteRange(value.start..<value.end), kind: value.kind, storage: .body)
         default:
             return nil
         }
@@ -282,9 +275,7 @@ struct CollectionReader {
     /// unique (which does not change how items are read, so it is decided here).
     func materialize(_ records: Records, in document: JSONDocument, unique: Bool) -> JSONCollection {
         func item(_ record: ItemRecord) -> JSONItem {
-            JSONItem(
-                document: document, contentHash: record.contentHash, idHash: record.id.hash, raw: record.raw, idBytes: record.id.bytes,
-                occurrence: 0, idKind: record.id.kind, idStorage: record.id.storage)
+            JSONItem(document: document, contentHash: record.contentHash, storedID: record.id, raw: record.raw, occurrence: 0)
         }
         var seen = [JSONItemID: UInt32]()
         switch records {
@@ -296,9 +287,7 @@ struct CollectionReader {
             return .sectioned(sections.map { section in
                 var sectionItems = items[section.items].map(item)
                 if !unique { numberOccurrences(&sectionItems, seen: &seen) }
-                return JSONSection(
-                    document: document, headerHash: section.headerHash, idHash: section.id.hash, raw: section.raw,
-                    idBytes: section.id.bytes, idKind: section.id.kind, idStorage: section.id.storage, items: sectionItems)
+                return JSONSection(document: document, headerHash: section.headerHash, storedID: section.id, raw: section.raw, items: sectionItems)
             })
         }
     }

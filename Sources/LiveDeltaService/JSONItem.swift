@@ -46,6 +46,23 @@ public struct JSONItemID: Hashable, Sendable, CustomStringConvertible {
     }
 }
 
+/// An id as kept: the hash of its value and where its canonical bytes are (16 bytes).
+struct StoredID: Sendable {
+    var hash: UInt32
+    var bytes: ByteRange
+    var kind: JSONKind
+    var storage: IDStorage
+
+    /// The id with an occurrence number (0 where ids are unique), mixed into its hash.
+    func id(in document: JSONDocument, occurrence: UInt32) -> JSONItemID {
+        JSONItemID(document: document, hash: key(occurrence), bytes: bytes, storage: storage, kind: kind, occurrence: occurrence)
+    }
+
+    func key(_ occurrence: UInt32) -> UInt64 {
+        occurrence == 0 ? UInt64(hash) : ValueHash.mix(UInt64(hash), UInt64(occurrence))
+    }
+}
+
 /// An item of a request: where its text is, its id and the hash of its content (40 bytes).
 ///
 /// Content equality is JSON value equality over the fields the filter keeps: equal hashes are
@@ -53,39 +70,24 @@ public struct JSONItemID: Hashable, Sendable, CustomStringConvertible {
 public struct JSONItem: UniquelyIdentifiable, Sendable {
     let document: JSONDocument
     let contentHash: UInt32
-    /// The id value's hash; the occurrence is mixed in by `uniqueID`.
-    let idHash: UInt32
+    let storedID: StoredID
     let raw: ByteRange
-    let idBytes: ByteRange
     /// 0 where ids are unique; else 1 for an id's first occurrence, 2 for its second…
     var occurrence: UInt32
-    let idKind: JSONKind
-    let idStorage: IDStorage
 
-    public var uniqueID: JSONItemID {
-        JSONItemID(document: document, hash: identityKey, bytes: idBytes, storage: idStorage, kind: idKind, occurrence: occurrence)
-    }
+    public var uniqueID: JSONItemID { storedID.id(in: document, occurrence: occurrence) }
 
     /// The id's hash with its occurrence: already well mixed, so matching need not hash again.
-    public var identityHash: Int { Int(truncatingIfNeeded: identityKey) }
-
-    private var identityKey: UInt64 {
-        occurrence == 0 ? UInt64(idHash) : ValueHash.mix(UInt64(idHash), UInt64(occurrence))
-    }
+    public var identityHash: Int { Int(truncatingIfNeeded: storedID.key(occurrence)) }
 
     /// The id without its occurrence, for counting occurrences.
-    var plainID: JSONItemID {
-        JSONItemID(document: document, hash: UInt64(idHash), bytes: idBytes, storage: idStorage, kind: idKind, occurrence: 0)
-    }
+    var plainID: JSONItemID { storedID.id(in: document, occurrence: 0) }
 
     /// The item's JSON text, as it was sent.
     public var text: UnsafeBufferPointer<UInt8> { document.slice(raw, in: .body) }
 
     public static func == (lhs: Self, rhs: Self) -> Bool {
-        guard lhs.contentHash == rhs.contentHash else { return false }
-        let a = lhs.text, b = rhs.text
-        if a.count == b.count && (a.isEmpty || memcmp(a.baseAddress!, b.baseAddress!, a.count) == 0) { return true }
-        return sameMeaning(a, b, keeping: { lhs.document.filter.includes($0, in: $1) })
+        lhs.contentHash == rhs.contentHash && sameMeaning(lhs.text, rhs.text, keeping: { lhs.document.filter.includes($0, in: $1) })
     }
 }
 
@@ -93,18 +95,13 @@ public struct JSONItem: UniquelyIdentifiable, Sendable {
 public struct JSONSection: UniquelyIdentifiableSection, Sendable {
     let document: JSONDocument
     let headerHash: UInt32
-    let idHash: UInt32
+    let storedID: StoredID
     let raw: ByteRange
-    let idBytes: ByteRange
-    let idKind: JSONKind
-    let idStorage: IDStorage
     public internal(set) var items: [JSONItem]
 
-    public var uniqueID: JSONItemID {
-        JSONItemID(document: document, hash: UInt64(idHash), bytes: idBytes, storage: idStorage, kind: idKind, occurrence: 0)
-    }
+    public var uniqueID: JSONItemID { storedID.id(in: document, occurrence: 0) }
 
-    public var identityHash: Int { Int(idHash) }
+    public var identityHash: Int { Int(storedID.hash) }
 
     public var text: UnsafeBufferPointer<UInt8> { document.slice(raw, in: .body) }
 
@@ -125,11 +122,13 @@ extension Array where Element == JSONSection {
 }
 
 /// Whether two valid JSON texts mean the same, counting only the top-level members `keeping`
-/// accepts when they are objects. The slow path behind a hash match with different bytes.
+/// accepts when they are objects: equal bytes do at once; otherwise (the slow path behind a
+/// hash match) the values are compared as trees.
 func sameMeaning(
     _ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>,
     keeping: @escaping (ScannedString, JSONScanner) -> Bool
 ) -> Bool {
+    if a.count == b.count && (a.isEmpty || memcmp(a.baseAddress!, b.baseAddress!, a.count) == 0) { return true }
     func tree(_ bytes: UnsafeBufferPointer<UInt8>) -> JSONValue? {
         var scanner = JSONScanner(bytes)
         let reader = scanner

@@ -58,3 +58,10 @@ func collection(_ json: String) throws -> JSONCollection {
         #expect(try sessions.snapshot(id: "a").version == 0 && sessions.statistics.evicted == 1)
     }
 }
+
+@Suite struct ItemLayoutTests {
+    /// Sessions hold 1.5 bytes or less per byte of JSON only while an item costs 40 bytes.
+    @Test func anItemTakesFortyBytes() {
+        #expect(MemoryLayout<JSONItem>.stride == 40)
+    }
+}
