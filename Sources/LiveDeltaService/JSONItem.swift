@@ -87,7 +87,7 @@ public struct JSONItem: UniquelyIdentifiable, Sendable {
     public var text: UnsafeBufferPointer<UInt8> { document.slice(raw, in: .body) }
 
     public static func == (lhs: Self, rhs: Self) -> Bool {
-        lhs.contentHash == rhs.contentHash && sameMeaning(lhs.text, rhs.text, keeping: { lhs.document.filter.includes($0, in: $1) })
+        lhs.contentHash == rhs.contentHash && sameMeaning(lhs.text, rhs.text, counting: .fields(lhs.document.filter))
     }
 }
 
@@ -107,8 +107,7 @@ public struct JSONSection: UniquelyIdentifiableSection, Sendable {
 
     public func hasEqualSectionContent(to other: Self) -> Bool {
         guard headerHash == other.headerHash else { return false }
-        let itemsKey = document.itemsKey
-        return sameMeaning(text, other.text, keeping: { !$1.string($0, equals: itemsKey) })
+        return sameMeaning(text, other.text, counting: .allBut(document.itemsKey))
     }
 
     public static func == (lhs: Self, rhs: Self) -> Bool {
@@ -121,18 +120,30 @@ extension Array where Element == JSONSection {
     var itemCount: Int { reduce(0) { $0 + $1.items.count } }
 }
 
-/// Whether two valid JSON texts mean the same, counting only the top-level members `keeping`
-/// accepts when they are objects: equal bytes do at once; otherwise (the slow path behind a
+/// Which top-level members of an object count when two values are compared.
+enum CountedMembers {
+    /// An item's content: the fields its filter keeps.
+    case fields(ContentFilter)
+    /// A section's own content: all but its items.
+    case allBut([UInt8])
+
+    func includes(_ key: ScannedString, in scanner: JSONScanner) -> Bool {
+        switch self {
+        case .fields(let filter): filter.includes(key, in: scanner)
+        case .allBut(let excluded): !scanner.string(key, equals: excluded)
+        }
+    }
+}
+
+/// Whether two valid JSON texts mean the same, counting only the top-level members `counted`
+/// names when they are objects: equal bytes do at once; otherwise (the slow path behind a
 /// hash match) the values are compared as trees.
-func sameMeaning(
-    _ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>,
-    keeping: @escaping (ScannedString, JSONScanner) -> Bool
-) -> Bool {
+func sameMeaning(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>, counting counted: CountedMembers) -> Bool {
     if a.count == b.count && (a.isEmpty || memcmp(a.baseAddress!, b.baseAddress!, a.count) == 0) { return true }
     func tree(_ bytes: UnsafeBufferPointer<UInt8>) -> JSONValue? {
         var scanner = JSONScanner(bytes)
         let reader = scanner
-        return try? scanner.buildValue(keeping: { keeping($0, reader) })
+        return try? scanner.buildValue(keeping: { counted.includes($0, in: reader) })
     }
     guard let first = tree(a), let second = tree(b) else { return false }
     return first == second
