@@ -17,18 +17,20 @@ public struct CanonicalNumber: Hashable, Sendable, CustomStringConvertible {
         return Array((negative ? "-0." : "0.").utf8) + digits + Array("e\(exponent)".utf8)
     }
 
-    /// The value as people write it: 1, 12.5, 0.001, 1.5e+30.
+    /// The value as people write it: 1, 12.5, 0.001, 1.5e+30. Every value has a description,
+    /// whatever its digit count or exponent: whole numbers are written out up to 21 digits,
+    /// decimals with the point inside the digits as they are, small values with up to five
+    /// leading zeros, and anything else in exponent form.
     public var description: String {
         guard !digits.isEmpty else { return "0" }
         let text = String(decoding: digits, as: UTF8.self)
         let sign = negative ? "-" : ""
         let count = digits.count
-        switch exponent {
-        case count...21: return sign + text + String(repeating: "0", count: exponent - count)
-        case 1..<count: return sign + text.prefix(exponent) + "." + text.dropFirst(exponent)
-        case -5...0: return sign + "0." + String(repeating: "0", count: -exponent) + text
-        default: return sign + text.prefix(1) + (count > 1 ? "." + text.dropFirst() : "") + "e\(exponent - 1 >= 0 ? "+" : "")\(exponent - 1)"
-        }
+        if exponent >= count && exponent <= 21 { return sign + text + String(repeating: "0", count: exponent - count) }
+        if exponent >= 1 && exponent < count { return sign + text.prefix(exponent) + "." + text.dropFirst(exponent) }
+        if exponent >= -5 && exponent <= 0 { return sign + "0." + String(repeating: "0", count: -exponent) + text }
+        let shown = exponent - 1
+        return sign + text.prefix(1) + (count > 1 ? "." + text.dropFirst() : "") + "e" + (shown >= 0 ? "+" : "") + String(shown)
     }
 }
 

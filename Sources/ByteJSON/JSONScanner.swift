@@ -40,6 +40,10 @@ public struct JSONScanner {
     public let count: Int
     public var position: Int
     public let maxDepth: Int
+    /// Containers entered with `beginObject`/`beginArray` and not yet left: the depth at the
+    /// cursor, so that `maxDepth` bounds the whole text however it is walked. A reader that
+    /// starts inside a text sets it to the depth it starts at.
+    public var openDepth = 0
     /// False: check only, and report every hash as 0 (about twice as fast).
     public var hashing = true
     /// The process's hash key, read once here rather than on every string.
@@ -98,7 +102,7 @@ public struct JSONScanner {
             var hash: UInt64
             switch base[position] {
             case 0x7B:  // {
-                if depth >= maxDepth { throw JSONError(.tooDeep(limit: maxDepth), at: position) }
+                if openDepth + depth >= maxDepth { throw JSONError(.tooDeep(limit: maxDepth), at: position) }
                 position += 1
                 skipWhitespace()
                 if position < count && base[position] == 0x7D {
@@ -109,7 +113,7 @@ public struct JSONScanner {
                     continue value
                 }
             case 0x5B:  // [
-                if depth >= maxDepth { throw JSONError(.tooDeep(limit: maxDepth), at: position) }
+                if openDepth + depth >= maxDepth { throw JSONError(.tooDeep(limit: maxDepth), at: position) }
                 position += 1
                 skipWhitespace()
                 if position < count && base[position] == 0x5D {
@@ -224,13 +228,23 @@ public struct JSONScanner {
 
     /// At an object: enters it and returns its first key (nil for `{}`).
     public mutating func beginObject() throws(JSONError) -> ScannedString? {
-        try expect(0x7B, "'{'")
+        try enter(0x7B, "'{'")
         skipWhitespace()
         if position < count && base[position] == 0x7D {
             position += 1
             return nil
         }
+        openDepth += 1
         return try scanKeyAndColon()
+    }
+
+    /// Consumes an opening bracket, unless it would pass `maxDepth`.
+    private mutating func enter(_ byte: UInt8, _ description: String) throws(JSONError) {
+        skipWhitespace()
+        if openDepth >= maxDepth && position < count && base[position] == byte {
+            throw JSONError(.tooDeep(limit: maxDepth), at: position)
+        }
+        try expect(byte, description)
     }
 
     /// After a member's value: the next key, or nil where the object ends.
@@ -243,6 +257,7 @@ public struct JSONScanner {
             return try scanKeyAndColon()
         case 0x7D:
             position += 1
+            openDepth -= 1
             return nil
         case let byte: throw JSONError(.unexpectedByte(byte, expected: "',' or '}'"), at: position)
         }
@@ -250,12 +265,13 @@ public struct JSONScanner {
 
     /// At an array: enters it and says whether an element follows (false for `[]`).
     public mutating func beginArray() throws(JSONError) -> Bool {
-        try expect(0x5B, "'['")
+        try enter(0x5B, "'['")
         skipWhitespace()
         if position < count && base[position] == 0x5D {
             position += 1
             return false
         }
+        openDepth += 1
         return true
     }
 
@@ -269,6 +285,7 @@ public struct JSONScanner {
             return true
         case 0x5D:
             position += 1
+            openDepth -= 1
             return false
         case let byte: throw JSONError(.unexpectedByte(byte, expected: "',' or ']'"), at: position)
         }

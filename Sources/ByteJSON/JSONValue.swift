@@ -37,7 +37,8 @@ public indirect enum JSONValue: Hashable, Sendable {
 extension JSONScanner {
     /// Builds the value at the cursor as a tree. Where `keeping` is given and the value is an
     /// object, only the top-level members it accepts are built; the others are skipped.
-    /// The text must have been validated, which also bounds the depth of the recursion.
+    /// The recursion goes no deeper than the scanner's `maxDepth`: entering a container past it
+    /// throws `tooDeep`, validated text or not.
     public mutating func buildValue(keeping: ((ScannedString) -> Bool)?) throws(JSONError) -> JSONValue {
         guard let byte = peek() else { throw JSONError(.unexpectedEnd, at: position) }
         switch byte {

@@ -120,6 +120,8 @@ struct Envelope {
     }
 
     private mutating func read(_ name: String, _ kind: Member, at position: Int) throws(APIError) -> CollectionReader.Records {
+        // Members sit one level down, inside the body's object.
+        reader.scanner.openDepth = 1
         switch kind {
         case .items:
             reader.scanner.position = position
