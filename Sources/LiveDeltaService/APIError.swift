@@ -35,6 +35,38 @@ public struct APIError: Error, Sendable {
         APIError(status: 413, code: "body_too_large", message: "the body is larger than the limit of \(limit) bytes")
     }
 
+    /// The HTTP server's own refusals, made before any route runs.
+    public static func server(_ error: HTTPServerError) -> APIError {
+        var apiError: APIError
+        switch error {
+        case .bodyTooLarge(let limit): return .bodyTooLarge(limit: limit)
+        case .busy:
+            apiError = APIError(
+                status: 503, code: "server_busy", message: "the server is receiving as many request bodies as it holds at once; try again shortly")
+        case .badRequest(let reason): return APIError(status: 400, code: "bad_request", message: reason)
+        case .uriTooLong(let limit):
+            return APIError(status: 414, code: "uri_too_long", message: "the request target is longer than the limit of \(limit) bytes")
+        case .headersTooLarge(let limit):
+            return APIError(
+                status: 431, code: "headers_too_large", message: "the request line and headers are longer than the limit of \(limit) bytes")
+        case .unsupportedTransferCoding(let coding):
+            return APIError(
+                status: 501, code: "unsupported_transfer_coding",
+                message: "the body's Transfer-Encoding is \"\(coding)\"; send it with Content-Length, or as chunked")
+        case .requestTimeout:
+            return APIError(
+                status: 408, code: "request_timeout", message: "the request did not arrive in time (its head, or its body at the minimum rate)")
+        case .tooManyConnections(let limit):
+            apiError = APIError(status: 503, code: "too_many_connections", message: "all \(limit) connections are in use; try again shortly")
+        case .tooManyConnectionsFromClient(let limit):
+            apiError = APIError(
+                status: 429, code: "too_many_connections_from_client",
+                message: "this address already has \(limit) connections open, the most one client may; reuse them, or close some")
+        }
+        apiError.headers = [("Retry-After", "1")]
+        return apiError
+    }
+
     public static func invalidShape(_ pointer: JSONPointer, _ message: String) -> APIError {
         APIError(status: 422, code: "invalid_shape", message: message, pointer: pointer.description)
     }

@@ -141,7 +141,8 @@ enum CountedMembers {
 func sameMeaning(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>, counting counted: CountedMembers) -> Bool {
     if a.count == b.count && (a.isEmpty || memcmp(a.baseAddress!, b.baseAddress!, a.count) == 0) { return true }
     func tree(_ bytes: UnsafeBufferPointer<UInt8>) -> JSONValue? {
-        var scanner = JSONScanner(bytes)
+        // Both texts were read under the request's depth limit, which is at most 1,000.
+        var scanner = JSONScanner(bytes, maxDepth: 1_000)
         let reader = scanner
         return try? scanner.buildValue(keeping: { counted.includes($0, in: reader) })
     }

@@ -50,19 +50,11 @@ public final class LiveDeltaService: Sendable {
         return response
     }
 
-    /// How the HTTP server's own refusals look.
+    /// How the HTTP server's own refusals look: JSON errors like every other.
     public func errorResponse(_ error: HTTPServerError) -> HTTPResponse {
-        switch error {
-        case .bodyTooLarge(let limit):
-            metrics?.error(code: "body_too_large")
-            return APIError.bodyTooLarge(limit: limit).response
-        case .busy:
-            metrics?.error(code: "server_busy")
-            var error = APIError(
-                status: 503, code: "server_busy", message: "the server is receiving as many request bodies as it holds at once; try again shortly")
-            error.headers = [("Retry-After", "1")]
-            return error.response
-        }
+        let apiError = APIError.server(error)
+        metrics?.error(code: apiError.code)
+        return apiError.response
     }
 
     func route(_ request: HTTPRequest) throws(APIError) -> HTTPResponse {

@@ -12,15 +12,26 @@ import Synchronization
 /// new connection, and a thread serves its connections one after another; a burst of
 /// connections could all land on one thread while the others idle. Dealing them out in turn
 /// keeps every core busy.
+///
+/// The same thread admits connections through the gate (a connection past a limit is
+/// answered and closed at once) and, between accepts, sweeps out connections past their
+/// deadlines.
 final class Acceptor: Sendable {
     let port: UInt16
     private let listener: Int32
     private let daemons: [DaemonHandle]
+    private let gate: ConnectionGate
+    /// What a refused or timed-out connection is told, as bytes written straight to it.
+    private let refusals: (serverFull: [UInt8], clientFull: [UInt8], timeout: [UInt8])
     private let stopping = Atomic<Bool>(false)
     private let thread = Mutex<pthread_t?>(nil)
+    /// Sweeps happen at least this often (nanoseconds).
+    private static let sweepInterval: Int64 = 250_000_000
 
     /// Binds and listens; nothing is accepted before `start`.
-    init(address: SocketAddress, daemons: [DaemonHandle]) throws(HTTPServer.StartError) {
+    init(address: SocketAddress, daemons: [DaemonHandle], gate: ConnectionGate, errorResponse: (HTTPServerError) -> HTTPResponse)
+        throws(HTTPServer.StartError)
+    {
         let family = address.isIPv6 ? AF_INET6 : AF_INET
         let socket = Glibc.socket(family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard socket >= 0 else { throw .cannotListen(host: address.host, port: address.port) }
@@ -40,6 +51,12 @@ final class Acceptor: Sendable {
         }
         listener = socket
         self.daemons = daemons
+        self.gate = gate
+        refusals = (
+            errorResponse(.tooManyConnections(limit: gate.limits.connections)).closingBytes(),
+            errorResponse(.tooManyConnectionsFromClient(limit: gate.limits.connectionsPerClient)).closingBytes(),
+            errorResponse(.requestTimeout).closingBytes()
+        )
     }
 
     func start() {
@@ -64,7 +81,16 @@ final class Acceptor: Sendable {
 
     private func run() {
         var next = 0
+        var lastSweep = monotonicNanoseconds()
         while !stopping.load(ordering: .acquiring) {
+            var ready = pollfd(fd: listener, events: Int16(POLLIN), revents: 0)
+            let polled = poll(&ready, 1, Int32(Self.sweepInterval / 1_000_000))
+            let now = monotonicNanoseconds()
+            if now - lastSweep >= Self.sweepInterval {
+                _ = gate.sweep(now: now, timeoutResponse: refusals.timeout)
+                lastSweep = now
+            }
+            guard polled > 0 else { continue }
             var address = sockaddr_storage()
             var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
             let client = withUnsafeMutablePointer(to: &address) {
@@ -78,11 +104,32 @@ final class Acceptor: Sendable {
             }
             _ = fcntl(client, F_SETFD, FD_CLOEXEC)
             _ = fcntl(client, F_SETFL, fcntl(client, F_GETFL) | O_NONBLOCK)
+            switch gate.admit(socket: client, client: ClientAddress(address)) {
+            case .admitted: break
+            case .serverFull:
+                Self.refuse(client, refusals.serverFull)
+                continue
+            case .clientFull:
+                Self.refuse(client, refusals.clientFull)
+                continue
+            }
             // libmicrohttpd owns the socket from here, and closes it if it cannot take it.
-            _ = withUnsafePointer(to: &address) {
+            let added = withUnsafePointer(to: &address) {
                 $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { MHD_add_connection(daemons[next].pointer, client, $0, length) }
             }
+            if added != MHD_Result.YES { gate.release(socket: client) }
             next = (next + 1) % daemons.count
         }
+    }
+
+    /// Answers a connection that is not let in, and closes it. What the client has sent so
+    /// far is read first: closing a socket with unread input resets the connection, and the
+    /// client could lose the answer.
+    private static func refuse(_ socket: Int32, _ answer: [UInt8]) {
+        sendWithoutWaiting(socket, answer)
+        shutdown(socket, Int32(SHUT_WR))
+        var scratch = [UInt8](repeating: 0, count: 16 << 10)
+        for _ in 0..<4 where recv(socket, &scratch, scratch.count, Int32(MSG_DONTWAIT)) > 0 {}
+        close(socket)
     }
 }

@@ -20,9 +20,6 @@ public struct HTTPRequest: Sendable {
 
     /// The first value of a header, by case-insensitive name (ASCII, as header names are).
     public func header(_ name: String) -> String? {
-        headers.first { header in
-            header.name.utf8.count == name.utf8.count
-                && zip(header.name.utf8, name.utf8).allSatisfy { a, b in a == b || (a ^ b == 0x20 && (a | 0x20) >= 0x61 && (a | 0x20) <= 0x7A) }
-        }?.value
+        headers.first { $0.name.equalsIgnoringASCIICase(name) }?.value
     }
 }

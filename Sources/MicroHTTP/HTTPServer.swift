@@ -23,9 +23,29 @@ public final class HTTPServer: Sendable {
         public var threads: Int = HTTPServer.processorCount
         /// Larger bodies are refused with `errorResponse(.bodyTooLarge)`.
         public var maxBodySize: Int = 32 << 20
-        /// An idle connection is closed after this many seconds.
+        /// A connection that sends or reads nothing for this many seconds is closed.
         public var connectionTimeoutSeconds: Int = 30
+        /// Connections open at once; one more is answered `errorResponse(.tooManyConnections)`
+        /// and closed.
         public var connectionLimit: Int = 1_000
+        /// Connections open at once from one client address (`.tooManyConnectionsFromClient`
+        /// past it). Behind a proxy every client has the proxy's address: raise it to
+        /// `connectionLimit` there.
+        public var connectionsPerClient: Int = 256
+        /// Seconds a client has to send a whole request head, from connecting or from the
+        /// previous response (a kept-alive connection idle this long is closed).
+        public var headerTimeoutSeconds: Int = 10
+        /// Bytes a second a body must arrive at, on average, once it has taken longer than
+        /// `headerTimeoutSeconds`; a slower one is answered `.requestTimeout` and closed.
+        public var minBodyRate: Int = 4_096
+        /// The longest request target, in bytes (`.uriTooLong` above).
+        public var maxURILength: Int = 8 << 10
+        /// The longest request line and headers together, in bytes (`.headersTooLarge` above).
+        public var maxHeaderBytes: Int = 32 << 10
+        /// A body refused for its size or for the budget is still read, and thrown away, up to
+        /// this many bytes, so that a client that sends its whole body before reading sees the
+        /// answer; past it the connection is closed.
+        public var maxDiscardBytes: Int = 64 << 20
         /// Each worker's stack: handlers run on it.
         public var threadStackSize: Int = 8 << 20
         /// Requests with bodies at least this large are handled on a pool that spreads them
@@ -38,7 +58,13 @@ public final class HTTPServer: Sendable {
         public var errorResponse: @Sendable (HTTPServerError) -> HTTPResponse = { error in
             switch error {
             case .bodyTooLarge: HTTPResponse(status: 413)
-            case .busy: HTTPResponse(status: 503, headers: [("Retry-After", "1")])
+            case .busy, .tooManyConnections: HTTPResponse(status: 503, headers: [("Retry-After", "1")])
+            case .tooManyConnectionsFromClient: HTTPResponse(status: 429, headers: [("Retry-After", "1")])
+            case .badRequest: HTTPResponse(status: 400)
+            case .uriTooLong: HTTPResponse(status: 414)
+            case .headersTooLarge: HTTPResponse(status: 431)
+            case .unsupportedTransferCoding: HTTPResponse(status: 501)
+            case .requestTimeout: HTTPResponse(status: 408)
             }
         }
 
@@ -48,11 +74,14 @@ public final class HTTPServer: Sendable {
     public enum StartError: Error, CustomStringConvertible {
         case invalidHost(String)
         case cannotListen(host: String, port: UInt16)
+        case tooFewDescriptors(needed: Int, available: Int)
 
         public var description: String {
             switch self {
             case .invalidHost(let host): "'\(host)' is not a numeric IPv4 or IPv6 address"
             case .cannotListen(let host, let port): "cannot listen on \(host):\(port) (in use, or not allowed)"
+            case .tooFewDescriptors(let needed, let available):
+                "the connection limit needs \(needed) file descriptors but the process may open \(available) (raise `ulimit -n`, or lower the connection limit)"
             }
         }
     }
@@ -72,23 +101,30 @@ public final class HTTPServer: Sendable {
         guard let address = SocketAddress(host: configuration.host, port: configuration.port) else {
             throw .invalidHost(configuration.host)
         }
-        let core = ServerCore(configuration: configuration, handler: handler)
+        let connectionLimit = max(1, configuration.connectionLimit)
+        try Self.reserveDescriptors(connectionLimit + Self.descriptorsBesideConnections)
+        let gate = ConnectionGate(limits: .init(
+            connections: connectionLimit, connectionsPerClient: max(1, configuration.connectionsPerClient),
+            headerTimeout: .seconds(max(1, configuration.headerTimeoutSeconds)), minBodyRate: max(0, configuration.minBodyRate)))
+        let core = ServerCore(configuration: configuration, gate: gate, handler: handler)
         // libmicrohttpd calls back with this pointer; `stop` drops the retain after the daemons end.
         let context = Unmanaged.passRetained(core).toOpaque()
         let threads = max(1, configuration.threads)
+        // The gate holds the real limit; libmicrohttpd's is set above anything one daemon can
+        // be dealt, so that it never refuses a connection itself (see `ConnectionGate`).
         var config = CMicroHTTPDConfig(
-            connection_limit: UInt32(max(1, (configuration.connectionLimit + threads - 1) / threads)),
-            connection_timeout_seconds: UInt32(max(0, configuration.connectionTimeoutSeconds)),
-            connection_memory_limit: 16 << 10, thread_stack_size: max(1 << 20, configuration.threadStackSize))
+            connection_limit: UInt32(clamping: connectionLimit + 16),
+            connection_timeout_seconds: UInt32(clamping: max(0, configuration.connectionTimeoutSeconds)),
+            connection_memory_limit: Self.connectionMemory(for: configuration), thread_stack_size: max(1 << 20, configuration.threadStackSize))
         var daemons = [DaemonHandle]()
         for _ in 0..<threads {
-            guard let daemon = cmhd_start(&config, accessCallback, context, completedCallback, context) else { break }
+            guard let daemon = cmhd_start(&config, accessCallback, context, completedCallback, context, connectionCallback, context) else { break }
             daemons.append(DaemonHandle(pointer: daemon))
         }
         let acceptor: Acceptor
         do throws(StartError) {
             guard daemons.count == threads else { throw StartError.cannotListen(host: configuration.host, port: configuration.port) }
-            acceptor = try Acceptor(address: address, daemons: daemons)
+            acceptor = try Acceptor(address: address, daemons: daemons, gate: gate, errorResponse: configuration.errorResponse)
         } catch {
             for daemon in daemons { MHD_stop_daemon(daemon.pointer) }
             Unmanaged<ServerCore>.fromOpaque(context).release()
@@ -100,6 +136,35 @@ public final class HTTPServer: Sendable {
         self.port = acceptor.port
         self.running = Mutex((acceptor, daemons))
     }
+
+    /// Descriptors the process needs besides its connections: the listener, each daemon's
+    /// epoll and wake-up descriptors, logs, and some to spare.
+    static let descriptorsBesideConnections = 64
+
+    /// Raises the soft descriptor limit as far as `needed` where the hard limit allows.
+    private static func reserveDescriptors(_ needed: Int) throws(StartError) {
+        var limit = rlimit()
+        let resource = Int32(RLIMIT_NOFILE.rawValue)
+        guard getrlimit(__rlimit_resource_t(UInt32(resource)), &limit) == 0 else { return }
+        // RLIM_INFINITY is all bits set; Int(clamping:) keeps it as Int.max.
+        var current = Int(clamping: limit.rlim_cur)
+        if current < needed {
+            var raised = limit
+            raised.rlim_cur = rlim_t(min(Int(clamping: limit.rlim_max), needed))
+            if setrlimit(__rlimit_resource_t(UInt32(resource)), &raised) == 0 { current = Int(clamping: raised.rlim_cur) }
+        }
+        guard current >= needed else { throw .tooFewDescriptors(needed: needed, available: current) }
+    }
+
+    /// libmicrohttpd's memory for one connection's head and buffers: room for the largest head
+    /// the server accepts, so that the server, not libmicrohttpd, decides which heads are too
+    /// large and says so in its own words.
+    static func connectionMemory(for configuration: Configuration) -> Int {
+        max(32 << 10, configuration.maxHeaderBytes + configuration.maxURILength + (16 << 10))
+    }
+
+    /// Connections open now.
+    public var openConnections: Int { core.gate.count }
 
     /// Requests whose headers have arrived and whose response is not yet sent.
     public var requestsInFlight: Int { core.inFlight.load(ordering: .relaxed) }
@@ -135,13 +200,18 @@ struct DaemonHandle: @unchecked Sendable {  // thread-safe libmicrohttpd calls o
     let pointer: OpaquePointer
 }
 
-private let accessCallback: MHD_AccessHandlerCallback = { context, connection, url, method, _, upload, uploadSize, state in
+private let accessCallback: MHD_AccessHandlerCallback = { context, connection, url, method, version, upload, uploadSize, state in
     guard let context, let connection, let url, let method, let uploadSize, let state else { return .NO }
     return Unmanaged<ServerCore>.fromOpaque(context).takeUnretainedValue()
-        .access(connection, url: url, method: method, upload: upload, uploadSize: uploadSize, state: state)
+        .access(connection, url: url, method: method, version: version, upload: upload, uploadSize: uploadSize, state: state)
 }
 
-private let completedCallback: MHD_RequestCompletedCallback = { context, _, state, _ in
+private let completedCallback: MHD_RequestCompletedCallback = { context, connection, state, _ in
     guard let context else { return }
-    Unmanaged<ServerCore>.fromOpaque(context).takeUnretainedValue().completed(state)
+    Unmanaged<ServerCore>.fromOpaque(context).takeUnretainedValue().completed(connection, state)
+}
+
+private let connectionCallback: MHD_NotifyConnectionCallback = { context, connection, socketContext, event in
+    guard let context, let connection, let socketContext else { return }
+    Unmanaged<ServerCore>.fromOpaque(context).takeUnretainedValue().connection(connection, socketContext, started: event.rawValue == 0 /* MHD_CONNECTION_NOTIFY_STARTED */)
 }

@@ -6,6 +6,8 @@ import Synchronization
 /// Only the worker thread serving the connection touches it, between the first access call and
 /// the completion notice, so it needs no lock.
 final class RequestContext {
+    /// The request line and headers, checked; taken when the request is handed on.
+    var head: RequestHead?
     var body: ByteBuffer
     /// The body is over a limit: the rest is read and dropped, and `refusal` is the answer.
     var refusal: HTTPServerError?
@@ -18,7 +20,8 @@ final class RequestContext {
     /// The answer to a request handled on another thread, waiting for the connection to resume.
     let pending = PendingResponse()
 
-    init(expectedLength: Int) {
+    init(head: RequestHead, expectedLength: Int) {
+        self.head = head
         body = ByteBuffer(capacity: expectedLength)
     }
 }

@@ -18,60 +18,96 @@ final class ServerCore: Sendable {
     /// each other while another core idles. This queue spreads them over all cores.
     private let handlers = DispatchQueue(label: "microhttp.handlers", qos: .userInitiated, attributes: .concurrent)
 
-    init(configuration: HTTPServer.Configuration, handler: @escaping HTTPServer.Handler) {
+    let gate: ConnectionGate
+
+    init(configuration: HTTPServer.Configuration, gate: ConnectionGate, handler: @escaping HTTPServer.Handler) {
         self.configuration = configuration
+        self.gate = gate
         self.handler = handler
+    }
+
+    /// libmicrohttpd starts or ends serving a connection the acceptor admitted: the
+    /// connection's progress is kept with it, for the deadlines.
+    func connection(_ connection: OpaquePointer, _ socketContext: UnsafeMutablePointer<UnsafeMutableRawPointer?>, started: Bool) {
+        if started {
+            guard let state = gate.connection(on: cmhd_connection_fd(connection)) else { return }
+            socketContext.pointee = Unmanaged.passRetained(state).toOpaque()
+        } else if let pointer = socketContext.pointee {
+            let state = Unmanaged<ConnectionState>.fromOpaque(pointer)
+            gate.release(state.takeUnretainedValue())
+            state.release()
+            socketContext.pointee = nil
+        }
+    }
+
+    private func progress(of connection: OpaquePointer) -> ConnectionState? {
+        cmhd_socket_context(connection).map { Unmanaged<ConnectionState>.fromOpaque($0).takeUnretainedValue() }
     }
 
     /// One call of libmicrohttpd's access handler: first with the headers, then once per body
     /// chunk, then once more with no data when the body is complete.
     func access(
-        _ connection: OpaquePointer, url: UnsafePointer<CChar>, method: UnsafePointer<CChar>,
+        _ connection: OpaquePointer, url: UnsafePointer<CChar>, method: UnsafePointer<CChar>, version: UnsafePointer<CChar>?,
         upload: UnsafePointer<CChar>?, uploadSize: UnsafeMutablePointer<Int>,
         state: UnsafeMutablePointer<UnsafeMutableRawPointer?>
     ) -> MHD_Result {
+        let progress = progress(of: connection)
         guard let existing = state.pointee else {
+            // The head has arrived; the sweep may have timed the connection out just before.
+            if let progress, !progress.advance(from: .head, to: .body) { return .NO }
             inFlight.add(1, ordering: .relaxed)
-            let declared = MHD_lookup_connection_value(connection, .HEADER_KIND, "Content-Length")
-                .flatMap { Int(String(cString: $0)) } ?? 0
-            let context = RequestContext(expectedLength: min(max(declared, 0), configuration.maxBodySize))
+            let head = RequestHead(connection, url: url, method: method, version: version)
+            let problem = head.problem(maxURILength: configuration.maxURILength, maxHeaderBytes: configuration.maxHeaderBytes)
+            let declared = problem == nil ? head.contentLength ?? 0 : 0
+            let context = RequestContext(head: head, expectedLength: min(declared, configuration.maxBodySize))
             state.pointee = Unmanaged.passRetained(context).toOpaque()
-            // Refused before a byte of the body is read; libmicrohttpd closes the connection after.
-            if declared > configuration.maxBodySize { return refuse(context, .bodyTooLarge(limit: configuration.maxBodySize), now: connection) }
-            if declared > 0 && !reserve(declared, for: context) { return refuse(context, .busy, now: connection) }
+            // A head that cannot be framed safely is answered at once, and the connection closed.
+            if let problem { return refuse(context, problem, now: connection) }
+            if declared > configuration.maxBodySize {
+                return refuse(context, .bodyTooLarge(limit: configuration.maxBodySize), declared: declared, head: head, on: connection)
+            }
+            if declared > 0 && !reserve(declared, for: context) { return refuse(context, .busy, declared: declared, head: head, on: connection) }
             return .YES
         }
         let context = Unmanaged<RequestContext>.fromOpaque(existing).takeUnretainedValue()
         let size = uploadSize.pointee
         if size > 0 {
             uploadSize.pointee = 0
+            progress?.received(size)
+            if progress?.timedOut == true { return .NO }
             if context.rejected {
-                // libmicrohttpd cannot answer in the middle of a body: drop it and answer at the
-                // end, but close the connection of a client that keeps sending far past the limit.
+                // Read and dropped so that a client still sending sees the answer at the end;
+                // one that keeps sending far past the limit is cut off.
                 context.discarded += size
-                return context.discarded > configuration.maxBodySize ? .NO : .YES
+                return context.discarded > configuration.maxDiscardBytes ? .NO : .YES
             }
             guard context.body.count + size <= configuration.maxBodySize else {
+                context.discarded = context.body.count + size
                 return refuse(context, .bodyTooLarge(limit: configuration.maxBodySize), now: nil)
             }
             // A body without (or beyond) its declared length is counted as it arrives.
             let needed = context.body.count + size - context.counted
-            guard needed <= 0 || reserve(needed, for: context) else { return refuse(context, .busy, now: nil) }
+            guard needed <= 0 || reserve(needed, for: context) else {
+                context.discarded = context.body.count + size
+                return refuse(context, .busy, now: nil)
+            }
             context.body.append(UnsafeRawBufferPointer(start: upload, count: size))
             return .YES
-        }
-        if let refusal = context.refusal {
-            if context.answered { return .YES }
-            context.answered = true
-            return queue(configuration.errorResponse(refusal), on: connection)
         }
         if let response = context.pending.take() {
             // Resumed: the handler thread has answered.
             return queue(response, on: connection)
         }
-        let request = HTTPRequest(
-            method: String(cString: method), path: String(cString: url),
-            headers: headers(of: connection), body: context.body)
+        if context.answered { return .YES }
+        // The body is complete; from here on no client deadline applies.
+        if let progress, !progress.advance(from: .body, to: .handling) { return .NO }
+        if let refusal = context.refusal {
+            context.answered = true
+            return queue(configuration.errorResponse(refusal), on: connection, closing: true)
+        }
+        guard let head = context.head else { return .NO }
+        context.head = nil
+        let request = HTTPRequest(method: head.method, path: head.path, headers: head.headers, body: context.body)
         context.body = ByteBuffer(capacity: 0)
         guard request.body.count >= configuration.offloadBodySize else { return queue(handler(request), on: connection) }
         offloaded.add(1, ordering: .relaxed)
@@ -86,6 +122,15 @@ final class ServerCore: Sendable {
         return .YES
     }
 
+    /// Refuses a request for its body's size or for the budget. A client that waits for
+    /// `100 Continue`, or whose body is too large even to throw away, is answered at once;
+    /// any other may already be sending, and closing now would reset the connection before
+    /// it reads the answer, so the body is read and dropped first.
+    private func refuse(_ context: RequestContext, _ refusal: HTTPServerError, declared: Int, head: RequestHead, on connection: OpaquePointer) -> MHD_Result {
+        let now = head.expectsContinue || declared > configuration.maxDiscardBytes
+        return refuse(context, refusal, now: now ? connection : nil)
+    }
+
     /// Counts `bytes` more of `context`'s body against the budget, if they fit.
     private func reserve(_ bytes: Int, for context: RequestContext) -> Bool {
         let total = buffered.add(bytes, ordering: .relaxed).newValue
@@ -98,16 +143,18 @@ final class ServerCore: Sendable {
     }
 
     /// Refuses the request: at once where no body has been read (`now`), else at its end.
+    /// Either way the connection is closed after the answer.
     private func refuse(_ context: RequestContext, _ refusal: HTTPServerError, now connection: OpaquePointer?) -> MHD_Result {
         context.refusal = refusal
         context.body = ByteBuffer(capacity: 0)
         guard let connection else { return .YES }
         context.answered = true
-        return queue(configuration.errorResponse(refusal), on: connection)
+        return queue(configuration.errorResponse(refusal), on: connection, closing: true)
     }
 
     /// libmicrohttpd is done with a request, answered or not.
-    func completed(_ state: UnsafeMutablePointer<UnsafeMutableRawPointer?>?) {
+    func completed(_ connection: OpaquePointer?, _ state: UnsafeMutablePointer<UnsafeMutableRawPointer?>?) {
+        if let connection { progress(of: connection)?.finishedRequest() }
         guard let state, let context = state.pointee else { return }
         let request = Unmanaged<RequestContext>.fromOpaque(context)
         buffered.subtract(request.takeUnretainedValue().counted, ordering: .relaxed)
@@ -116,29 +163,16 @@ final class ServerCore: Sendable {
         inFlight.subtract(1, ordering: .releasing)
     }
 
-    private func queue(_ response: HTTPResponse, on connection: OpaquePointer) -> MHD_Result {
+    private func queue(_ response: HTTPResponse, on connection: OpaquePointer, closing: Bool = false) -> MHD_Result {
         let mhdResponse = response.body.withUnsafeBytes {
             MHD_create_response_from_buffer($0.count, UnsafeMutableRawPointer(mutating: $0.baseAddress), .RESPMEM_MUST_COPY)
         }
         guard let mhdResponse else { return .NO }
         for (name, value) in response.headers { MHD_add_response_header(mhdResponse, name, value) }
-        if stopping.load(ordering: .relaxed) { MHD_add_response_header(mhdResponse, "Connection", "close") }
+        if closing || stopping.load(ordering: .relaxed) { MHD_add_response_header(mhdResponse, "Connection", "close") }
         let result = MHD_queue_response(connection, UInt32(response.status), mhdResponse)
         MHD_destroy_response(mhdResponse)
         return result
-    }
-
-    private func headers(of connection: OpaquePointer) -> [(name: String, value: String)] {
-        var headers = [(name: String, value: String)]()
-        withUnsafeMutablePointer(to: &headers) { pointer in
-            _ = MHD_get_connection_values(connection, .HEADER_KIND, { context, _, name, value in
-                guard let context, let name else { return .YES }
-                context.assumingMemoryBound(to: [(name: String, value: String)].self).pointee
-                    .append((String(cString: name), value.map { String(cString: $0) } ?? ""))
-                return .YES
-            }, pointer)
-        }
-        return headers
     }
 }
 

@@ -37,8 +37,17 @@ struct Serve: ParsableCommand {
     @Option(help: "Seconds before an idle connection is closed. [env: LIVEDELTA_CONNECTION_TIMEOUT]")
     var connectionTimeout: Int = Environment.value("LIVEDELTA_CONNECTION_TIMEOUT", default: 30)
 
-    @Option(help: "Most connections open at once. [env: LIVEDELTA_MAX_CONNECTIONS]")
+    @Option(help: "Most connections open at once; one more is answered 503 and closed. [env: LIVEDELTA_MAX_CONNECTIONS]")
     var maxConnections: Int = Environment.value("LIVEDELTA_MAX_CONNECTIONS", default: 1_000)
+
+    @Option(help: "Most connections open at once from one client address (429 above); behind a proxy, set it to --max-connections. [env: LIVEDELTA_MAX_CONNECTIONS_PER_CLIENT]")
+    var maxConnectionsPerClient: Int = Environment.value("LIVEDELTA_MAX_CONNECTIONS_PER_CLIENT", default: 256)
+
+    @Option(help: "Seconds a client has to send a request's line and headers, from connecting or from the previous response (408 after). [env: LIVEDELTA_HEADER_TIMEOUT]")
+    var headerTimeout: Int = Environment.value("LIVEDELTA_HEADER_TIMEOUT", default: 10)
+
+    @Option(help: "Bytes a second a request body must arrive at, on average, once it has taken longer than --header-timeout (408 below). [env: LIVEDELTA_MIN_BODY_RATE]")
+    var minBodyRate: Int = Environment.value("LIVEDELTA_MIN_BODY_RATE", default: 4_096)
 
     @Option(help: "Seconds that requests in flight get to finish after SIGTERM or SIGINT. [env: LIVEDELTA_SHUTDOWN_GRACE]")
     var shutdownGrace: Int = Environment.value("LIVEDELTA_SHUTDOWN_GRACE", default: 10)
@@ -59,16 +68,28 @@ struct Serve: ParsableCommand {
     var logFormat: LineLogHandler.Format = Environment.choice("LIVEDELTA_LOG_FORMAT", default: .text)
 
     func validate() throws {
-        guard threads >= 1 else { throw ValidationError("--threads must be at least 1") }
-        guard maxBodySize >= 1 else { throw ValidationError("--max-body-size must be at least 1") }
-        guard maxBufferedBodyBytes >= maxBodySize else { throw ValidationError("--max-buffered-body-bytes must be at least --max-body-size") }
+        guard (1...256).contains(threads) else { throw ValidationError("--threads must be from 1 to 256") }
+        // Body offsets are 32-bit (ByteRange): a body stays well under 4 GiB.
+        guard (1...(1 << 31)).contains(maxBodySize) else { throw ValidationError("--max-body-size must be from 1 to 2147483648 (2 GiB)") }
+        guard maxBufferedBodyBytes >= maxBodySize, maxBufferedBodyBytes <= 1 << 40 else {
+            throw ValidationError("--max-buffered-body-bytes must be at least --max-body-size and at most 1 TiB")
+        }
         // Small values (options, values compared in full) are read recursively, on the 8 MiB
         // worker stacks: 1,000 levels fit several times over, even in a debug build.
         guard (1...1_000).contains(maxDepth) else { throw ValidationError("--max-depth must be from 1 to 1000") }
-        guard connectionTimeout >= 0, shutdownGrace >= 0 else { throw ValidationError("timeouts cannot be negative") }
-        guard maxConnections >= 1 else { throw ValidationError("--max-connections must be at least 1") }
-        guard maxSessions >= 1, maxSessionItems >= 0, sessionIdleTimeout >= 1 else {
-            throw ValidationError("--max-sessions and --session-idle-timeout must be at least 1, --max-session-items at least 0")
+        // libmicrohttpd takes its timeout as a C unsigned int; a day is far beyond any use.
+        guard (0...86_400).contains(connectionTimeout), (0...86_400).contains(shutdownGrace) else {
+            throw ValidationError("--connection-timeout and --shutdown-grace must be from 0 to 86400 seconds")
+        }
+        guard (1...86_400).contains(headerTimeout) else { throw ValidationError("--header-timeout must be from 1 to 86400 seconds") }
+        guard (0...(1 << 30)).contains(minBodyRate) else { throw ValidationError("--min-body-rate must be from 0 to 1073741824 bytes a second") }
+        guard (1...1_000_000).contains(maxConnections) else { throw ValidationError("--max-connections must be from 1 to 1000000") }
+        guard (1...maxConnections).contains(maxConnectionsPerClient) else {
+            throw ValidationError("--max-connections-per-client must be from 1 to --max-connections")
+        }
+        guard (1...10_000_000).contains(maxSessions), (0...100_000_000).contains(maxSessionItems), (1...31_536_000).contains(sessionIdleTimeout) else {
+            throw ValidationError(
+                "--max-sessions must be from 1 to 10000000, --max-session-items from 0 to 100000000, --session-idle-timeout from 1 to 31536000 seconds")
         }
     }
 
@@ -95,6 +116,9 @@ struct Serve: ParsableCommand {
         configuration.maxBufferedBodyBytes = maxBufferedBodyBytes
         configuration.connectionTimeoutSeconds = connectionTimeout
         configuration.connectionLimit = maxConnections
+        configuration.connectionsPerClient = maxConnectionsPerClient
+        configuration.headerTimeoutSeconds = headerTimeout
+        configuration.minBodyRate = minBodyRate
         configuration.errorResponse = { service.errorResponse($0) }
 
         // Signals are taken by sigwait below; the server's threads inherit this mask.
