@@ -48,8 +48,27 @@ public struct JSONWriter {
 
     /// A string, quoted and escaped as RFC 8259 requires.
     public mutating func string(_ value: String) {
+        var value = value
+        value.withUTF8 { string(generalizedUTF8: $0) }
+    }
+
+    /// A string given as the scanner decodes one: UTF-8, where a lone surrogate (which RFC
+    /// 8259's grammar allows in an escape) stands as its 3-byte generalized UTF-8. Such a
+    /// surrogate is written back as its escape, so that different strings never look alike.
+    public mutating func string(generalizedUTF8 value: UnsafeBufferPointer<UInt8>) {
         bytes.append(0x22)
-        for byte in value.utf8 {
+        var index = 0
+        while index < value.count {
+            let byte = value[index]
+            index += 1
+            if byte == 0xED && index + 1 < value.count && value[index] >= 0xA0 {
+                // 1110_1101 10_1xxxxx 10_xxxxxx: U+D800 to U+DFFF.
+                let scalar = 0xD000 | (UInt16(value[index] & 0x3F) << 6) | UInt16(value[index + 1] & 0x3F)
+                raw("\\u")
+                for shift in stride(from: 12, through: 0, by: -4) { bytes.append(Self.hexDigit(UInt8((scalar >> UInt16(shift)) & 0xF))) }
+                index += 2
+                continue
+            }
             switch byte {
             case 0x22: raw("\\\"")
             case 0x5C: raw("\\\\")

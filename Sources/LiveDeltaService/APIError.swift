@@ -71,6 +71,15 @@ public struct APIError: Error, Sendable {
         APIError(status: 422, code: "invalid_shape", message: message, pointer: pointer.description)
     }
 
+    /// A member that must appear once appears again (JSON would otherwise let the last win
+    /// silently); `pointer` is where.
+    public static func duplicateMember(_ pointer: JSONPointer) -> APIError {
+        let name = pointer.tokens.last ?? ""
+        return APIError(
+            status: 422, code: "duplicate_member", message: "\"\(name)\" appears more than once at \(pointer); give each member once",
+            pointer: pointer.description)
+    }
+
     public static func invalidOption(_ pointer: JSONPointer, _ message: String) -> APIError {
         APIError(status: 422, code: "invalid_option", message: message, pointer: pointer.description)
     }

@@ -53,10 +53,14 @@ struct CollectionReader {
     private let filtersFields: Bool
     private(set) var arena: [UInt8] = []
     private(set) var items: [ItemRecord] = []
+    /// The request's share of the items the server holds (a second reading of the same body
+    /// shares it).
+    private let lease: ItemLease
 
-    init(scanner: JSONScanner, options: DiffOptions) {
+    init(scanner: JSONScanner, options: DiffOptions, lease: ItemLease) {
         self.scanner = scanner
         self.options = options
+        self.lease = lease
         idPath = options.idPath
         idKey = idPath[0]
         idKeyIsPath = idPath.count > 1
@@ -75,6 +79,7 @@ struct CollectionReader {
                 var index = 0
                 var more = try scanner.beginArray()
                 while more {
+                    try lease.admit(items.count)
                     items.append(try readItem(pointer, index))
                     index += 1
                     more = try scanner.nextElement()
@@ -145,6 +150,7 @@ struct CollectionReader {
         var key = try scanner.beginObject()
         while let current = key {
             if scanner.string(current, equals: itemsKey) {
+                if sectionItems != nil { throw APIError.duplicateMember(pointer.appending(options.itemsKey)) }
                 guard scanner.peek() == UInt8(ascii: "[") else {
                     throw APIError.invalidShape(pointer.appending(options.itemsKey), "\"\(options.itemsKey)\" must be an array of items")
                 }
@@ -152,13 +158,17 @@ struct CollectionReader {
                 var more = try scanner.beginArray()
                 let itemsPointer = pointer.appending(options.itemsKey)
                 while more {
+                    try lease.admit(items.count)
                     items.append(try readItem(itemsPointer, items.count - first))
                     more = try scanner.nextElement()
                 }
                 sectionItems = first..<items.count
             } else {
                 let value = try scanner.scanValue()
-                if scanner.string(current, equals: sectionIdPath[0]) { id = try lookup(sectionIdPath.dropFirst(), in: value) }
+                if scanner.string(current, equals: sectionIdPath[0]) {
+                    if id != nil { throw APIError.duplicateMember(pointer.appending(options.sectionIdKey.splitPath[0])) }
+                    id = try lookup(sectionIdPath.dropFirst(), in: value)
+                }
                 memberSum &+= ValueHash.member(key: current.hash, value: value.hash)
                 members += 1
             }
@@ -183,12 +193,17 @@ struct CollectionReader {
         switch first {
         case UInt8(ascii: "{"):
             var id: ScannedValue?
+            var sawID = false
             var memberSum: UInt64 = 0
             var members = 0
             var key = try scanner.beginObject()
             while let current = key {
                 let value = try scanner.scanValue()
-                if scanner.string(current, equals: idKey) { id = idKeyIsPath ? try lookup(idPath.dropFirst(), in: value) : value }
+                if scanner.string(current, equals: idKey) {
+                    if sawID { throw APIError.duplicateMember(pointer.appending(index).appending(options.idKey.splitPath[0])) }
+                    sawID = true
+                    id = idKeyIsPath ? try lookup(idPath.dropFirst(), in: value) : value
+                }
                 if !filtersFields || options.filter.includes(current, in: scanner) {
                     memberSum &+= ValueHash.member(key: current.hash, value: value.hash)
                     members += 1

@@ -83,24 +83,27 @@ struct DiffComputation {
 /// `POST /diff`.
 public enum DiffEndpoint {
     /// Reads and diffs in one pass over the body where it can (see `Envelope`).
-    public static func respond(to body: ByteBuffer, maxDepth: Int = 512, metrics: ServiceMetrics? = nil) throws(APIError) -> [UInt8] {
+    public static func respond(to body: ByteBuffer, limits: ReadLimits = ReadLimits(), metrics: ServiceMetrics? = nil) throws(APIError) -> [UInt8] {
         var envelope = try Envelope(
-            body, members: ["old": .collection, "new": .collection, "options": .value], readingWith: DiffOptions(), maxDepth: maxDepth)
+            body, members: ["old": .collection, "new": .collection, "options": .value], readingWith: DiffOptions(), limits: limits)
         let options = try envelope.options() ?? DiffOptions()
         guard envelope.has("old"), envelope.has("new") else {
             throw .invalidShape(JSONPointer(), "the body needs both \"old\" and \"new\" collections")
         }
         let collections = try envelope.collections(readWith: options)
         let computation = DiffComputation(options: options, oldLocation: .member("old"), newLocation: .member("new"), metrics: metrics)
-        return try computation.respond(old: collections["old"]!, new: collections["new"]!)
+        // The envelope holds the request's share of the item budget until the answer is written.
+        return try withExtendedLifetime(envelope) { () throws(APIError) in
+            try computation.respond(old: collections["old"]!, new: collections["new"]!)
+        }
     }
 }
 
 /// A body that is one collection (a flat array of items, or `{"sections": [...]}`), read
 /// through the same path as requests: validation, ids and content hashes.
 public enum CollectionDocument {
-    public static func read(_ bytes: ByteBuffer, options: DiffOptions = DiffOptions(), maxDepth: Int = 512) throws(APIError) -> JSONCollection {
-        var reader = CollectionReader(scanner: JSONScanner(bytes.bytes, maxDepth: maxDepth), options: options)
+    public static func read(_ bytes: ByteBuffer, options: DiffOptions = DiffOptions(), limits: ReadLimits = ReadLimits()) throws(APIError) -> JSONCollection {
+        var reader = CollectionReader(scanner: JSONScanner(bytes.bytes, maxDepth: limits.maxDepth), options: options, lease: ItemLease(limits))
         // One pass reads and checks; only a refusal reads the whole body again, so that text
         // that is not JSON is a 400 whatever else is wrong with it.
         let records: CollectionReader.Records
@@ -112,7 +115,7 @@ public enum CollectionDocument {
             }
         } catch {
             if error.status != 400 {
-                do { try JSONScanner.validate(bytes.bytes, maxDepth: maxDepth) } catch { throw .malformedJSON(error) }
+                do { try JSONScanner.validate(bytes.bytes, maxDepth: limits.maxDepth) } catch { throw .malformedJSON(error) }
             }
             throw error
         }

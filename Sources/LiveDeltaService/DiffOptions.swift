@@ -44,6 +44,9 @@ public struct DiffOptions: Sendable, Equatable {
         AnimationPolicy(dataCountAnimationThreshold: dataCountAnimationThreshold, deltaCountAnimationThreshold: deltaCountAnimationThreshold)
     }
 
+    /// The most names `compareKeys` or `ignoreKeys` may list.
+    public static let maxKeyListCount = 1_000
+
     static let keys = [
         "idKey", "sectionIdKey", "itemsKey", "unique", "compareKeys", "ignoreKeys",
         "dataCountAnimationThreshold", "deltaCountAnimationThreshold", "includeDeletedItems",
@@ -82,6 +85,9 @@ public struct DiffOptions: Sendable, Equatable {
             guard case .array(let elements) = value else {
                 throw .invalidOption(pointer.appending(key), "\(key) must be an array of strings")
             }
+            guard elements.count <= Self.maxKeyListCount else {
+                throw .invalidOption(pointer.appending(key), "\(key) lists \(elements.count) names; it may list at most \(Self.maxKeyListCount)")
+            }
             var keys = [[UInt8]]()
             for (index, element) in elements.enumerated() {
                 guard case .string(let bytes) = element else {
@@ -105,8 +111,8 @@ public struct DiffOptions: Sendable, Equatable {
         deltaCountAnimationThreshold = try count("deltaCountAnimationThreshold") ?? deltaCountAnimationThreshold
         switch (try keyList("compareKeys"), try keyList("ignoreKeys")) {
         case (nil, nil): break
-        case (let only?, nil): filter = .only(only)
-        case (nil, let except?): filter = .except(except)
+        case (let only?, nil): filter = .only(KeySet(only))
+        case (nil, let except?): filter = .except(KeySet(except))
         case (_?, _?):
             throw .invalidOption(pointer.appending("ignoreKeys"), "give compareKeys or ignoreKeys, not both")
         }

@@ -20,7 +20,8 @@ struct Envelope {
     }
 
     let body: ByteBuffer
-    let maxDepth: Int
+    let limits: ReadLimits
+    private let lease: ItemLease
     /// Small lists searched in order: a body has a handful of members, and a dictionary's
     /// allocations and hashing would cost more than the search.
     private let members: KeyValuePairs<String, Member>
@@ -31,12 +32,13 @@ struct Envelope {
     /// Where reading with the options known at the time failed.
     private var deferred: APIError?
 
-    init(_ body: ByteBuffer, members: KeyValuePairs<String, Member>, readingWith options: DiffOptions, maxDepth: Int) throws(APIError) {
+    init(_ body: ByteBuffer, members: KeyValuePairs<String, Member>, readingWith options: DiffOptions, limits: ReadLimits) throws(APIError) {
         self.body = body
-        self.maxDepth = maxDepth
+        self.limits = limits
         self.members = members
-        reader = CollectionReader(scanner: JSONScanner(body.bytes, maxDepth: maxDepth), options: options)
-        var walker = JSONScanner(body.bytes, maxDepth: maxDepth)
+        lease = ItemLease(limits)
+        reader = CollectionReader(scanner: JSONScanner(body.bytes, maxDepth: limits.maxDepth), options: options, lease: lease)
+        var walker = JSONScanner(body.bytes, maxDepth: limits.maxDepth)
         walker.hashing = false
         var unknown: String?
         let allowed = members.map { "\"\($0.key)\"" }.joined(separator: ", ")
@@ -51,9 +53,13 @@ struct Envelope {
                 let start = walker.position
                 let name = String(decoding: walker.decoded(current), as: UTF8.self)
                 let kind = members.first { $0.key == name }?.value
-                if kind != nil { Self.set(&positions, name, start) }
+                if kind != nil {
+                    if has(name) { throw APIError.duplicateMember(JSONPointer(name)) }
+                    Self.set(&positions, name, start)
+                }
                 switch kind {
                 case .value:
+                    if let repeated = try Self.repeatedMember(walker) { throw APIError.duplicateMember(JSONPointer(name, repeated)) }
                     var tree = walker
                     Self.set(&values, name, try tree.buildValue(keeping: nil))
                     walker.position = tree.position
@@ -101,7 +107,7 @@ struct Envelope {
     /// The collections of the body, read with `options` (again only where needed).
     mutating func collections(readWith options: DiffOptions) throws(APIError) -> [String: JSONCollection] {
         if deferred != nil || !options.readsLike(reader.options) {
-            reader = CollectionReader(scanner: JSONScanner(body.bytes, maxDepth: maxDepth), options: options)
+            reader = CollectionReader(scanner: JSONScanner(body.bytes, maxDepth: limits.maxDepth), options: options, lease: lease)
             for (name, position) in positions {
                 guard let kind = members.first(where: { $0.key == name })?.value, kind != .value else { continue }
                 Self.set(&records, name, try read(name, kind, at: position))
@@ -112,6 +118,23 @@ struct Envelope {
         var collections = [String: JSONCollection](minimumCapacity: records.count)
         for (name, read) in records { collections[name] = reader.materialize(read, in: document, unique: options.unique) }
         return collections
+    }
+
+    /// The first name that appears twice among the members of the object at the cursor; nil
+    /// where there is none, or the value is not an object.
+    private static func repeatedMember(_ scanner: JSONScanner) throws(JSONError) -> String? {
+        var scanner = scanner
+        guard scanner.peek() == UInt8(ascii: "{") else { return nil }
+        scanner.hashing = false
+        var seen = Set<[UInt8]>()
+        var key = try scanner.beginObject()
+        while let current = key {
+            let name = scanner.decoded(current)
+            if !seen.insert(name).inserted { return String(decoding: name, as: UTF8.self) }
+            _ = try scanner.scanValue()
+            key = try scanner.nextKey()
+        }
+        return nil
     }
 
     /// Sets a name's value in a small list (the last of repeated members wins, as in JSONValue).

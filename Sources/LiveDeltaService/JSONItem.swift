@@ -38,7 +38,7 @@ public struct JSONItemID: Hashable, Sendable, CustomStringConvertible {
             return JSONScanner.number(fromIdentity: text).description
         case .string:
             var writer = JSONWriter()
-            writer.string(String(decoding: text, as: UTF8.self))
+            writer.string(generalizedUTF8: text)
             return String(decoding: writer.bytes, as: UTF8.self)
         default:
             return String(decoding: text, as: UTF8.self)

@@ -6,14 +6,21 @@ import MicroHTTP
 /// error. One instance serves all worker threads.
 public final class LiveDeltaService: Sendable {
     public struct Configuration: Sendable {
-        /// Deeper JSON nesting is refused with a 400.
+        /// Deeper JSON nesting, anywhere in a body, is refused with a 400.
         public var maxDepth = 512
+        /// Items in one request body, all its collections together (413 above).
+        public var maxItemsPerRequest = 2_000_000
+        /// Items read from bodies and not yet answered, all requests together (503 above).
+        public var maxItemsInFlight = 8_000_000
 
         public init() {}
     }
 
     public let configuration: Configuration
     public let sessions: any SessionStore
+    /// Items held by requests now, against `maxItemsInFlight`.
+    public let itemBudget: ItemBudget
+    private let limits: ReadLimits
     let metrics: ServiceMetrics?
     let logger: Logger
 
@@ -23,6 +30,8 @@ public final class LiveDeltaService: Sendable {
         logger: Logger = Logger(label: "livedelta")
     ) {
         self.configuration = configuration
+        itemBudget = ItemBudget(limit: configuration.maxItemsInFlight)
+        limits = ReadLimits(maxDepth: configuration.maxDepth, maxItems: configuration.maxItemsPerRequest, budget: itemBudget)
         self.sessions = sessions ?? InMemorySessionStore(logger: logger)
         self.metrics = metrics
         self.logger = logger
@@ -69,9 +78,9 @@ public final class LiveDeltaService: Sendable {
         case ["diff"]:
             try Self.allow(request, ["POST"])
             try Self.requireJSON(request)
-            return .json(try DiffEndpoint.respond(to: request.body, maxDepth: configuration.maxDepth, metrics: metrics))
+            return .json(try DiffEndpoint.respond(to: request.body, limits: limits, metrics: metrics))
         case let path where path.first == "sessions":
-            return try SessionEndpoints(store: sessions, maxDepth: configuration.maxDepth, metrics: metrics).route(request, path)
+            return try SessionEndpoints(store: sessions, limits: limits, metrics: metrics).route(request, path)
         case ["metrics"] where metrics != nil:
             try Self.allow(request, ["GET", "HEAD"])
             return HTTPResponse(status: 200, headers: [("Content-Type", "text/plain; version=0.0.4; charset=utf-8")], body: metrics!.exposition())

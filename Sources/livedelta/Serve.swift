@@ -34,6 +34,12 @@ struct Serve: ParsableCommand {
     @Option(help: "Deepest JSON nesting accepted, up to 1000 (400 above). [env: LIVEDELTA_MAX_DEPTH]")
     var maxDepth: Int = Environment.value("LIVEDELTA_MAX_DEPTH", default: 512)
 
+    @Option(help: "Most items in one request body, all its collections together (413 above). [env: LIVEDELTA_MAX_ITEMS_PER_REQUEST]")
+    var maxItemsPerRequest: Int = Environment.value("LIVEDELTA_MAX_ITEMS_PER_REQUEST", default: 2_000_000)
+
+    @Option(help: "Most items read from bodies and not yet answered, all requests together (503 above). [env: LIVEDELTA_MAX_ITEMS_IN_FLIGHT]")
+    var maxItemsInFlight: Int = Environment.value("LIVEDELTA_MAX_ITEMS_IN_FLIGHT", default: 8_000_000)
+
     @Option(help: "Seconds before an idle connection is closed. [env: LIVEDELTA_CONNECTION_TIMEOUT]")
     var connectionTimeout: Int = Environment.value("LIVEDELTA_CONNECTION_TIMEOUT", default: 30)
 
@@ -76,6 +82,9 @@ struct Serve: ParsableCommand {
         }
         // Small values (options, values compared in full) are read recursively, on the 8 MiB
         // worker stacks: 1,000 levels fit several times over, even in a debug build.
+        guard (1...100_000_000).contains(maxItemsPerRequest), (maxItemsPerRequest...1_000_000_000).contains(maxItemsInFlight) else {
+            throw ValidationError("--max-items-per-request must be from 1 to 100000000, --max-items-in-flight from --max-items-per-request to 1000000000")
+        }
         guard (1...1_000).contains(maxDepth) else { throw ValidationError("--max-depth must be from 1 to 1000") }
         // libmicrohttpd takes its timeout as a C unsigned int; a day is far beyond any use.
         guard (0...86_400).contains(connectionTimeout), (0...86_400).contains(shutdownGrace) else {
@@ -100,6 +109,8 @@ struct Serve: ParsableCommand {
 
         var serviceConfiguration = LiveDeltaService.Configuration()
         serviceConfiguration.maxDepth = maxDepth
+        serviceConfiguration.maxItemsPerRequest = maxItemsPerRequest
+        serviceConfiguration.maxItemsInFlight = maxItemsInFlight
         var limits = InMemorySessionStore.Limits()
         limits.maxSessions = maxSessions
         limits.idleTimeout = .seconds(sessionIdleTimeout)

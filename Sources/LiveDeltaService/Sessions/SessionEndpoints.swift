@@ -5,7 +5,7 @@ import MicroHTTP
 /// `/sessions` and `/sessions/{id}[/update|/append|/delta]`.
 struct SessionEndpoints {
     let store: any SessionStore
-    let maxDepth: Int
+    let limits: ReadLimits
     let metrics: ServiceMetrics?
 
     func route(_ request: HTTPRequest, _ path: [Substring]) throws(APIError) -> HTTPResponse {
@@ -35,7 +35,7 @@ struct SessionEndpoints {
     /// Creates the session, or replaces it (PUT); POST's ids are random, 128 bits.
     private func create(_ request: HTTPRequest, id: String) throws(APIError) -> HTTPResponse {
         try LiveDeltaService.requireJSON(request)
-        var body = try SessionBody(request.body, readingWith: DiffOptions(), maxDepth: maxDepth)
+        var body = try SessionBody(request.body, readingWith: DiffOptions(), limits: limits)
         let options = try body.options ?? DiffOptions()
         let collection = try body.collection(readWith: options)
         let (snapshot, created) = try sessions { () throws(SessionError) in try store.put(id: id, options: options, collection: collection) }
@@ -74,7 +74,7 @@ struct SessionEndpoints {
     private func change(_ request: HTTPRequest, id: String, action: String) throws(APIError) -> HTTPResponse {
         try LiveDeltaService.requireJSON(request)
         let held = store.options(id: id)
-        var body = try SessionBody(request.body, readingWith: held ?? DiffOptions(), maxDepth: maxDepth)
+        var body = try SessionBody(request.body, readingWith: held ?? DiffOptions(), limits: limits)
         let condition = try Self.condition(ifMatch: request.header("If-Match"), baseVersion: body.baseVersion)
         let given = try body.options
         var readWith = held ?? given ?? DiffOptions()
@@ -91,7 +91,8 @@ struct SessionEndpoints {
                 case "append": change = try store.append(id: id, collection, readWith: readWith, condition: condition)
                 default: change = try store.update(id: id, to: collection, readWith: readWith, condition: condition, commit: action == "update")
                 }
-                return answer(change)
+                // The body holds the request's share of the item budget until the answer is written.
+                return withExtendedLifetime(body) { answer(change) }
             } catch {
                 if case .optionsChanged(let options) = error, attempt == 0 {
                     readWith = options
@@ -174,12 +175,14 @@ struct SessionEndpoints {
         }
     }
 
-    /// Ids: 1 to 128 of A-Z a-z 0-9 . _ -
+    /// Ids: 1 to 128 of A-Z a-z 0-9 . _ -, but not `.` or `..` (path segments that clients and
+    /// proxies resolve away).
     static func validID(_ id: Substring) throws(APIError) -> String {
-        guard (1...128).contains(id.utf8.count), id.utf8.allSatisfy({ byte in
+        guard (1...128).contains(id.utf8.count), id != ".", id != "..", id.utf8.allSatisfy({ byte in
             (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte) || byte == 0x2E || byte == 0x5F || byte == 0x2D
         }) else {
-            throw APIError(status: 400, code: "invalid_session_id", message: "a session id is 1 to 128 of A-Z, a-z, 0-9, '.', '_' and '-'")
+            throw APIError(
+                status: 400, code: "invalid_session_id", message: "a session id is 1 to 128 of A-Z, a-z, 0-9, '.', '_' and '-', other than . and ..")
         }
         return String(id)
     }
@@ -190,7 +193,8 @@ struct SessionEndpoints {
         return String(decoding: (0..<32).map { _ in digits[Int(generator.next() % 16)] }, as: UTF8.self)
     }
 
-    /// `If-Match: "<version>"` (also `W/"n"`, `n`, or `*`) and the `baseVersion` body field.
+    /// `If-Match: "<version>"` (also `n`, or `*`) and the `baseVersion` body field. A weak tag
+    /// (`W/"n"`) never matches: If-Match compares strongly (RFC 9110, 13.1.1).
     static func condition(ifMatch: String?, baseVersion: UInt64?) throws(APIError) -> VersionCondition {
         var fromHeader: VersionCondition?
         if let ifMatch {
@@ -198,8 +202,12 @@ struct SessionEndpoints {
             if tag == "*" {
                 fromHeader = .exists
             } else {
-                let bare = tag.hasPrefix("W/") ? String(tag.dropFirst(2)) : tag
-                let digits = bare.hasPrefix("\"") && bare.hasSuffix("\"") && bare.count >= 2 ? String(bare.dropFirst().dropLast()) : bare
+                if tag.hasPrefix("W/") {
+                    throw APIError(
+                        status: 412, code: "version_mismatch",
+                        message: "If-Match \(tag) is a weak tag, which never matches (RFC 9110); send the strong tag, such as \"3\"")
+                }
+                let digits = tag.hasPrefix("\"") && tag.hasSuffix("\"") && tag.count >= 2 ? String(tag.dropFirst().dropLast()) : tag
                 guard let version = UInt64(digits) else {
                     throw APIError(status: 400, code: "invalid_if_match", message: "If-Match must be a version in quotes, such as \"3\", or *")
                 }
@@ -225,10 +233,10 @@ struct SessionBody {
     private var envelope: Envelope
     let baseVersion: UInt64?
 
-    init(_ body: ByteBuffer, readingWith options: DiffOptions, maxDepth: Int) throws(APIError) {
+    init(_ body: ByteBuffer, readingWith options: DiffOptions, limits: ReadLimits) throws(APIError) {
         envelope = try Envelope(
             body, members: ["items": .items, "sections": .sections, "options": .value, "baseVersion": .value],
-            readingWith: options, maxDepth: maxDepth)
+            readingWith: options, limits: limits)
         guard envelope.has("items") != envelope.has("sections") else {
             throw .invalidShape(JSONPointer(), "the body needs \"items\" (a flat collection) or \"sections\", one of them")
         }

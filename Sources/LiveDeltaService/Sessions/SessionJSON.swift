@@ -40,10 +40,10 @@ extension JSONWriter {
         case .allFields: break
         case .only(let keys):
             member("compareKeys")
-            array(keys) { $0.string(String(decoding: $1, as: UTF8.self)) }
+            array(keys.keys) { writer, key in key.withUnsafeBufferPointer { writer.string(generalizedUTF8: $0) } }
         case .except(let keys):
             member("ignoreKeys")
-            array(keys) { $0.string(String(decoding: $1, as: UTF8.self)) }
+            array(keys.keys) { writer, key in key.withUnsafeBufferPointer { writer.string(generalizedUTF8: $0) } }
         }
         member("dataCountAnimationThreshold")
         int(options.dataCountAnimationThreshold)
