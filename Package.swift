@@ -7,6 +7,9 @@ let package = Package(
     name: "LiveDelta",
     products: [
         .library(name: "LiveCollections", targets: ["LiveCollections"]),
+        // For the fuzzers (Fuzz/, a package of its own that builds them with sanitizers).
+        .library(name: "ByteJSON", targets: ["ByteJSON"]),
+        .library(name: "LiveDeltaService", targets: ["LiveDeltaService"]),
         .executable(name: "livedelta", targets: ["livedelta"]),
     ],
     dependencies: [

@@ -46,8 +46,9 @@ struct NumberParts {
 }
 
 extension JSONScanner {
-    /// Exponents are kept within ±10^15: values beyond that are out of any use, and two such
-    /// numbers that differ only there compare equal.
+    /// Canonical exponents are kept within ±10^15: values beyond that are out of any use, and
+    /// two such numbers that differ only there compare equal. The bound applies to the value's
+    /// exponent, not to the one written, so that a value's description reads back as itself.
     static let exponentLimit = 1_000_000_000_000_000
 
     /// At '-' or a digit: checks RFC 8259's number grammar and hashes the value.
@@ -126,8 +127,10 @@ extension JSONScanner {
             var k = mantissaEnd + 1
             let negativeExponent = base[k] == 0x2D
             if base[k] == 0x2B || base[k] == 0x2D { k += 1 }
+            // Written exponents are bounded at twice the canonical bound, so that the sum below
+            // cannot overflow and a description's exponent (one below the canonical) survives.
             while k < range.upperBound {
-                exponent = min(exponent * 10 + Int(base[k] - 0x30), Self.exponentLimit)
+                exponent = min(exponent * 10 + Int(base[k] - 0x30), 2 * Self.exponentLimit)
                 k += 1
             }
             if negativeExponent { exponent = -exponent }
@@ -154,7 +157,8 @@ extension JSONScanner {
         guard let first, let last else { return NumberParts(negative: false, significant: nil, exponent: 0, digitCount: 0) }
         return NumberParts(
             negative: negative, significant: first.offset...last.offset,
-            exponent: integerDigits - first.index + exponent, digitCount: last.index - first.index + 1)
+            exponent: max(-Self.exponentLimit, min(Self.exponentLimit, integerDigits - first.index + exponent)),
+            digitCount: last.index - first.index + 1)
     }
 
     /// The canonical value of a valid number's text.

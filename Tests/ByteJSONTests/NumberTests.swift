@@ -15,6 +15,8 @@ import Testing
         "1234567890123456789012", String(repeating: "9", count: 400), "1.0000000000000000000001", "-1234567890123456789012",
         "1234567890123456789012e5", "1234567890123456789012e-40", "0.00000000000000000000000000001234567890123456789012",
         "123456789012345678901.2", "1e21", "1e22", "-1e-7", "1e-6", "1e1000000000000000000000",
+        // Found by the fuzzer: the exponent bound applied to the written exponent only.
+        "11e1666666666666666665", "-0.0000011e-1666666666666666665", "123e999999999999999",
     ])
     func longNumbersAreDescribedAndReadBack(_ text: String) throws {
         let number = try Self.canonical(text)

@@ -1,0 +1,36 @@
+import CLibFuzzer
+import Glibc
+import ByteJSON
+
+/// Any bytes: the scanner either accepts them or says where they stop being JSON, never
+/// crashes; accepted text builds the same tree twice, hashes by meaning, and a tree's number
+/// descriptions read back as the same values.
+@_cdecl("LLVMFuzzerTestOneInput")
+func fuzz(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
+    guard let data else { return 0 }
+    let bytes = UnsafeBufferPointer(start: data, count: size)
+    var scanner = JSONScanner(bytes, maxDepth: 64)
+    let scanned: ScannedValue
+    do { scanned = try scanner.scanDocument() } catch { return 0 }
+    guard let tree = try? JSONValue(parsing: bytes, maxDepth: 64) else { fatalError("scanned but did not build") }
+    var again = JSONScanner(bytes, maxDepth: 64)
+    guard (try? again.scanDocument())?.hash == scanned.hash else { fatalError("the hash is not stable") }
+    check(tree)
+    return 0
+}
+
+/// Numbers describe themselves as text that reads back as the same value.
+func check(_ value: JSONValue) {
+    switch value {
+    case .number(let number):
+        let text = Array(number.description.utf8)
+        guard case .number(let back)? = text.withUnsafeBufferPointer({ try? JSONValue(parsing: $0) }), back == number else {
+            fatalError("\(number.description) does not read back as the same number")
+        }
+    case .array(let elements): elements.forEach(check)
+    case .object(let members): members.values.forEach(check)
+    default: break
+    }
+}
+
+exit(cfuzz_main(CommandLine.argc, CommandLine.unsafeArgv) { fuzz($0, $1) })
