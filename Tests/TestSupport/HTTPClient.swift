@@ -30,8 +30,17 @@ public final class HTTPConnection {
     let socket: Int32
     private var buffer: [UInt8] = []
 
-    public init(port: UInt16, timeoutSeconds: Int = 30) throws {
+    /// - Parameter source: the loopback address to connect from (127.0.0.2 is another client).
+    public init(port: UInt16, timeoutSeconds: Int = 30, source: String? = nil) throws {
         socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        if let source {
+            var local = sockaddr_in()
+            local.sin_family = sa_family_t(AF_INET)
+            local.sin_addr.s_addr = inet_addr(source)
+            _ = withUnsafePointer(to: &local) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+        }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = port.bigEndian

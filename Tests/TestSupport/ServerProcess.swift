@@ -61,7 +61,7 @@ public final class ServerProcess: @unchecked Sendable {  // see above
     /// Everything the server printed so far.
     public var log: String { lock.withLock { output } }
 
-    public func connection() throws -> HTTPConnection { try HTTPConnection(port: port) }
+    public func connection(from source: String? = nil) throws -> HTTPConnection { try HTTPConnection(port: port, source: source) }
 
     /// Sends a signal and waits for the exit status (nil on timeout).
     @discardableResult

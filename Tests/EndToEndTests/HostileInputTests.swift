@@ -1,0 +1,217 @@
+import ByteJSON
+import Foundation
+import Testing
+import TestSupport
+
+/// Each way a client could crash, wedge or exhaust the server, tried against the real binary:
+/// the right status, a JSON error, and the process alive and serving afterwards.
+@Suite struct HostileInputTests {
+    static func expectServing(_ server: ServerProcess, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        #expect(try server.connection().request("GET", "/health").status == 200, sourceLocation: sourceLocation)
+    }
+
+    /// Numbers of 22 or more significant digits, repeated, made the duplicate-id message trap.
+    @Test(arguments: [
+        #"{"old":[1234567890123456789012,1234567890123456789012],"new":[]}"#,
+        #"{"old":[],"new":[{"id":-1.0000000000000000000001},{"id":-1.0000000000000000000001e0}]}"#,
+        #"{"old":[NINES,NINES],"new":[]}"#,
+        #"{"old":{"sections":[{"id":12345678901234567890123e40,"items":[]},{"id":12345678901234567890123e40,"items":[]}]},"new":{"sections":[]}}"#,
+        #"{"old":[{"m":{"id":1234567890123456789012}},{"m":{"id":1234567890123456789012}}],"new":[],"options":{"idKey":"m.id"}}"#,
+    ])
+    func longDuplicateNumberIDsAreNamedNotTrapped(_ template: String) throws {
+        let server = try ServerProcess()
+        let body = template.replacingOccurrences(of: "NINES", with: String(repeating: "9", count: 400))
+        let reply = try server.connection().request("POST", "/diff", json: body)
+        #expect(reply.status == 422 && reply.errorCode == "duplicate_id", "\(reply)")
+        let session = try server.connection().request("PUT", "/sessions/long", json: #"{"items":[1234567890123456789012,1234567890123456789012]}"#)
+        #expect(session.status == 422 && session.errorCode == "duplicate_id")
+        try Self.expectServing(server)
+    }
+
+    /// Nesting past the limit anywhere in a body, options and baseVersion included, is a 400;
+    /// 16,000 levels in options used to overflow the stack.
+    @Test func nestingPastTheLimitIsA400Everywhere() throws {
+        let server = try ServerProcess()
+        let connection = try server.connection()
+        for depth in [5_000, 16_000] {
+            let deep = String(repeating: "[", count: depth) + String(repeating: "]", count: depth)
+            let options = try connection.request("POST", "/diff", json: #"{"old":[],"new":[],"options":"# + deep + "}")
+            #expect(options.status == 400 && options.errorCode == "malformed_json", "\(depth): \(options)")
+            let base = try connection.request("POST", "/sessions/deep/update", json: #"{"items":[],"baseVersion":"# + deep + "}")
+            #expect(base.status == 400 && base.errorCode == "malformed_json")
+        }
+        // The body's object, "old" and the item count: 512 levels in all is the limit.
+        func items(_ levels: Int) -> String {
+            let inner = String(repeating: "[", count: levels - 3) + String(repeating: "]", count: levels - 3)
+            return #"{"old":[{"id":1,"x":"# + inner + #"}],"new":[]}"#
+        }
+        #expect(try connection.request("POST", "/diff", json: items(512)).status == 200)
+        #expect(try connection.request("POST", "/diff", json: items(513)).status == 400)
+        try Self.expectServing(server)
+    }
+
+    /// More connections than the limit, opened and closed, used to wedge the server for good.
+    @Test func connectionsPastTheLimitAreRefusedAndTheServerGoesOn() throws {
+        let server = try ServerProcess(arguments: ["--max-connections", "50", "--max-connections-per-client", "50"])
+        var open = [HTTPConnection]()
+        for _ in 0..<50 { open.append(try server.connection()) }
+        try open[0].send(raw: Array("G".utf8))
+        // The 51st is told why, in JSON, and closed.
+        let refused = try server.connection().request("GET", "/health")
+        #expect(refused.status == 503 && refused.errorCode == "too_many_connections" && refused.header("Retry-After") == "1")
+        for _ in 0..<60 { _ = try? server.connection().send(raw: Array("G".utf8)) }
+        open.removeAll()
+        var served = false
+        for _ in 0..<200 where !served {
+            served = (try? server.connection().request("GET", "/health").status) == 200
+            if !served { usleep(20_000) }
+        }
+        #expect(served)
+        #expect(server.stop() == 0)
+    }
+
+    /// One address may hold only so many connections; another address is served meanwhile.
+    @Test func oneClientCannotTakeEveryConnection() throws {
+        let server = try ServerProcess(arguments: ["--max-connections-per-client", "5"])
+        let held = try (0..<5).map { _ in try server.connection(from: "127.0.0.2") }
+        let sixth = try server.connection(from: "127.0.0.2").request("GET", "/health")
+        #expect(sixth.status == 429 && sixth.errorCode == "too_many_connections_from_client")
+        #expect(try server.connection(from: "127.0.0.1").request("GET", "/health").status == 200)
+        _ = held
+    }
+
+    /// A request head trickled in (slowloris) is cut off at the header timeout with a 408,
+    /// however steadily its bytes come (each byte would reset an idle timeout).
+    @Test func aSlowHeadIsCutOffWithA408() throws {
+        let server = try ServerProcess(arguments: ["--header-timeout", "1"])
+        let slow = try server.connection()
+        let started = Date()
+        for byte in Array("GET /health HTTP/1.1\r\nHost: x\r\n".utf8) where Date().timeIntervalSince(started) < 0.8 {
+            try slow.send(raw: [byte])
+            usleep(50_000)
+        }
+        let reply = try slow.readReply()
+        #expect(reply.status == 408 && reply.errorCode == "request_timeout", "\(reply)")
+        #expect(Date().timeIntervalSince(started) < 2.5)
+        #expect(slow.isClosedByPeer())
+        try Self.expectServing(server)
+    }
+
+    /// A body trickled in below the minimum rate, after the header timeout's grace, gets a 408.
+    @Test func aSlowBodyIsCutOffWithA408() throws {
+        let server = try ServerProcess(arguments: ["--header-timeout", "1", "--min-body-rate", "1000"])
+        let slow = try server.connection()
+        try slow.send(raw: Array("POST /diff HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{".utf8))
+        let started = Date()
+        while Date().timeIntervalSince(started) < 0.9 {
+            try slow.send(raw: [0x20])
+            usleep(100_000)
+        }
+        let reply = try slow.readReply()
+        #expect(reply.status == 408 && reply.errorCode == "request_timeout", "\(reply)")
+        #expect(Date().timeIntervalSince(started) < 3)
+        try Self.expectServing(server)
+    }
+
+    /// Key lists cost one lookup a field, and are capped.
+    @Test func keyListsAreCappedAndCheap() throws {
+        let server = try ServerProcess()
+        let keys = (0..<1_000).map { "\"k\($0)\"" }.joined(separator: ",")
+        let fields = (0..<1_000).map { "\"f\($0)\":\($0)" }.joined(separator: ",")
+        let items = (0..<300).map { "{\"id\":\($0),\(fields)}" }.joined(separator: ",")
+        let reply = try server.connection().request("POST", "/diff", json: #"{"options":{"ignoreKeys":["# + keys + #"]},"old":["# + items + #"],"new":["# + items + "]}")
+        #expect(reply.status == 200)
+        let tooMany = try server.connection().request("POST", "/diff", json: #"{"options":{"compareKeys":["# + keys + #","x"]},"old":[],"new":[]}"#)
+        #expect(tooMany.status == 422 && tooMany.errorCode == "invalid_option" && tooMany.json["error", "pointer"]?.stringValue == "/options/compareKeys")
+    }
+
+    @Test func itemsPastTheRequestLimitAre413() throws {
+        let server = try ServerProcess(arguments: ["--max-items-per-request", "100"])
+        let items = (0..<60).map(String.init).joined(separator: ",")
+        let reply = try server.connection().request("POST", "/diff", json: "{\"old\":[\(items)],\"new\":[\(items)]}")
+        #expect(reply.status == 413 && reply.errorCode == "too_many_items")
+        #expect(try server.connection().request("POST", "/diff", json: "{\"old\":[\(items)],\"new\":[]}").status == 200)
+    }
+
+    /// A client that sends its whole body before reading (urllib, fetch, a raw socket) sees
+    /// the 413, rather than a reset connection.
+    @Test func aClientThatSendsFirstReadsTheRefusal() throws {
+        let server = try ServerProcess(arguments: ["--max-body-size", "1000"])
+        let body = "{\"old\":[" + String(repeating: "1,", count: 200_000) + "1],\"new\":[]}"
+        let connection = try server.connection()
+        try connection.send(raw: Array("POST /diff HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)".utf8))
+        let reply = try connection.readReply()
+        #expect(reply.status == 413 && reply.errorCode == "body_too_large")
+        try Self.expectServing(server)
+    }
+
+    /// Framing that a proxy and the server could read two ways is refused, in JSON.
+    @Test(arguments: [
+        ("POST /diff HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 21\r\nContent-Length: 5\r\n\r\n", 400, "bad_request"),
+        ("POST /diff HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length : 21\r\n\r\n", 400, "bad_request"),
+        ("POST /diff HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: gzip\r\n\r\n", 501, "unsupported_transfer_coding"),
+        ("POST /diff HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nContent-Length: 21\r\n\r\n", 400, "bad_request"),
+        ("GET /health HTTP/1.1\r\n\r\n", 400, "bad_request"),
+        ("GET /health HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n", 400, "bad_request"),
+        ("GET /" + String(repeating: "a", count: 9_000) + " HTTP/1.1\r\nHost: x\r\n\r\n", 414, "uri_too_long"),
+        ("GET /health HTTP/1.1\r\nHost: x\r\n" + (0..<40).map { "X-\($0): " + String(repeating: "v", count: 1_000) + "\r\n" }.joined() + "\r\n", 431, "headers_too_large"),
+    ])
+    func ambiguousFramingIsRefusedInJSON(_ head: String, _ status: Int, _ code: String) throws {
+        let server = try ServerProcess()
+        let connection = try server.connection()
+        try connection.send(raw: Array((head + #"{"old":[1],"new":[2]}"#).utf8))
+        let reply = try connection.readReply()
+        #expect(reply.status == status && reply.errorCode == code && reply.header("Content-Type") == "application/json", "\(reply)")
+        try Self.expectServing(server)
+    }
+
+    @Test(arguments: [
+        (#"{"old":[1],"old":[2],"new":[]}"#, "/old"),
+        (#"{"old":[{"id":1,"id":2}],"new":[]}"#, "/old/0/id"),
+        (#"{"old":[],"new":[],"options":{"unique":false,"unique":true}}"#, "/options/unique"),
+        (#"{"old":{"sections":[{"id":1,"items":[],"items":[1]}]},"new":{"sections":[]}}"#, "/old/sections/0/items"),
+    ])
+    func repeatedMembersAreRefused(_ body: String, _ pointer: String) throws {
+        let server = try ServerProcess()
+        let reply = try server.connection().request("POST", "/diff", json: body)
+        #expect(reply.status == 422 && reply.errorCode == "duplicate_member" && reply.json["error", "pointer"]?.stringValue == pointer, "\(reply)")
+    }
+
+    @Test func weakTagsNeverMatchAndDotIDsAreRefused() throws {
+        let server = try ServerProcess()
+        #expect(try server.connection().request("PUT", "/sessions/s", json: #"{"items":[1]}"#).status == 201)
+        let weak = try server.connection().request(
+            "POST", "/sessions/s/update", json: #"{"items":[2]}"#, headers: [("Content-Type", "application/json"), ("If-Match", "W/\"0\"")])
+        #expect(weak.status == 412 && weak.errorCode == "version_mismatch")
+        #expect(try server.connection().request("GET", "/sessions/s").json["version"]?.int == 0)
+        for id in [".", ".."] {
+            let reply = try server.connection().request("PUT", "/sessions/\(id)", json: #"{"items":[1]}"#)
+            #expect(reply.status == 400 && reply.errorCode == "invalid_session_id", "\(id): \(reply)")
+        }
+    }
+
+    /// Two different lone surrogates must not both read as U+FFFD in a message.
+    @Test func loneSurrogatesAreShownEscaped() throws {
+        let server = try ServerProcess()
+        let reply = try server.connection().request("POST", "/diff", json: #"{"old":[{"id":"a\ud800"},{"id":"a\ud800"}],"new":[]}"#)
+        #expect(reply.status == 422 && reply.json["error", "id"]?.stringValue == #""a\ud800""#, "\(reply)")
+    }
+
+    /// Flag values that do not fit stop start-up with a message instead of trapping or wrapping.
+    @Test(arguments: [
+        ["--max-body-size", "99999999999"], ["--connection-timeout", "5000000000"], ["--threads", "0"], ["--max-connections", "0"],
+        ["--max-connections-per-client", "5000"], ["--header-timeout", "0"], ["--max-items-per-request", "0"],
+    ])
+    func outOfRangeFlagsStopStartUp(_ flags: [String]) throws {
+        let process = Process()
+        process.executableURL = ServerProcess.binary
+        process.arguments = ["--port", "0"] + flags
+        let pipe = Pipe()
+        process.standardError = pipe
+        process.standardOutput = pipe
+        try process.run()
+        process.waitUntilExit()
+        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(process.terminationStatus != 0 && output.contains("must be"), "\(flags): \(output)")
+    }
+}
