@@ -172,24 +172,39 @@ public final class HTTPServer: Sendable {
     /// Bytes of request bodies being received or handled now.
     public var bufferedBodyBytes: Int { core.buffered.load(ordering: .relaxed) }
 
-    /// Stops accepting connections at once, lets requests in flight finish for up to `grace`,
-    /// then closes everything. Returns whether every request in flight finished in time.
+    /// How a stop ended.
+    public struct StopOutcome: Sendable, Equatable {
+        /// Requests still being received, computed or sent at the deadline, and cut off.
+        public var cut: Int
+        /// Of those, requests whose handler was still computing. Their connections are
+        /// suspended, which libmicrohttpd cannot stop: the daemons are left running, and the
+        /// caller should end the process.
+        public var computing: Int
+        /// Every request in flight finished within the grace period.
+        public var drained: Bool { cut == 0 }
+    }
+
+    /// Stops accepting connections at once and lets requests in flight finish, their responses
+    /// sent completely, for up to `grace`. At the deadline it closes every connection: a
+    /// client still receiving sees its response cut short (fewer bytes than its
+    /// `Content-Length`), which HTTP clients report as an error. It never waits for a handler
+    /// past the deadline (see `StopOutcome.computing`).
     @discardableResult
-    public func stop(grace: Duration = .seconds(10)) -> Bool {
-        guard let (acceptor, daemons) = running.withLock({ $0.take() }) else { return true }
+    public func stop(grace: Duration = .seconds(10)) -> StopOutcome {
+        guard let (acceptor, daemons) = running.withLock({ $0.take() }) else { return StopOutcome(cut: 0, computing: 0) }
         core.stopping.store(true, ordering: .relaxed)
         acceptor.stop()
         let deadline = ContinuousClock.now + grace
         while core.inFlight.load(ordering: .acquiring) > 0 && ContinuousClock.now < deadline {
             usleep(2_000)
         }
-        let finished = core.inFlight.load(ordering: .acquiring) == 0
-        // Stopping with a suspended connection is not allowed: let offloaded requests (bounded
-        // work) answer and resume theirs first.
-        while core.offloaded.load(ordering: .acquiring) > 0 { usleep(1_000) }
+        let cut = core.inFlight.load(ordering: .acquiring)
+        let computing = core.offloaded.load(ordering: .acquiring)
+        // Stopping a daemon with a suspended connection breaks libmicrohttpd's rules.
+        guard computing == 0 else { return StopOutcome(cut: cut, computing: computing) }
         for daemon in daemons { MHD_stop_daemon(daemon.pointer) }
         Unmanaged.passUnretained(core).release()
-        return finished
+        return StopOutcome(cut: cut, computing: 0)
     }
 }
 

@@ -151,9 +151,19 @@ struct Serve: ParsableCommand {
         var received: Int32 = 0
         sigwait(&signals, &received)
         logger.notice("stopping", metadata: ["signal": "\(received == SIGTERM ? "SIGTERM" : "SIGINT")", "in_flight": "\(server.requestsInFlight)"])
-        let finished = server.stop(grace: .seconds(shutdownGrace))
-        logger.notice("stopped", metadata: ["drained": "\(finished)"])
+        let outcome = server.stop(grace: .seconds(shutdownGrace))
+        guard outcome.drained else {
+            // Clients whose requests were cut see an error; the exit status says so too.
+            logger.warning(
+                "stopped", metadata: ["drained": "false", "cut": "\(outcome.cut)", "still_computing": "\(outcome.computing)"])
+            throw ExitCode(Self.exitCodeWhenCut)
+        }
+        logger.notice("stopped", metadata: ["drained": "true"])
     }
+
+    /// The exit status after a stop that had to cut requests off (EX_TEMPFAIL: clients should
+    /// retry them); 0 after a stop that drained every request.
+    static let exitCodeWhenCut: Int32 = 75
 
     /// Prometheus, through swift-metrics, with buckets that fit what is measured.
     static func metrics() -> ServiceMetrics {

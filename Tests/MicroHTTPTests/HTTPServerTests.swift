@@ -88,7 +88,7 @@ func echoServer(_ configure: (inout HTTPServer.Configuration) -> Void = { _ in }
         try connection.send(raw: Array("POST /slow HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nab".utf8))
         while server.requestsInFlight == 0 { usleep(1_000) }
         let stopped = Mutex<Bool?>(nil)
-        DispatchQueue.global().async { stopped.withLock { $0 = server.stop(grace: .seconds(10)) } }
+        DispatchQueue.global().async { stopped.withLock { $0 = server.stop(grace: .seconds(10)).drained } }
         #expect(waitUntilRefused(port: server.port))
         try connection.send(raw: Array("cde".utf8))
         let reply = try connection.readReply()
@@ -115,7 +115,7 @@ func echoServer(_ configure: (inout HTTPServer.Configuration) -> Void = { _ in }
             let large = try connection.request("POST", "/", body: [UInt8](repeating: 9, count: 100_000))
             #expect(large.status == 200 && large.header("X-Thread")?.hasPrefix("MHD") == false && large.body == [UInt8](repeating: 9, count: 100_000))
         }
-        #expect(server.stop())
+        #expect(server.stop().drained)
     }
 
     @Test func aNonNumericHostIsRefused() {

@@ -8,12 +8,18 @@ import Synchronization
     import Musl
 #endif
 
-/// Sessions in this process's memory: a `CollectionData` or `CollectionSectionData` each,
-/// which serializes a session's updates (each delta chains on the version before it) while
-/// different sessions proceed in parallel.
+/// Sessions in this process's memory: a `CollectionData` or `CollectionSectionData` each.
 ///
-/// Bounded: at most `maxSessions` (when full, the least recently used idle session is evicted),
-/// each idle for at most `idleTimeout`, each holding at most `maxItemsPerSession` items.
+/// Every change to a session is one step under that session's own lock (`Stored.step`): read
+/// the current state, check the condition and the limits, number occurrences, diff, commit.
+/// So every figure in an answer comes from the same state, and each delta chains on the version
+/// before it, while different sessions proceed in parallel. A shared store follows the same
+/// shape with a compare-and-set on the version in place of the lock.
+///
+/// Bounded: at most `maxSessions` (when full, the least recently used idle session is evicted,
+/// found in O(1) from a recency list), each idle for at most `idleTimeout`, each holding at
+/// most `maxItemsPerSession` items. A session a request is using is never evicted or expired.
+/// Event callbacks and logs run after the store's lock is released.
 public final class InMemorySessionStore: SessionStore {
     public struct Limits: Sendable {
         public var maxSessions = 10_000
@@ -43,6 +49,8 @@ public final class InMemorySessionStore: SessionStore {
         let lastUsed: Atomic<UInt64>
         /// Operations in progress: such a session is not idle, so not evicted or expired.
         let users = Atomic<Int>(0)
+        /// Held for the whole of each change: read, check, diff, commit.
+        let step = Mutex<Void>(())
 
         init(id: String, options: DiffOptions, holder: Holder, now: UInt64) {
             self.id = id
@@ -53,7 +61,11 @@ public final class InMemorySessionStore: SessionStore {
     }
 
     public let limits: Limits
-    private let sessions = Mutex<[String: Stored]>([:])
+    private struct Table {
+        var sessions: [String: Stored] = [:]
+        var recency = RecencyList<String>()
+    }
+    private let table = Mutex(Table())
     private let evicted = Atomic<Int>(0)
     private let expired = Atomic<Int>(0)
     private let logger: Logger
@@ -61,7 +73,8 @@ public final class InMemorySessionStore: SessionStore {
     private let clock: @Sendable () -> UInt64
 
     /// - Parameters:
-    ///   - events: told of the number of sessions open, evictions and expiries, as they happen.
+    ///   - events: told of the number of sessions open, evictions and expiries, as they happen
+    ///     (never while the store's lock is held).
     ///   - clock: monotonic nanoseconds (tests pass their own).
     public init(
         limits: Limits = Limits(), logger: Logger = Logger(label: "livedelta.sessions"),
@@ -79,7 +92,7 @@ public final class InMemorySessionStore: SessionStore {
 
     public var statistics: SessionStatistics {
         SessionStatistics(
-            open: sessions.withLock { $0.count }, evicted: evicted.load(ordering: .relaxed), expired: expired.load(ordering: .relaxed))
+            open: table.withLock { $0.sessions.count }, evicted: evicted.load(ordering: .relaxed), expired: expired.load(ordering: .relaxed))
     }
 
     private var idleNanoseconds: UInt64 {
@@ -93,7 +106,8 @@ public final class InMemorySessionStore: SessionStore {
         try checkSize(collection.itemCount)
         let holder = try Self.holder(for: collection, options: options)
         let stored = Stored(id: id, options: options, holder: holder, now: clock())
-        let created = try insert(stored, replacing: true)
+        let (_, created) = try insert(stored, replacing: true)
+        release(stored)
         return (SessionSnapshot(id: id, options: options, version: 0, collection: collection), created)
     }
 
@@ -104,7 +118,7 @@ public final class InMemorySessionStore: SessionStore {
     }
 
     public func options(id: String) -> DiffOptions? {
-        sessions.withLock { $0[id]?.options }
+        table.withLock { $0.sessions[id]?.options }
     }
 
     public func update(
@@ -120,14 +134,14 @@ public final class InMemorySessionStore: SessionStore {
             guard commit else { throw .notFound(id: id) }
             let empty: JSONCollection = if case .sectioned = collection { .sectioned([]) } else { .flat([]) }
             let fresh = Stored(id: id, options: readWith, holder: try Self.holder(for: empty, options: readWith), now: clock())
-            // Another request may create it first; then this one updates that session.
-            created = try insert(fresh, replacing: false)
-            stored = try use(id)
+            // Another request may create it first; then this one updates that session. Either
+            // way the session comes back in use, so it cannot be evicted before this step.
+            (stored, created) = try insert(fresh, replacing: false)
         }
         defer { release(stored) }
         guard stored.options.readsLike(readWith) else { throw .optionsChanged(stored.options) }
-        let version: UInt64? = if case .version(let number) = condition { number } else { nil }
-        do {
+        return try step(stored) { () throws in
+            let version = try Self.check(condition, against: stored.holder.version)
             switch (stored.holder, collection) {
             case (.flat(let data), .flat(let items)):
                 let old = data.count
@@ -140,8 +154,6 @@ public final class InMemorySessionStore: SessionStore {
             case (.flat, _): throw SessionError.kindMismatch(sessionIsSectioned: false)
             case (.sectioned, _): throw SessionError.kindMismatch(sessionIsSectioned: true)
             }
-        } catch {
-            throw Self.sessionError(error)
         }
     }
 
@@ -152,48 +164,71 @@ public final class InMemorySessionStore: SessionStore {
         }
         defer { release(stored) }
         guard stored.options.readsLike(readWith) else { throw .optionsChanged(stored.options) }
-        let version: UInt64? = if case .version(let number) = condition { number } else { nil }
-        do {
+        return try step(stored) { () throws in
+            let version = try Self.check(condition, against: stored.holder.version)
             switch (stored.holder, collection) {
             case (.flat(let data), .flat(var items)):
-                try checkSize(data.count + items.count)
+                let old = data.items
+                try checkSize(old.count + items.count)
                 if !stored.options.unique {
-                    var seen = Self.occurrences(data.items)
+                    var seen = Self.occurrences(old)
                     numberOccurrences(&items, seen: &seen)
                 }
-                let old = data.count
                 let update = try data.append(items, ifVersion: version)
-                return SessionChange(id: id, created: false, options: stored.options, outcome: .flat(update, oldCount: old, newCount: old + items.count))
+                return SessionChange(
+                    id: id, created: false, options: stored.options, outcome: .flat(update, oldCount: old.count, newCount: old.count + items.count))
             case (.sectioned(let data), .sectioned(var sections)):
-                try checkSize(data.count + collection.itemCount)
+                let old = data.sections
+                try checkSize(old.itemCount + collection.itemCount)
                 if !stored.options.unique {
-                    var seen = Self.occurrences(data.sections.flatMap(\.items))
+                    var seen = Self.occurrences(old.flatMap(\.items))
                     for index in sections.indices { numberOccurrences(&sections[index].items, seen: &seen) }
                 }
-                let old = data.sections
                 let update = try data.append(sections, ifVersion: version)
                 return SessionChange(id: id, created: false, options: stored.options, outcome: .sectioned(update, old: old, new: old + sections))
             case (.flat, _): throw SessionError.kindMismatch(sessionIsSectioned: false)
             case (.sectioned, _): throw SessionError.kindMismatch(sessionIsSectioned: true)
             }
+        }
+    }
+
+    public func delete(id: String, condition: VersionCondition) throws(SessionError) {
+        guard let stored = acquire(id) else {
+            if condition == .any { throw .notFound(id: id) }
+            throw .versionMismatch(expected: condition, current: nil)
+        }
+        defer { release(stored) }
+        let open = try step(stored) { () throws -> Int? in
+            _ = try Self.check(condition, against: stored.holder.version)
+            return table.withLock { table -> Int? in
+                // Replaced meanwhile: the replacement is another session, and stays.
+                guard table.sessions[id] === stored else { return nil }
+                Self.remove(id, from: &table)
+                return table.sessions.count
+            }
+        }
+        guard let open else { throw .notFound(id: id) }
+        events(.open(open))
+    }
+
+    // MARK: - One step on one session
+
+    /// Runs a change as one step: no other change to the session runs meanwhile. The
+    /// holders' errors come out as session errors.
+    private func step<T>(_ stored: Stored, _ body: () throws -> T) throws(SessionError) -> T {
+        do {
+            return try stored.step.withLock { _ in try body() }
         } catch {
             throw Self.sessionError(error)
         }
     }
 
-    public func delete(id: String, condition: VersionCondition) throws(SessionError) {
-        try sessions.withLock { (sessions: inout [String: Stored]) throws(SessionError) in
-            let now = clock()
-            guard let stored = sessions[id], !isExpired(stored, now: now) else {
-                if condition == .any { throw .notFound(id: id) }
-                throw .versionMismatch(expected: condition, current: nil)
-            }
-            if case .version(let expected) = condition, expected != stored.holder.version {
-                throw .versionMismatch(expected: condition, current: stored.holder.version)
-            }
-            sessions[id] = nil
-            events(.open(sessions.count))
-        }
+    /// The version a condition insists on, checked against the current one (taken inside the
+    /// step, so that nothing changes it before the holder commits).
+    private static func check(_ condition: VersionCondition, against current: UInt64) throws(SessionError) -> UInt64? {
+        guard case .version(let expected) = condition else { return nil }
+        guard expected == current else { throw .versionMismatch(expected: condition, current: current) }
+        return expected
     }
 
     // MARK: - Bookkeeping
@@ -202,8 +237,8 @@ public final class InMemorySessionStore: SessionStore {
         if count > limits.maxItemsPerSession { throw .tooManyItems(limit: limits.maxItemsPerSession, count: count) }
     }
 
-    /// Unused for longer than the idle timeout. Another thread may have marked it used after
-    /// `now` was read, so a last use later than `now` counts as fresh.
+    /// Unused for longer than the idle timeout, and not in use. Another thread may have marked
+    /// it used after `now` was read, so a last use later than `now` counts as fresh.
     private func isExpired(_ stored: Stored, now: UInt64) -> Bool {
         let lastUsed = stored.lastUsed.load(ordering: .relaxed)
         return stored.users.load(ordering: .relaxed) == 0 && now > lastUsed && now - lastUsed > idleNanoseconds
@@ -211,20 +246,24 @@ public final class InMemorySessionStore: SessionStore {
 
     /// The session, marked in use; nil where there is none, or it has expired (then it goes).
     private func acquire(_ id: String) -> Stored? {
-        sessions.withLock { sessions in
+        var gone: Int?
+        let stored = table.withLock { table -> Stored? in
             let now = clock()
-            guard let stored = sessions[id] else { return nil }
+            guard let stored = table.sessions[id] else { return nil }
             if isExpired(stored, now: now) {
-                sessions[id] = nil
-                expired.add(1, ordering: .relaxed)
-                events(.expired(1))
-                events(.open(sessions.count))
+                Self.remove(id, from: &table)
+                gone = table.sessions.count
                 return nil
             }
-            stored.users.add(1, ordering: .relaxed)
-            stored.lastUsed.store(now, ordering: .relaxed)
+            Self.markUsed(stored, now: now, in: &table)
             return stored
         }
+        if let open = gone {
+            expired.add(1, ordering: .relaxed)
+            events(.expired(1))
+            events(.open(open))
+        }
+        return stored
     }
 
     private func use(_ id: String) throws(SessionError) -> Stored {
@@ -232,45 +271,75 @@ public final class InMemorySessionStore: SessionStore {
         return stored
     }
 
+    private static func markUsed(_ stored: Stored, now: UInt64, in table: inout Table) {
+        stored.users.add(1, ordering: .relaxed)
+        stored.lastUsed.store(now, ordering: .relaxed)
+        table.recency.touch(stored.id)
+    }
+
     private func release(_ stored: Stored) {
         stored.lastUsed.store(clock(), ordering: .relaxed)
         stored.users.subtract(1, ordering: .relaxed)
     }
 
+    private static func remove(_ id: String, from table: inout Table) {
+        table.sessions[id] = nil
+        table.recency.remove(id)
+    }
+
     /// Adds a session, making room by dropping expired ones, then the least recently used idle
-    /// one. Returns whether it was added (false: one with the id exists and is kept).
-    private func insert(_ stored: Stored, replacing: Bool) throws(SessionError) -> Bool {
+    /// one, and returns the session now under the id, marked in use (the caller releases it):
+    /// `stored` and true where it was added, the existing one and false where one with the id
+    /// exists and `replacing` is false.
+    private func insert(_ stored: Stored, replacing: Bool) throws(SessionError) -> (Stored, added: Bool) {
+        var expiredCount = 0
         var victim: String?
-        let added = try sessions.withLock { (sessions: inout [String: Stored]) throws(SessionError) -> Bool in
+        let (result, open) = try table.withLock { (table: inout Table) throws(SessionError) -> ((Stored, Bool), Int) in
             let now = clock()
-            if let existing = sessions[stored.id], !isExpired(existing, now: now) {
-                if replacing { sessions[stored.id] = stored }
-                return false
-            }
-            if sessions.count >= limits.maxSessions {
-                let gone = sessions.filter { isExpired($0.value, now: now) }.map(\.key)
-                for id in gone { sessions[id] = nil }
-                expired.add(gone.count, ordering: .relaxed)
-                if !gone.isEmpty { events(.expired(gone.count)) }
-            }
-            if sessions.count >= limits.maxSessions {
-                let idle = sessions.values.filter { $0.users.load(ordering: .relaxed) == 0 }
-                guard let oldest = idle.min(by: { $0.lastUsed.load(ordering: .relaxed) < $1.lastUsed.load(ordering: .relaxed) }) else {
-                    throw .storeFull(limit: limits.maxSessions)
+            if let existing = table.sessions[stored.id], !isExpired(existing, now: now) {
+                if !replacing {
+                    Self.markUsed(existing, now: now, in: &table)
+                    return ((existing, false), table.sessions.count)
                 }
-                sessions[oldest.id] = nil
-                victim = oldest.id
+                table.sessions[stored.id] = stored
+                Self.markUsed(stored, now: now, in: &table)
+                return ((stored, false), table.sessions.count)
             }
-            sessions[stored.id] = stored
-            events(.open(sessions.count))
-            return true
+            if table.sessions[stored.id] != nil {
+                Self.remove(stored.id, from: &table)
+                expiredCount += 1
+            }
+            // From the least recently used end: expired sessions go; then, if still full, the
+            // oldest idle one. Sessions in use are skipped (there are at most as many as
+            // requests in flight), so this is O(1) per session dropped.
+            var candidate = table.recency.oldest
+            while table.sessions.count >= limits.maxSessions, let id = candidate {
+                candidate = table.recency.newer(than: id)
+                guard let old = table.sessions[id], old.users.load(ordering: .relaxed) == 0 else { continue }
+                if isExpired(old, now: now) {
+                    expiredCount += 1
+                } else {
+                    victim = id
+                }
+                Self.remove(id, from: &table)
+                if victim != nil { break }
+            }
+            guard table.sessions.count < limits.maxSessions else { throw .storeFull(limit: limits.maxSessions) }
+            table.sessions[stored.id] = stored
+            Self.markUsed(stored, now: now, in: &table)
+            return ((stored, true), table.sessions.count)
+        }
+        if expiredCount > 0 {
+            expired.add(expiredCount, ordering: .relaxed)
+            events(.expired(expiredCount))
         }
         if let victim {
             events(.evicted)
             let total = evicted.add(1, ordering: .relaxed).newValue
             logger.notice("session evicted", metadata: ["session": "\(victim)", "evicted_total": "\(total)", "max_sessions": "\(limits.maxSessions)"])
         }
-        return added
+        events(.open(open))
+        return result
     }
 
     private static func holder(for collection: JSONCollection, options: DiffOptions) throws(SessionError) -> Holder {

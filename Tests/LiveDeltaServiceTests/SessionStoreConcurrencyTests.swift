@@ -1,0 +1,64 @@
+import ByteJSON
+import Dispatch
+import LiveDeltaService
+import MicroHTTP
+import Synchronization
+import Testing
+
+/// The store under concurrent use, in process (so that `make test` runs it under
+/// ThreadSanitizer too): answers agree with the state they started from, limits hold, and
+/// callbacks may call back into the store.
+@Suite struct SessionStoreConcurrencyTests {
+    static func post(_ service: LiveDeltaService, _ path: String, _ body: String) -> (status: Int, json: JSONValue) {
+        let response = service.handle(HTTPRequest(method: "POST", path: path, headers: [("Content-Type", "application/json")], body: Array(body.utf8)))
+        return (response.status, (try? JSONValue(parsing: String(decoding: response.body, as: UTF8.self))) ?? .null)
+    }
+
+    static func int(_ value: JSONValue?) -> Int? {
+        if case .number(let number)? = value { return Int(number.description) }
+        return nil
+    }
+
+    @Test func concurrentUpdatesAndAppendsReportTheCountsOfTheirBaseVersion() {
+        let service = LiveDeltaService()
+        _ = Self.post(service, "/sessions/s/update", "{\"items\":[1,2,3]}")
+        // version -> (base, oldCount, newCount, count appended or nil for an update's new count)
+        let answers = Mutex<[Int: (base: Int, old: Int, new: Int, appended: Int?)]>([:])
+        DispatchQueue.concurrentPerform(iterations: 8) { client in
+            for round in 0..<30 {
+                let appending = (client + round) % 2 == 0
+                let items = appending ? "[\(10_000 * (client + 1) + round)]" : "[" + (0..<(round % 9)).map { String($0 * 7 + client) }.joined(separator: ",") + "]"
+                let (status, json) = Self.post(service, "/sessions/s/\(appending ? "append" : "update")", "{\"items\":\(items)}")
+                guard status == 200, let version = Self.int(json["version"]), let base = Self.int(json["baseVersion"]),
+                    let old = Self.int(json["oldCount"]), let new = Self.int(json["newCount"])
+                else {
+                    Issue.record("status \(status): \(json)")
+                    continue
+                }
+                answers.withLock { $0[version] = (base, old, new, appending ? 1 : nil) }
+            }
+        }
+        let all = answers.withLock { $0 }
+        #expect(all.keys.sorted() == Array(2...241))
+        var count = 3
+        for version in 2...241 {
+            guard let answer = all[version] else { continue }
+            #expect(answer.base == version - 1 && answer.old == count, "version \(version)")
+            count = answer.appended.map { count + $0 } ?? answer.new
+            #expect(answer.new == count)
+        }
+    }
+
+    @Test func eventsMayCallBackIntoTheStore() throws {
+        let box = Mutex<InMemorySessionStore?>(nil)
+        var limits = InMemorySessionStore.Limits()
+        limits.maxSessions = 2
+        let store = InMemorySessionStore(limits: limits, events: { _ in _ = box.withLock { $0 }?.statistics })
+        box.withLock { $0 = store }
+        for id in ["a", "b", "c", "d"] {
+            _ = try store.put(id: id, options: DiffOptions(), collection: CollectionDocument.read(ByteBuffer(Array("[1]".utf8))))
+        }
+        #expect(store.statistics == SessionStatistics(open: 2, evicted: 2, expired: 0))
+        box.withLock { $0 = nil }
+    }
+}
