@@ -4,7 +4,7 @@ SWIFT ?= swift
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 APT_GET := $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get
 
-.PHONY: run test lint deps build release fuzz fuzz-build bench bench-engine bench-service bench-load bench-sessions bench-memory bench-slowloris smoke clean
+.PHONY: run test test-thread lint deps build release fuzz fuzz-build bench bench-engine bench-service bench-load bench-sessions bench-memory bench-slowloris smoke clean
 
 ## Build and run the server on port 8080 (flags: make run ARGS="--port 9000").
 run: deps
@@ -16,7 +16,13 @@ run: deps
 test: deps lint
 	$(SWIFT) build
 	$(SWIFT) test
+	$(MAKE) test-thread
 	$(MAKE) fuzz FUZZ_SECONDS=$(FUZZ_SECONDS)
+
+## The tests that exercise concurrency in process, under ThreadSanitizer (a report fails).
+TSAN_TESTS := SessionStoreConcurrencyTests|SessionStoreTests|HTTPServerTests|CollectionDataTests
+test-thread: deps
+	TSAN_OPTIONS=halt_on_error=1 $(SWIFT) test --sanitize=thread --scratch-path .build-tsan --filter "$(TSAN_TESTS)"
 
 FUZZ_SECONDS ?= $(if $(CI),60,15)
 FUZZ_FLAGS := -Xswiftc -sanitize=address -Xswiftc -sanitize-coverage=edge,inline-8bit-counters,pc-table,trace-cmp
@@ -75,4 +81,4 @@ bench-slowloris: deps release
 	python3 Benchmarks/slowloris/run.py
 
 clean:
-	rm -rf .build .build-fuzz
+	rm -rf .build .build-fuzz .build-tsan

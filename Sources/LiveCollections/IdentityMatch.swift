@@ -60,7 +60,10 @@ func identityTableCapacity(forEntries entries: Int) -> Int {
 /// Each id's hash, computed in one sequential pass.
 @inlinable
 func hashes(count: Int, _ hash: (Int) -> Int) -> [Int] {
-    [Int](unsafeUninitializedCapacity: count) { buffer, initialized in
+    // An empty one is the shared empty array: its count is not written (concurrent writes of
+    // 0 there are harmless, but ThreadSanitizer rightly reports them).
+    guard count > 0 else { return [] }
+    return [Int](unsafeUninitializedCapacity: count) { buffer, initialized in
         for i in 0..<count { buffer[i] = hash(i) }
         initialized = count
     }

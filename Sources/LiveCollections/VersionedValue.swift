@@ -1,4 +1,5 @@
-import Synchronization
+import struct NIOConcurrencyHelpers.NIOLockedValueBox
+import struct NIOConcurrencyHelpers.NIOLock
 
 /// Why a holder refused an update.
 public enum CollectionDataError: Error, CustomStringConvertible {
@@ -45,20 +46,20 @@ struct Versioned<Value: Sendable>: Sendable {
 /// keep seeing the previous state until the write commits.
 @usableFromInline
 final class VersionedValue<Value: Sendable>: Sendable {
-    private let state: Mutex<Versioned<Value>>
-    private let writer = Mutex<Void>(())
+    private let state: NIOLockedValueBox<Versioned<Value>>
+    private let writer = NIOLock()
 
     @usableFromInline
     init(_ value: Value, policy: AnimationPolicy) {
-        state = Mutex(Versioned(value: value, version: 0, policy: policy))
+        state = NIOLockedValueBox(Versioned(value: value, version: 0, policy: policy))
     }
 
     @usableFromInline
-    var snapshot: Versioned<Value> { state.withLock { $0 } }
+    var snapshot: Versioned<Value> { state.withLockedValue { $0 } }
 
     @usableFromInline
     func setPolicy(_ policy: AnimationPolicy) {
-        state.withLock { $0.policy = policy }
+        state.withLockedValue { $0.policy = policy }
     }
 
     /// Runs `body` on the current snapshot and commits the value it returns as the next version.
@@ -68,15 +69,15 @@ final class VersionedValue<Value: Sendable>: Sendable {
         ifVersion expectedVersion: UInt64?,
         _ body: (Versioned<Value>) throws(CollectionDataError) -> (value: Value, result: Result)
     ) throws(CollectionDataError) -> Result {
-        try writer.withLock { _ throws(CollectionDataError) -> Result in
-            let current = snapshot
-            try current.require(expectedVersion)
-            let (value, result) = try body(current)
-            state.withLock {
-                $0.value = value
-                $0.version = current.version + 1
-            }
-            return result
+        writer.lock()
+        defer { writer.unlock() }
+        let current = snapshot
+        try current.require(expectedVersion)
+        let (value, result) = try body(current)
+        state.withLockedValue {
+            $0.value = value
+            $0.version = current.version + 1
         }
+        return result
     }
 }

@@ -1,5 +1,5 @@
 import CoreMetrics
-import Synchronization
+import struct NIOConcurrencyHelpers.NIOLockedValueBox
 
 /// What the service counts, through swift-metrics: requests by route and status, their
 /// duration and body size, diff sizes, errors by code, and sessions. The backend (Prometheus,
@@ -11,8 +11,8 @@ public final class ServiceMetrics: Sendable {
     let factory: any MetricsFactory
     let exposition: @Sendable () -> [UInt8]
     /// Handles, made once: creating one costs a registry lookup, using one does not.
-    private let requestHandles = Mutex<[RequestKey: RequestHandles]>([:])
-    private let errorCounters = Mutex<[String: Counter]>([:])
+    private let requestHandles = NIOLockedValueBox<[RequestKey: RequestHandles]>([:])
+    private let errorCounters = NIOLockedValueBox<[String: Counter]>([:])
     private let itemsIn: Recorder
     private let changesOut: Recorder
     private let sessionsOpen: Gauge
@@ -43,7 +43,7 @@ public final class ServiceMetrics: Sendable {
 
     func request(route: String, status: Int, duration: Duration, bodyBytes: Int) {
         let key = RequestKey(route: route, status: status)
-        let handles = requestHandles.withLock { cache in
+        let handles = requestHandles.withLockedValue { cache in
             if let handles = cache[key] { return handles }
             let handles = RequestHandles(
                 count: Counter(label: "livedelta_requests_total", dimensions: [("route", route), ("status", String(status))], factory: factory),
@@ -59,7 +59,7 @@ public final class ServiceMetrics: Sendable {
     }
 
     func error(code: String) {
-        errorCounters.withLock { cache in
+        errorCounters.withLockedValue { cache in
             if let counter = cache[code] { return counter }
             let counter = Counter(label: "livedelta_errors_total", dimensions: [("code", code)], factory: factory)
             cache[code] = counter

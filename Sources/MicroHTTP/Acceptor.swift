@@ -1,4 +1,5 @@
 import CMicroHTTPD
+import struct NIOConcurrencyHelpers.NIOLockedValueBox
 import Synchronization
 
 #if canImport(Glibc)
@@ -24,7 +25,7 @@ final class Acceptor: Sendable {
     /// What a refused or timed-out connection is told, as bytes written straight to it.
     private let refusals: (serverFull: [UInt8], clientFull: [UInt8], timeout: [UInt8])
     private let stopping = Atomic<Bool>(false)
-    private let thread = Mutex<pthread_t?>(nil)
+    private let thread = NIOLockedValueBox<pthread_t?>(nil)
     /// Sweeps happen at least this often (nanoseconds).
     private static let sweepInterval: Int64 = 250_000_000
 
@@ -67,7 +68,7 @@ final class Acceptor: Sendable {
             acceptor.run()
             return nil
         }, context)
-        thread.withLock { $0 = handle }
+        thread.withLockedValue { $0 = handle }
     }
 
     /// Stops accepting at once (new connections are refused) and waits for the thread.
@@ -75,7 +76,7 @@ final class Acceptor: Sendable {
         stopping.store(true, ordering: .releasing)
         // Wakes the blocked accept.
         shutdown(listener, Int32(SHUT_RDWR))
-        if let handle = thread.withLock({ $0.take() }) { pthread_join(handle, nil) }
+        if let handle = thread.withLockedValue({ $0.take() }) { pthread_join(handle, nil) }
         close(listener)
     }
 

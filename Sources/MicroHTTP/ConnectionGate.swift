@@ -1,4 +1,5 @@
 import CMicroHTTPD
+import struct NIOConcurrencyHelpers.NIOLockedValueBox
 import Synchronization
 
 #if canImport(Glibc)
@@ -43,17 +44,17 @@ final class ConnectionGate: Sendable {
         var connections: [Int32: ConnectionState] = [:]
         var perClient: [ClientAddress: Int] = [:]
     }
-    private let state = Mutex(State())
+    private let state = NIOLockedValueBox(State())
 
     init(limits: Limits) {
         self.limits = limits
     }
 
-    var count: Int { state.withLock { $0.connections.count } }
+    var count: Int { state.withLockedValue { $0.connections.count } }
 
     /// Counts a new connection unless it would pass a limit.
     func admit(socket: Int32, client: ClientAddress) -> Admission {
-        state.withLock { state in
+        state.withLockedValue { state in
             // A socket number still listed belongs to a connection libmicrohttpd dropped
             // without a notice (it failed to set it up): the number has been closed and reused.
             if let stale = state.connections[socket] { Self.remove(stale, from: &state) }
@@ -67,12 +68,12 @@ final class ConnectionGate: Sendable {
 
     /// The connection admitted on `socket`, when libmicrohttpd starts serving it.
     func connection(on socket: Int32) -> ConnectionState? {
-        state.withLock { $0.connections[socket] }
+        state.withLockedValue { $0.connections[socket] }
     }
 
     /// A connection has closed (its socket is closed right after).
     func release(_ connection: ConnectionState) {
-        state.withLock { state in
+        state.withLockedValue { state in
             guard state.connections[connection.socket] === connection else { return }
             Self.remove(connection, from: &state)
         }
@@ -80,7 +81,7 @@ final class ConnectionGate: Sendable {
 
     /// A connection that libmicrohttpd refused at once (it has closed the socket).
     func release(socket: Int32) {
-        state.withLock { state in
+        state.withLockedValue { state in
             if let connection = state.connections[socket] { Self.remove(connection, from: &state) }
         }
     }
@@ -97,7 +98,7 @@ final class ConnectionGate: Sendable {
     /// lock is held throughout, so a socket number cannot be closed and reused meanwhile.
     func sweep(now: Int64, timeoutResponse: [UInt8]) -> [Expiry] {
         let headerLimit = Int64(limits.headerTimeout.nanoseconds)
-        return state.withLock { state in
+        return state.withLockedValue { state in
             var expired = [Expiry]()
             for connection in state.connections.values {
                 guard let expiry = connection.expiry(now: now, headerTimeout: headerLimit, minBodyRate: limits.minBodyRate) else { continue }

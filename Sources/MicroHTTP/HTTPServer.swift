@@ -1,5 +1,5 @@
 import CMicroHTTPD
-import Synchronization
+import struct NIOConcurrencyHelpers.NIOLockedValueBox
 
 #if canImport(Glibc)
     import Glibc
@@ -93,7 +93,7 @@ public final class HTTPServer: Sendable {
     public let port: UInt16
     private let core: ServerCore
     /// The acceptor and the daemons, until `stop` takes them.
-    private let running: Mutex<(acceptor: Acceptor, daemons: [DaemonHandle])?>
+    private let running: NIOLockedValueBox<(acceptor: Acceptor, daemons: [DaemonHandle])?>
 
     /// Starts listening and serving at once: `threads` daemons, each with one event-loop
     /// thread, and an acceptor that deals new connections out to them in turn.
@@ -134,7 +134,7 @@ public final class HTTPServer: Sendable {
         self.configuration = configuration
         self.core = core
         self.port = acceptor.port
-        self.running = Mutex((acceptor, daemons))
+        self.running = NIOLockedValueBox((acceptor, daemons))
     }
 
     /// Descriptors the process needs besides its connections: the listener, each daemon's
@@ -191,7 +191,7 @@ public final class HTTPServer: Sendable {
     /// past the deadline (see `StopOutcome.computing`).
     @discardableResult
     public func stop(grace: Duration = .seconds(10)) -> StopOutcome {
-        guard let (acceptor, daemons) = running.withLock({ $0.take() }) else { return StopOutcome(cut: 0, computing: 0) }
+        guard let (acceptor, daemons) = running.withLockedValue({ $0.take() }) else { return StopOutcome(cut: 0, computing: 0) }
         core.stopping.store(true, ordering: .relaxed)
         acceptor.stop()
         let deadline = ContinuousClock.now + grace

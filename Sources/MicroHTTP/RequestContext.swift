@@ -1,5 +1,5 @@
 import CMicroHTTPD
-import Synchronization
+import struct NIOConcurrencyHelpers.NIOLockedValueBox
 
 /// One request's state between libmicrohttpd's calls: the body so far and when it started.
 ///
@@ -28,8 +28,8 @@ final class RequestContext {
 
 /// A response made on a handler thread for a suspended connection, taken on resumption.
 final class PendingResponse: Sendable {
-    private let response = Mutex<HTTPResponse?>(nil)
+    private let response = NIOLockedValueBox<HTTPResponse?>(nil)
 
-    func put(_ value: HTTPResponse) { response.withLock { $0 = value } }
-    func take() -> HTTPResponse? { response.withLock { $0.take() } }
+    func put(_ value: HTTPResponse) { response.withLockedValue { $0 = value } }
+    func take() -> HTTPResponse? { response.withLockedValue { $0.take() } }
 }

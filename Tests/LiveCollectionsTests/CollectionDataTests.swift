@@ -1,7 +1,7 @@
 import Dispatch
 import LiveCollections
 import TestSupport
-import Synchronization
+import struct NIOConcurrencyHelpers.NIOLockedValueBox
 import Testing
 
 /// Content equality that ignores `content`: one raw type, another equality.
@@ -102,7 +102,7 @@ struct IDOnlyFactory: UniquelyIdentifiableDataFactory, Sendable {
         }
         let first = (0..<50).map { Thing(id: $0) }
         let data = try CollectionData(first)
-        let steps = Mutex<[Step]>([])
+        let steps = NIOLockedValueBox<[Step]>([])
         let workers = 8, perWorker = 50
         DispatchQueue.concurrentPerform(iterations: workers) { worker in
             var rng = SystemRandomNumberGenerator()
@@ -110,10 +110,10 @@ struct IDOnlyFactory: UniquelyIdentifiableDataFactory, Sendable {
                 let items = (0..<60).filter { _ in Bool.random(using: &rng) }.shuffled(using: &rng)
                     .map { Thing(id: $0, content: worker) }
                 let update = try! data.update(items)
-                steps.withLock { $0.append(Step(items: items, update: update)) }
+                steps.withLockedValue { $0.append(Step(items: items, update: update)) }
             }
         }
-        let ordered = steps.withLock { $0 }.sorted { $0.update.version < $1.update.version }
+        let ordered = steps.withLockedValue { $0 }.sorted { $0.update.version < $1.update.version }
         #expect(ordered.map(\.update.version) == Array(1...UInt64(workers * perWorker)))
         var state = first
         for step in ordered {

@@ -2,7 +2,7 @@ import ByteJSON
 import Dispatch
 import LiveDeltaService
 import MicroHTTP
-import Synchronization
+import struct NIOConcurrencyHelpers.NIOLockedValueBox
 import Testing
 
 /// The store under concurrent use, in process (so that `make test` runs it under
@@ -23,7 +23,7 @@ import Testing
         let service = LiveDeltaService()
         _ = Self.post(service, "/sessions/s/update", "{\"items\":[1,2,3]}")
         // version -> (base, oldCount, newCount, count appended or nil for an update's new count)
-        let answers = Mutex<[Int: (base: Int, old: Int, new: Int, appended: Int?)]>([:])
+        let answers = NIOLockedValueBox<[Int: (base: Int, old: Int, new: Int, appended: Int?)]>([:])
         DispatchQueue.concurrentPerform(iterations: 8) { client in
             for round in 0..<30 {
                 let appending = (client + round) % 2 == 0
@@ -35,10 +35,10 @@ import Testing
                     Issue.record("status \(status): \(json)")
                     continue
                 }
-                answers.withLock { $0[version] = (base, old, new, appending ? 1 : nil) }
+                answers.withLockedValue { $0[version] = (base, old, new, appending ? 1 : nil) }
             }
         }
-        let all = answers.withLock { $0 }
+        let all = answers.withLockedValue { $0 }
         #expect(all.keys.sorted() == Array(2...241))
         var count = 3
         for version in 2...241 {
@@ -50,15 +50,15 @@ import Testing
     }
 
     @Test func eventsMayCallBackIntoTheStore() throws {
-        let box = Mutex<InMemorySessionStore?>(nil)
+        let box = NIOLockedValueBox<InMemorySessionStore?>(nil)
         var limits = InMemorySessionStore.Limits()
         limits.maxSessions = 2
-        let store = InMemorySessionStore(limits: limits, events: { _ in _ = box.withLock { $0 }?.statistics })
-        box.withLock { $0 = store }
+        let store = InMemorySessionStore(limits: limits, events: { _ in _ = box.withLockedValue { $0 }?.statistics })
+        box.withLockedValue { $0 = store }
         for id in ["a", "b", "c", "d"] {
             _ = try store.put(id: id, options: DiffOptions(), collection: CollectionDocument.read(ByteBuffer(Array("[1]".utf8))))
         }
         #expect(store.statistics == SessionStatistics(open: 2, evicted: 2, expired: 0))
-        box.withLock { $0 = nil }
+        box.withLockedValue { $0 = nil }
     }
 }

@@ -2,7 +2,7 @@ import Dispatch
 import Foundation
 import Glibc
 import MicroHTTP
-import Synchronization
+import struct NIOConcurrencyHelpers.NIOLockedValueBox
 import Testing
 import TestSupport
 
@@ -87,15 +87,15 @@ func echoServer(_ configure: (inout HTTPServer.Configuration) -> Void = { _ in }
         // Headers sent, body still owed: the request is in flight.
         try connection.send(raw: Array("POST /slow HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nab".utf8))
         while server.requestsInFlight == 0 { usleep(1_000) }
-        let stopped = Mutex<Bool?>(nil)
-        DispatchQueue.global().async { stopped.withLock { $0 = server.stop(grace: .seconds(10)).drained } }
+        let stopped = NIOLockedValueBox<Bool?>(nil)
+        DispatchQueue.global().async { stopped.withLockedValue { $0 = server.stop(grace: .seconds(10)).drained } }
         #expect(waitUntilRefused(port: server.port))
         try connection.send(raw: Array("cde".utf8))
         let reply = try connection.readReply()
         #expect(reply.status == 200 && reply.text == "abcde")
         #expect(reply.header("Connection") == "close")
-        while stopped.withLock({ $0 }) == nil { usleep(1_000) }
-        #expect(stopped.withLock { $0 } == true)
+        while stopped.withLockedValue({ $0 }) == nil { usleep(1_000) }
+        #expect(stopped.withLockedValue { $0 } == true)
     }
 
     @Test func largeBodiesAreHandledOffTheEventLoopThreadAndAnswered() throws {

@@ -1,5 +1,7 @@
 import LiveCollections
 import Logging
+import struct NIOConcurrencyHelpers.NIOLockedValueBox
+import struct NIOConcurrencyHelpers.NIOLock
 import Synchronization
 
 #if canImport(Glibc)
@@ -50,7 +52,7 @@ public final class InMemorySessionStore: SessionStore {
         /// Operations in progress: such a session is not idle, so not evicted or expired.
         let users = Atomic<Int>(0)
         /// Held for the whole of each change: read, check, diff, commit.
-        let step = Mutex<Void>(())
+        let step = NIOLock()
 
         init(id: String, options: DiffOptions, holder: Holder, now: UInt64) {
             self.id = id
@@ -61,11 +63,11 @@ public final class InMemorySessionStore: SessionStore {
     }
 
     public let limits: Limits
-    private struct Table {
+    private struct Table: Sendable {
         var sessions: [String: Stored] = [:]
         var recency = RecencyList<String>()
     }
-    private let table = Mutex(Table())
+    private let table = NIOLockedValueBox(Table())
     private let evicted = Atomic<Int>(0)
     private let expired = Atomic<Int>(0)
     private let logger: Logger
@@ -92,7 +94,7 @@ public final class InMemorySessionStore: SessionStore {
 
     public var statistics: SessionStatistics {
         SessionStatistics(
-            open: table.withLock { $0.sessions.count }, evicted: evicted.load(ordering: .relaxed), expired: expired.load(ordering: .relaxed))
+            open: table.withLockedValue { $0.sessions.count }, evicted: evicted.load(ordering: .relaxed), expired: expired.load(ordering: .relaxed))
     }
 
     private var idleNanoseconds: UInt64 {
@@ -118,7 +120,7 @@ public final class InMemorySessionStore: SessionStore {
     }
 
     public func options(id: String) -> DiffOptions? {
-        table.withLock { $0.sessions[id]?.options }
+        table.withLockedValue { $0.sessions[id]?.options }
     }
 
     public func update(
@@ -200,7 +202,7 @@ public final class InMemorySessionStore: SessionStore {
         defer { release(stored) }
         let open = try step(stored) { () throws -> Int? in
             _ = try Self.check(condition, against: stored.holder.version)
-            return table.withLock { table -> Int? in
+            return table.withLockedValue { table -> Int? in
                 // Replaced meanwhile: the replacement is another session, and stays.
                 guard table.sessions[id] === stored else { return nil }
                 Self.remove(id, from: &table)
@@ -217,7 +219,7 @@ public final class InMemorySessionStore: SessionStore {
     /// holders' errors come out as session errors.
     private func step<T>(_ stored: Stored, _ body: () throws -> T) throws(SessionError) -> T {
         do {
-            return try stored.step.withLock { _ in try body() }
+            return try stored.step.withLock { try body() }
         } catch {
             throw Self.sessionError(error)
         }
@@ -247,7 +249,7 @@ public final class InMemorySessionStore: SessionStore {
     /// The session, marked in use; nil where there is none, or it has expired (then it goes).
     private func acquire(_ id: String) -> Stored? {
         var gone: Int?
-        let stored = table.withLock { table -> Stored? in
+        let stored = table.withLockedValue { table -> Stored? in
             let now = clock()
             guard let stored = table.sessions[id] else { return nil }
             if isExpired(stored, now: now) {
@@ -294,16 +296,16 @@ public final class InMemorySessionStore: SessionStore {
     private func insert(_ stored: Stored, replacing: Bool) throws(SessionError) -> (Stored, added: Bool) {
         var expiredCount = 0
         var victim: String?
-        let (result, open) = try table.withLock { (table: inout Table) throws(SessionError) -> ((Stored, Bool), Int) in
+        let outcome = table.withLockedValue { (table: inout Table) -> Result<((Stored, Bool), Int), SessionError> in
             let now = clock()
             if let existing = table.sessions[stored.id], !isExpired(existing, now: now) {
                 if !replacing {
                     Self.markUsed(existing, now: now, in: &table)
-                    return ((existing, false), table.sessions.count)
+                    return .success(((existing, false), table.sessions.count))
                 }
                 table.sessions[stored.id] = stored
                 Self.markUsed(stored, now: now, in: &table)
-                return ((stored, false), table.sessions.count)
+                return .success(((stored, false), table.sessions.count))
             }
             if table.sessions[stored.id] != nil {
                 Self.remove(stored.id, from: &table)
@@ -324,11 +326,12 @@ public final class InMemorySessionStore: SessionStore {
                 Self.remove(id, from: &table)
                 if victim != nil { break }
             }
-            guard table.sessions.count < limits.maxSessions else { throw .storeFull(limit: limits.maxSessions) }
+            guard table.sessions.count < limits.maxSessions else { return .failure(.storeFull(limit: limits.maxSessions)) }
             table.sessions[stored.id] = stored
             Self.markUsed(stored, now: now, in: &table)
-            return ((stored, true), table.sessions.count)
+            return .success(((stored, true), table.sessions.count))
         }
+        let (result, open) = try outcome.get()
         if expiredCount > 0 {
             expired.add(expiredCount, ordering: .relaxed)
             events(.expired(expiredCount))

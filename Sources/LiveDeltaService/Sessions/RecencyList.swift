@@ -1,6 +1,6 @@
 /// Keys from least to most recently used: touching, removing and finding the oldest each cost
 /// O(1), so that eviction never scans the whole store.
-struct RecencyList<Key: Hashable> {
+struct RecencyList<Key: Hashable & Sendable>: Sendable {
     private var links: [Key: (older: Key?, newer: Key?)] = [:]
     private(set) var oldest: Key?
     private var newest: Key?
