@@ -61,9 +61,12 @@ public final class LiveDeltaService: Sendable {
 
     /// How the HTTP server's own refusals look: JSON errors like every other.
     public func errorResponse(_ error: HTTPServerError) -> HTTPResponse {
-        let apiError = APIError.server(error)
-        metrics?.error(code: apiError.code)
-        return apiError.response
+        APIError.server(error).response
+    }
+
+    /// Counts one of the HTTP server's own refusals, by its error code.
+    public func refused(_ error: HTTPServerError) {
+        metrics?.error(code: APIError.server(error).code)
     }
 
     func route(_ request: HTTPRequest) throws(APIError) -> HTTPResponse {

@@ -24,15 +24,17 @@ final class Acceptor: Sendable {
     private let gate: ConnectionGate
     /// What a refused or timed-out connection is told, as bytes written straight to it.
     private let refusals: (serverFull: [UInt8], clientFull: [UInt8], timeout: [UInt8])
+    private let onRefusal: @Sendable (HTTPServerError) -> Void
     private let stopping = Atomic<Bool>(false)
     private let thread = NIOLockedValueBox<pthread_t?>(nil)
     /// Sweeps happen at least this often (nanoseconds).
     private static let sweepInterval: Int64 = 250_000_000
 
     /// Binds and listens; nothing is accepted before `start`.
-    init(address: SocketAddress, daemons: [DaemonHandle], gate: ConnectionGate, errorResponse: (HTTPServerError) -> HTTPResponse)
-        throws(HTTPServer.StartError)
-    {
+    init(
+        address: SocketAddress, daemons: [DaemonHandle], gate: ConnectionGate, errorResponse: (HTTPServerError) -> HTTPResponse,
+        onRefusal: @escaping @Sendable (HTTPServerError) -> Void
+    ) throws(HTTPServer.StartError) {
         let family = address.isIPv6 ? AF_INET6 : AF_INET
         let socket = Glibc.socket(family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard socket >= 0 else { throw .cannotListen(host: address.host, port: address.port) }
@@ -53,6 +55,7 @@ final class Acceptor: Sendable {
         listener = socket
         self.daemons = daemons
         self.gate = gate
+        self.onRefusal = onRefusal
         refusals = (
             errorResponse(.tooManyConnections(limit: gate.limits.connections)).closingBytes(),
             errorResponse(.tooManyConnectionsFromClient(limit: gate.limits.connectionsPerClient)).closingBytes(),
@@ -88,7 +91,9 @@ final class Acceptor: Sendable {
             let polled = poll(&ready, 1, Int32(Self.sweepInterval / 1_000_000))
             let now = monotonicNanoseconds()
             if now - lastSweep >= Self.sweepInterval {
-                _ = gate.sweep(now: now, timeoutResponse: refusals.timeout)
+                for expiry in gate.sweep(now: now, timeoutResponse: refusals.timeout) where expiry == .slowRequest {
+                    onRefusal(.requestTimeout)
+                }
                 lastSweep = now
             }
             guard polled > 0 else { continue }
@@ -109,9 +114,11 @@ final class Acceptor: Sendable {
             case .admitted: break
             case .serverFull:
                 Self.refuse(client, refusals.serverFull)
+                onRefusal(.tooManyConnections(limit: gate.limits.connections))
                 continue
             case .clientFull:
                 Self.refuse(client, refusals.clientFull)
+                onRefusal(.tooManyConnectionsFromClient(limit: gate.limits.connectionsPerClient))
                 continue
             }
             // libmicrohttpd owns the socket from here, and closes it if it cannot take it.

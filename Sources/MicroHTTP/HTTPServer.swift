@@ -54,6 +54,9 @@ public final class HTTPServer: Sendable {
         /// Bodies being received, by all connections together, are held to this many bytes; a
         /// request that would pass it is refused with `errorResponse(.busy)`.
         public var maxBufferedBodyBytes: Int = 1 << 30
+        /// Told of each refusal the server makes itself, for counting: it runs on a worker or
+        /// the acceptor thread, so it should be quick.
+        public var onRefusal: @Sendable (HTTPServerError) -> Void = { _ in }
         /// How the server's own refusals look.
         public var errorResponse: @Sendable (HTTPServerError) -> HTTPResponse = { error in
             switch error {
@@ -124,7 +127,8 @@ public final class HTTPServer: Sendable {
         let acceptor: Acceptor
         do throws(StartError) {
             guard daemons.count == threads else { throw StartError.cannotListen(host: configuration.host, port: configuration.port) }
-            acceptor = try Acceptor(address: address, daemons: daemons, gate: gate, errorResponse: configuration.errorResponse)
+            acceptor = try Acceptor(
+                address: address, daemons: daemons, gate: gate, errorResponse: configuration.errorResponse, onRefusal: configuration.onRefusal)
         } catch {
             for daemon in daemons { MHD_stop_daemon(daemon.pointer) }
             Unmanaged<ServerCore>.fromOpaque(context).release()

@@ -145,6 +145,7 @@ final class ServerCore: Sendable {
     /// Refuses the request: at once where no body has been read (`now`), else at its end.
     /// Either way the connection is closed after the answer.
     private func refuse(_ context: RequestContext, _ refusal: HTTPServerError, now connection: OpaquePointer?) -> MHD_Result {
+        configuration.onRefusal(refusal)
         context.refusal = refusal
         context.body = ByteBuffer(capacity: 0)
         guard let connection else { return .YES }

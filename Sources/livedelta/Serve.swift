@@ -131,6 +131,7 @@ struct Serve: ParsableCommand {
         configuration.headerTimeoutSeconds = headerTimeout
         configuration.minBodyRate = minBodyRate
         configuration.errorResponse = { service.errorResponse($0) }
+        configuration.onRefusal = { service.refused($0) }
 
         // Signals are taken by sigwait below; the server's threads inherit this mask.
         var signals = sigset_t()

@@ -67,6 +67,8 @@ import TestSupport
             if !served { usleep(20_000) }
         }
         #expect(served)
+        let metrics = try server.connection().request("GET", "/metrics").text
+        #expect(metrics.contains("livedelta_errors_total{code=\"too_many_connections\"}"), "\(metrics)")
         #expect(server.stop() == 0)
     }
 
