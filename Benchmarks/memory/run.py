@@ -64,10 +64,13 @@ def tiny_items(count):
 
 
 def main():
-    scenario("16M tiny items in one body (30.5 MB)", [b'{"old":[' + b"0," * 15_999_999 + b'0],"new":[]}'])
+    scenario("16M tiny items in one body (30.5 MiB)", [b'{"old":[' + b"0," * 15_999_999 + b'0],"new":[]}'])
     twenty_mb = tiny_items(10_000_000)[:20_000_000]
     twenty_mb = twenty_mb[: twenty_mb.rfind(b",")] + b'],"new":[]}'
     scenario("16 parallel 20 MB bodies of tiny items", [twenty_mb] * 16, flags=("--max-buffered-body-bytes", str(1 << 30)))
+    distinct = b'{"old":[' + b",".join(str(i).encode() for i in range(1_900_000)) + b'],"new":[]}'
+    scenario("16 parallel bodies of 1.9M distinct small ids each (under the per-request cap; the 8M in-flight budget decides)",
+             [distinct] * 16)
     uuids = [f'"{i:08x}-0000-4000-8000-{i * 7919 % 10**12:012d}"'.encode() for i in range(1_000_000)]
     old = b"[" + b",".join(uuids) + b"]"
     new = b"[" + b",".join(uuids[::-1][:900_000] + uuids[:100_000]) + b"]"
