@@ -17,7 +17,7 @@ final class ServerCore: Sendable {
     /// its connections in turn, so two large requests that land on one thread would wait for
     /// each other while another core idles. This queue spreads them over all cores.
     private let handlers = DispatchQueue(label: "microhttp.handlers", qos: .userInitiated, attributes: .concurrent)
-
+    /// Who is connected, and how far each connection's request has come.
     let gate: ConnectionGate
 
     init(configuration: HTTPServer.Configuration, gate: ConnectionGate, handler: @escaping HTTPServer.Handler) {
@@ -59,7 +59,7 @@ final class ServerCore: Sendable {
             let head = RequestHead(connection, url: url, method: method, version: version)
             let problem = head.problem(maxURILength: configuration.maxURILength, maxHeaderBytes: configuration.maxHeaderBytes)
             let declared = problem == nil ? head.contentLength ?? 0 : 0
-            let context = RequestContext(head: head, expectedLength: min(declared, configuration.maxBodySize))
+            let context = RequestContext(head: head, expectedLength: 0)
             state.pointee = Unmanaged.passRetained(context).toOpaque()
             // A head that cannot be framed safely is answered at once, and the connection closed.
             if let problem { return refuse(context, problem, now: connection) }
@@ -67,6 +67,8 @@ final class ServerCore: Sendable {
                 return refuse(context, .bodyTooLarge(limit: configuration.maxBodySize), declared: declared, head: head, on: connection)
             }
             if declared > 0 && !reserve(declared, for: context) { return refuse(context, .busy, declared: declared, head: head, on: connection) }
+            // Memory for the body only once it is let in.
+            if declared > 0 { context.body = ByteBuffer(capacity: declared) }
             return .YES
         }
         let context = Unmanaged<RequestContext>.fromOpaque(existing).takeUnretainedValue()
