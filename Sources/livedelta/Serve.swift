@@ -74,6 +74,9 @@ struct Serve: ParsableCommand {
     var logFormat: LineLogHandler.Format = Environment.choice("LIVEDELTA_LOG_FORMAT", default: .text)
 
     func validate() throws {
+        if let unreadable = Environment.invalid.first {
+            throw ValidationError("the environment variable \(unreadable) is not a value its flag takes (see --help)")
+        }
         guard (1...256).contains(threads) else { throw ValidationError("--threads must be from 1 to 256") }
         // Body offsets are 32-bit (ByteRange): a body stays well under 4 GiB.
         guard (1...(1 << 31)).contains(maxBodySize) else { throw ValidationError("--max-body-size must be from 1 to 2147483648 (2 GiB)") }

@@ -205,15 +205,29 @@ import TestSupport
         ["--max-connections-per-client", "5000"], ["--header-timeout", "0"], ["--max-items-per-request", "0"],
     ])
     func outOfRangeFlagsStopStartUp(_ flags: [String]) throws {
+        let (status, output) = try Self.start(flags)
+        #expect(status != 0 && output.contains("must be"), "\(flags): \(output)")
+    }
+
+    /// An environment variable that does not read as its flag's type stops start-up too,
+    /// rather than leaving the default in force unnoticed.
+    @Test(arguments: [("LIVEDELTA_PORT", "99999"), ("LIVEDELTA_MAX_BODY_SIZE", "32MB"), ("LIVEDELTA_LOG_FORMAT", "xml")])
+    func unreadableEnvironmentStopsStartUp(_ name: String, _ value: String) throws {
+        let (status, output) = try Self.start([], environment: [name: value])
+        #expect(status != 0 && output.contains(name), "\(output)")
+    }
+
+    static func start(_ flags: [String], environment: [String: String] = [:]) throws -> (Int32, String) {
         let process = Process()
         process.executableURL = ServerProcess.binary
         process.arguments = ["--port", "0"] + flags
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         let pipe = Pipe()
         process.standardError = pipe
         process.standardOutput = pipe
         try process.run()
         process.waitUntilExit()
         let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        #expect(process.terminationStatus != 0 && output.contains("must be"), "\(flags): \(output)")
+        return (process.terminationStatus, output)
     }
 }
