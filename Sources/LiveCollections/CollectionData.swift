@@ -30,13 +30,14 @@ public final class CollectionData<Item: UniquelyIdentifiable & Sendable>: Sendab
     @usableFromInline let store: VersionedValue<[Item]>
     @usableFromInline let build: @Sendable ([Item.RawType]) -> [Item]
 
-    /// A holder whose `update(raw:)` builds items with `build`.
+    /// A holder whose `update(raw:)` builds items with `build`. `version` is where its versions
+    /// start (0 for a new collection; another for one restored from storage).
     public init(
-        items: [Item], policy: AnimationPolicy = AnimationPolicy(),
+        items: [Item], policy: AnimationPolicy = AnimationPolicy(), version: UInt64 = 0,
         build: @escaping @Sendable ([Item.RawType]) -> [Item]
     ) throws(DuplicateIdentifierError) {
         _ = try matchItems(items, [])
-        store = VersionedValue(items, policy: policy)
+        store = VersionedValue(items, policy: policy, version: version)
         self.build = build
     }
 
@@ -124,8 +125,10 @@ public final class CollectionData<Item: UniquelyIdentifiable & Sendable>: Sendab
 }
 
 extension CollectionData where Item.RawType == Item {
-    public convenience init(_ items: [Item] = [], policy: AnimationPolicy = AnimationPolicy()) throws(DuplicateIdentifierError) {
-        try self.init(items: items, policy: policy, build: { $0 })
+    public convenience init(_ items: [Item] = [], policy: AnimationPolicy = AnimationPolicy(), version: UInt64 = 0)
+        throws(DuplicateIdentifierError)
+    {
+        try self.init(items: items, policy: policy, version: version, build: { $0 })
     }
 }
 

@@ -34,9 +34,13 @@ where Section.Item: Sendable {
 
     @usableFromInline let store: VersionedValue<[Section]>
 
-    public init(_ sections: [Section] = [], policy: AnimationPolicy = AnimationPolicy()) throws(DuplicateIdentifierError) {
+    /// `version` is where its versions start (0 for a new collection; another for one restored
+    /// from storage).
+    public init(_ sections: [Section] = [], policy: AnimationPolicy = AnimationPolicy(), version: UInt64 = 0)
+        throws(DuplicateIdentifierError)
+    {
         _ = try SectionedMatch(sections, [])
-        store = VersionedValue(sections, policy: policy)
+        store = VersionedValue(sections, policy: policy, version: version)
     }
 
     public var sections: [Section] { store.snapshot.value }

@@ -50,8 +50,8 @@ final class VersionedValue<Value: Sendable>: Sendable {
     private let writer = NIOLock()
 
     @usableFromInline
-    init(_ value: Value, policy: AnimationPolicy) {
-        state = NIOLockedValueBox(Versioned(value: value, version: 0, policy: policy))
+    init(_ value: Value, policy: AnimationPolicy, version: UInt64 = 0) {
+        state = NIOLockedValueBox(Versioned(value: value, version: version, policy: policy))
     }
 
     @usableFromInline

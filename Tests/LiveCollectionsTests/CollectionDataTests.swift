@@ -145,3 +145,14 @@ struct IDOnlyFactory: UniquelyIdentifiableDataFactory, Sendable {
         #expect(try data.calculateDelta([Thing(id: 3)], ifVersion: 1).delta == IndexDelta(deletions: [0], insertions: [0]))
     }
 }
+
+@Suite struct RestoredHolderTests {
+    /// A holder restored from storage at version 7 goes on from there.
+    @Test func aHolderRestoredAtAVersionCountsOnFromIt() throws {
+        let data = try CollectionData([Thing(id: 1), Thing(id: 2)], version: 7)
+        let update = try data.update([Thing(id: 2)], ifVersion: 7)
+        #expect(update.baseVersion == 7 && update.version == 8 && data.version == 8)
+        let sections = try CollectionSectionData([Shelf(id: 0, header: 0, items: [])], version: 3)
+        #expect(try sections.append([Shelf(id: 1, header: 0, items: [Thing(id: 5)])]).version == 4)
+    }
+}

@@ -1,7 +1,6 @@
 import LiveCollections
 import Logging
 import struct NIOConcurrencyHelpers.NIOLockedValueBox
-import struct NIOConcurrencyHelpers.NIOLock
 import Synchronization
 
 #if canImport(Glibc)
@@ -12,7 +11,7 @@ import Synchronization
 
 /// Sessions in this process's memory: a `CollectionData` or `CollectionSectionData` each.
 ///
-/// Every change to a session is one step under that session's own lock (`Stored.step`): read
+/// Every change to a session is one step under that session's own lock (`HeldSession.step`): read
 /// the current state, check the condition and the limits, number occurrences, diff, commit.
 /// So every figure in an answer comes from the same state, and each delta chains on the version
 /// before it, while different sessions proceed in parallel. A shared store follows the same
@@ -31,40 +30,9 @@ public final class InMemorySessionStore: SessionStore {
         public init() {}
     }
 
-    enum Holder: Sendable {
-        case flat(CollectionData<JSONItem>)
-        case sectioned(CollectionSectionData<JSONSection>)
-
-        var version: UInt64 {
-            switch self {
-            case .flat(let data): data.version
-            case .sectioned(let data): data.version
-            }
-        }
-    }
-
-    final class Stored: Sendable {
-        let id: String
-        let options: DiffOptions
-        let holder: Holder
-        /// Monotonic nanoseconds of the last use.
-        let lastUsed: Atomic<UInt64>
-        /// Operations in progress: such a session is not idle, so not evicted or expired.
-        let users = Atomic<Int>(0)
-        /// Held for the whole of each change: read, check, diff, commit.
-        let step = NIOLock()
-
-        init(id: String, options: DiffOptions, holder: Holder, now: UInt64) {
-            self.id = id
-            self.options = options
-            self.holder = holder
-            lastUsed = Atomic(now)
-        }
-    }
-
     public let limits: Limits
     private struct Table: Sendable {
-        var sessions: [String: Stored] = [:]
+        var sessions: [String: HeldSession] = [:]
         var recency = RecencyList<String>()
     }
     private let table = NIOLockedValueBox(Table())
@@ -105,9 +73,9 @@ public final class InMemorySessionStore: SessionStore {
     // MARK: - SessionStore
 
     public func put(id: String, options: DiffOptions, collection: JSONCollection) throws(SessionError) -> (SessionSnapshot, created: Bool) {
-        try checkSize(collection.itemCount)
-        let holder = try Self.holder(for: collection, options: options)
-        let stored = Stored(id: id, options: options, holder: holder, now: clock())
+        try SessionRules.checkSize(collection.itemCount, limit: limits.maxItemsPerSession)
+        let holder = try SessionRules.holder(for: collection, options: options)
+        let stored = HeldSession(id: id, options: options, holder: holder, now: clock())
         let (_, created) = try insert(stored, replacing: true)
         release(stored)
         return (SessionSnapshot(id: id, options: options, version: 0, collection: collection), created)
@@ -116,7 +84,7 @@ public final class InMemorySessionStore: SessionStore {
     public func snapshot(id: String) throws(SessionError) -> SessionSnapshot {
         let stored = try use(id)
         defer { release(stored) }
-        return Self.snapshot(of: stored)
+        return SessionRules.snapshot(of: stored)
     }
 
     public func options(id: String) -> DiffOptions? {
@@ -126,36 +94,24 @@ public final class InMemorySessionStore: SessionStore {
     public func update(
         id: String, to collection: JSONCollection, readWith: DiffOptions, condition: VersionCondition, commit: Bool
     ) throws(SessionError) -> SessionChange {
-        try checkSize(collection.itemCount)
+        try SessionRules.checkSize(collection.itemCount, limit: limits.maxItemsPerSession)
         var created = false
-        let stored: Stored
+        let stored: HeldSession
         if let existing = acquire(id) {
             stored = existing
         } else {
             guard condition == .any else { throw .versionMismatch(expected: condition, current: nil) }
             guard commit else { throw .notFound(id: id) }
             let empty: JSONCollection = if case .sectioned = collection { .sectioned([]) } else { .flat([]) }
-            let fresh = Stored(id: id, options: readWith, holder: try Self.holder(for: empty, options: readWith), now: clock())
+            let fresh = HeldSession(id: id, options: readWith, holder: try SessionRules.holder(for: empty, options: readWith), now: clock())
             // Another request may create it first; then this one updates that session. Either
             // way the session comes back in use, so it cannot be evicted before this step.
             (stored, created) = try insert(fresh, replacing: false)
         }
         defer { release(stored) }
         guard stored.options.readsLike(readWith) else { throw .optionsChanged(stored.options) }
-        return try step(stored) { () throws in
-            let version = try Self.check(condition, against: stored.holder.version)
-            switch (stored.holder, collection) {
-            case (.flat(let data), .flat(let items)):
-                let old = data.count
-                let update = commit ? try data.update(items, ifVersion: version) : try data.calculateDelta(items, ifVersion: version)
-                return SessionChange(id: id, created: created, options: stored.options, outcome: .flat(update, oldCount: old, newCount: items.count))
-            case (.sectioned(let data), .sectioned(let sections)):
-                let old = data.sections
-                let update = commit ? try data.update(sections, ifVersion: version) : try data.calculateDelta(sections, ifVersion: version)
-                return SessionChange(id: id, created: created, options: stored.options, outcome: .sectioned(update, old: old, new: sections))
-            case (.flat, _): throw SessionError.kindMismatch(sessionIsSectioned: false)
-            case (.sectioned, _): throw SessionError.kindMismatch(sessionIsSectioned: true)
-            }
+        return try step(stored) { () throws(SessionError) in
+            try SessionRules.update(stored, to: collection, condition: condition, commit: commit, created: created)
         }
     }
 
@@ -166,31 +122,8 @@ public final class InMemorySessionStore: SessionStore {
         }
         defer { release(stored) }
         guard stored.options.readsLike(readWith) else { throw .optionsChanged(stored.options) }
-        return try step(stored) { () throws in
-            let version = try Self.check(condition, against: stored.holder.version)
-            switch (stored.holder, collection) {
-            case (.flat(let data), .flat(var items)):
-                let old = data.items
-                try checkSize(old.count + items.count)
-                if !stored.options.unique {
-                    var seen = Self.occurrences(old)
-                    numberOccurrences(&items, seen: &seen)
-                }
-                let update = try data.append(items, ifVersion: version)
-                return SessionChange(
-                    id: id, created: false, options: stored.options, outcome: .flat(update, oldCount: old.count, newCount: old.count + items.count))
-            case (.sectioned(let data), .sectioned(var sections)):
-                let old = data.sections
-                try checkSize(old.itemCount + collection.itemCount)
-                if !stored.options.unique {
-                    var seen = Self.occurrences(old.flatMap(\.items))
-                    for index in sections.indices { numberOccurrences(&sections[index].items, seen: &seen) }
-                }
-                let update = try data.append(sections, ifVersion: version)
-                return SessionChange(id: id, created: false, options: stored.options, outcome: .sectioned(update, old: old, new: old + sections))
-            case (.flat, _): throw SessionError.kindMismatch(sessionIsSectioned: false)
-            case (.sectioned, _): throw SessionError.kindMismatch(sessionIsSectioned: true)
-            }
+        return try step(stored) { () throws(SessionError) in
+            try SessionRules.append(stored, collection, condition: condition, maxItems: limits.maxItemsPerSession)
         }
     }
 
@@ -200,8 +133,8 @@ public final class InMemorySessionStore: SessionStore {
             throw .versionMismatch(expected: condition, current: nil)
         }
         defer { release(stored) }
-        let open = try step(stored) { () throws -> Int? in
-            _ = try Self.check(condition, against: stored.holder.version)
+        let open = try step(stored) { () throws(SessionError) -> Int? in
+            _ = try SessionRules.check(condition, against: stored.holder.version)
             return table.withLockedValue { table -> Int? in
                 // Replaced meanwhile: the replacement is another session, and stays.
                 guard table.sessions[id] === stored else { return nil }
@@ -215,41 +148,26 @@ public final class InMemorySessionStore: SessionStore {
 
     // MARK: - One step on one session
 
-    /// Runs a change as one step: no other change to the session runs meanwhile. The
-    /// holders' errors come out as session errors.
-    private func step<T>(_ stored: Stored, _ body: () throws -> T) throws(SessionError) -> T {
-        do {
-            return try stored.step.withLock { try body() }
-        } catch {
-            throw Self.sessionError(error)
-        }
-    }
-
-    /// The version a condition insists on, checked against the current one (taken inside the
-    /// step, so that nothing changes it before the holder commits).
-    private static func check(_ condition: VersionCondition, against current: UInt64) throws(SessionError) -> UInt64? {
-        guard case .version(let expected) = condition else { return nil }
-        guard expected == current else { throw .versionMismatch(expected: condition, current: current) }
-        return expected
+    /// Runs a change as one step: no other change to the session runs meanwhile.
+    private func step<T>(_ stored: HeldSession, _ body: () throws(SessionError) -> T) throws(SessionError) -> T {
+        stored.step.lock()
+        defer { stored.step.unlock() }
+        return try body()
     }
 
     // MARK: - Bookkeeping
 
-    private func checkSize(_ count: Int) throws(SessionError) {
-        if count > limits.maxItemsPerSession { throw .tooManyItems(limit: limits.maxItemsPerSession, count: count) }
-    }
-
     /// Unused for longer than the idle timeout, and not in use. Another thread may have marked
     /// it used after `now` was read, so a last use later than `now` counts as fresh.
-    private func isExpired(_ stored: Stored, now: UInt64) -> Bool {
+    private func isExpired(_ stored: HeldSession, now: UInt64) -> Bool {
         let lastUsed = stored.lastUsed.load(ordering: .relaxed)
         return stored.users.load(ordering: .relaxed) == 0 && now > lastUsed && now - lastUsed > idleNanoseconds
     }
 
     /// The session, marked in use; nil where there is none, or it has expired (then it goes).
-    private func acquire(_ id: String) -> Stored? {
+    private func acquire(_ id: String) -> HeldSession? {
         var gone: Int?
-        let stored = table.withLockedValue { table -> Stored? in
+        let stored = table.withLockedValue { table -> HeldSession? in
             let now = clock()
             guard let stored = table.sessions[id] else { return nil }
             if isExpired(stored, now: now) {
@@ -268,18 +186,18 @@ public final class InMemorySessionStore: SessionStore {
         return stored
     }
 
-    private func use(_ id: String) throws(SessionError) -> Stored {
+    private func use(_ id: String) throws(SessionError) -> HeldSession {
         guard let stored = acquire(id) else { throw .notFound(id: id) }
         return stored
     }
 
-    private static func markUsed(_ stored: Stored, now: UInt64, in table: inout Table) {
+    private static func markUsed(_ stored: HeldSession, now: UInt64, in table: inout Table) {
         stored.users.add(1, ordering: .relaxed)
         stored.lastUsed.store(now, ordering: .relaxed)
         table.recency.touch(stored.id)
     }
 
-    private func release(_ stored: Stored) {
+    private func release(_ stored: HeldSession) {
         stored.lastUsed.store(clock(), ordering: .relaxed)
         stored.users.subtract(1, ordering: .relaxed)
     }
@@ -293,10 +211,10 @@ public final class InMemorySessionStore: SessionStore {
     /// one, and returns the session now under the id, marked in use (the caller releases it):
     /// `stored` and true where it was added, the existing one and false where one with the id
     /// exists and `replacing` is false.
-    private func insert(_ stored: Stored, replacing: Bool) throws(SessionError) -> (Stored, added: Bool) {
+    private func insert(_ stored: HeldSession, replacing: Bool) throws(SessionError) -> (HeldSession, added: Bool) {
         var expiredCount = 0
         var victim: String?
-        let outcome = table.withLockedValue { (table: inout Table) -> Result<((Stored, Bool), Int), SessionError> in
+        let outcome = table.withLockedValue { (table: inout Table) -> Result<((HeldSession, Bool), Int), SessionError> in
             let now = clock()
             if let existing = table.sessions[stored.id], !isExpired(existing, now: now) {
                 if !replacing {
@@ -343,42 +261,5 @@ public final class InMemorySessionStore: SessionStore {
         }
         events(.open(open))
         return result
-    }
-
-    private static func holder(for collection: JSONCollection, options: DiffOptions) throws(SessionError) -> Holder {
-        do throws(DuplicateIdentifierError) {
-            switch collection {
-            case .flat(let items): return .flat(try CollectionData(items, policy: options.policy))
-            case .sectioned(let sections): return .sectioned(try CollectionSectionData(sections, policy: options.policy))
-            }
-        } catch {
-            throw .duplicate(error)
-        }
-    }
-
-    private static func snapshot(of stored: Stored) -> SessionSnapshot {
-        switch stored.holder {
-        case .flat(let data):
-            let (items, version) = data.versionedItems
-            return SessionSnapshot(id: stored.id, options: stored.options, version: version, collection: .flat(items))
-        case .sectioned(let data):
-            let (sections, version) = data.versionedSections
-            return SessionSnapshot(id: stored.id, options: stored.options, version: version, collection: .sectioned(sections))
-        }
-    }
-
-    private static func occurrences(_ items: [JSONItem]) -> [JSONItemID: UInt32] {
-        var seen = [JSONItemID: UInt32]()
-        for item in items { seen[item.plainID, default: 0] += 1 }
-        return seen
-    }
-
-    private static func sessionError(_ error: any Error) -> SessionError {
-        switch error {
-        case let error as SessionError: return error
-        case CollectionDataError.duplicateIdentifier(let duplicate): return .duplicate(duplicate)
-        case CollectionDataError.versionMismatch(let expected, let current): return .versionMismatch(expected: .version(expected), current: current)
-        default: preconditionFailure("unexpected \(error)")
-        }
     }
 }

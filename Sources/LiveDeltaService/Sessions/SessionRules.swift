@@ -1,0 +1,159 @@
+import LiveCollections
+import Synchronization
+import struct NIOConcurrencyHelpers.NIOLock
+
+/// A session's data as a holder (LiveCollections' `CollectionData` or `CollectionSectionData`).
+enum Holder: Sendable {
+    case flat(CollectionData<JSONItem>)
+    case sectioned(CollectionSectionData<JSONSection>)
+
+    var version: UInt64 {
+        switch self {
+        case .flat(let data): data.version
+        case .sectioned(let data): data.version
+        }
+    }
+
+    var collection: JSONCollection {
+        switch self {
+        case .flat(let data): .flat(data.items)
+        case .sectioned(let data): .sectioned(data.sections)
+        }
+    }
+}
+
+/// A session held in memory: by the memory store for its life, by a shared store as the
+/// parsed copy of what storage holds at `holder.version`.
+final class HeldSession: Sendable {
+    let id: String
+    let options: DiffOptions
+    let holder: Holder
+    /// Monotonic nanoseconds of the last use.
+    let lastUsed: Atomic<UInt64>
+    /// Operations in progress: such a session is not idle, so not evicted or expired.
+    let users = Atomic<Int>(0)
+    /// Held for the whole of each change: read, check, diff, commit.
+    let step = NIOLock()
+    /// A shared store's copy that no longer matches storage (a commit there failed after the
+    /// holder had moved on): whoever holds it next reads the session again.
+    let stale = Atomic<Bool>(false)
+
+    init(id: String, options: DiffOptions, holder: Holder, now: UInt64) {
+        self.id = id
+        self.options = options
+        self.holder = holder
+        lastUsed = Atomic(now)
+    }
+}
+
+/// The rules of a change to a session, shared by every store: check the condition and the item
+/// limit, number repeated ids, diff and commit to the holder. The caller holds the session's
+/// `step` lock throughout, so every figure in the answer comes from one state.
+enum SessionRules {
+    static func update(
+        _ session: HeldSession, to collection: JSONCollection, condition: VersionCondition, commit: Bool, created: Bool
+    ) throws(SessionError) -> SessionChange {
+        do {
+            let version = try check(condition, against: session.holder.version)
+            switch (session.holder, collection) {
+            case (.flat(let data), .flat(let items)):
+                let old = data.count
+                let update = commit ? try data.update(items, ifVersion: version) : try data.calculateDelta(items, ifVersion: version)
+                return SessionChange(
+                    id: session.id, created: created, options: session.options, outcome: .flat(update, oldCount: old, newCount: items.count))
+            case (.sectioned(let data), .sectioned(let sections)):
+                let old = data.sections
+                let update = commit ? try data.update(sections, ifVersion: version) : try data.calculateDelta(sections, ifVersion: version)
+                return SessionChange(id: session.id, created: created, options: session.options, outcome: .sectioned(update, old: old, new: sections))
+            case (.flat, _): throw SessionError.kindMismatch(sessionIsSectioned: false)
+            case (.sectioned, _): throw SessionError.kindMismatch(sessionIsSectioned: true)
+            }
+        } catch {
+            throw sessionError(error)
+        }
+    }
+
+    static func append(
+        _ session: HeldSession, _ collection: JSONCollection, condition: VersionCondition, maxItems: Int
+    ) throws(SessionError) -> SessionChange {
+        do {
+            let version = try check(condition, against: session.holder.version)
+            switch (session.holder, collection) {
+            case (.flat(let data), .flat(var items)):
+                let old = data.items
+                try checkSize(old.count + items.count, limit: maxItems)
+                if !session.options.unique {
+                    var seen = occurrences(old)
+                    numberOccurrences(&items, seen: &seen)
+                }
+                let update = try data.append(items, ifVersion: version)
+                return SessionChange(
+                    id: session.id, created: false, options: session.options,
+                    outcome: .flat(update, oldCount: old.count, newCount: old.count + items.count))
+            case (.sectioned(let data), .sectioned(var sections)):
+                let old = data.sections
+                try checkSize(old.itemCount + collection.itemCount, limit: maxItems)
+                if !session.options.unique {
+                    var seen = occurrences(old.flatMap(\.items))
+                    for index in sections.indices { numberOccurrences(&sections[index].items, seen: &seen) }
+                }
+                let update = try data.append(sections, ifVersion: version)
+                return SessionChange(id: session.id, created: false, options: session.options, outcome: .sectioned(update, old: old, new: old + sections))
+            case (.flat, _): throw SessionError.kindMismatch(sessionIsSectioned: false)
+            case (.sectioned, _): throw SessionError.kindMismatch(sessionIsSectioned: true)
+            }
+        } catch {
+            throw sessionError(error)
+        }
+    }
+
+    /// The version a condition insists on, checked against the current one (taken inside the
+    /// step, so that nothing changes it before the holder commits).
+    static func check(_ condition: VersionCondition, against current: UInt64) throws(SessionError) -> UInt64? {
+        guard case .version(let expected) = condition else { return nil }
+        guard expected == current else { throw .versionMismatch(expected: condition, current: current) }
+        return expected
+    }
+
+    static func checkSize(_ count: Int, limit: Int) throws(SessionError) {
+        if count > limit { throw .tooManyItems(limit: limit, count: count) }
+    }
+
+    /// A holder for a collection, at `version` (0 for a new session).
+    static func holder(for collection: JSONCollection, options: DiffOptions, version: UInt64 = 0) throws(SessionError) -> Holder {
+        do throws(DuplicateIdentifierError) {
+            switch collection {
+            case .flat(let items): return .flat(try CollectionData(items, policy: options.policy, version: version))
+            case .sectioned(let sections): return .sectioned(try CollectionSectionData(sections, policy: options.policy, version: version))
+            }
+        } catch {
+            throw .duplicate(error)
+        }
+    }
+
+    static func snapshot(of session: HeldSession) -> SessionSnapshot {
+        switch session.holder {
+        case .flat(let data):
+            let (items, version) = data.versionedItems
+            return SessionSnapshot(id: session.id, options: session.options, version: version, collection: .flat(items))
+        case .sectioned(let data):
+            let (sections, version) = data.versionedSections
+            return SessionSnapshot(id: session.id, options: session.options, version: version, collection: .sectioned(sections))
+        }
+    }
+
+    private static func occurrences(_ items: [JSONItem]) -> [JSONItemID: UInt32] {
+        var seen = [JSONItemID: UInt32]()
+        for item in items { seen[item.plainID, default: 0] += 1 }
+        return seen
+    }
+
+    private static func sessionError(_ error: any Error) -> SessionError {
+        switch error {
+        case let error as SessionError: return error
+        case CollectionDataError.duplicateIdentifier(let duplicate): return .duplicate(duplicate)
+        case CollectionDataError.versionMismatch(let expected, let current): return .versionMismatch(expected: .version(expected), current: current)
+        default: preconditionFailure("unexpected \(error)")
+        }
+    }
+}
