@@ -35,13 +35,17 @@ let package = Package(
             name: "CMicroHTTPD",
             linkerSettings: [.linkedLibrary("microhttpd")]
         ),
+        // A thin C shim over hiredis (Debian's libhiredis-dev).
+        .target(name: "CHiredis", linkerSettings: [.linkedLibrary("hiredis")]),
+        // A blocking Redis client on the shim: a bounded pool, timeouts, reconnection. Knows no sessions.
+        .target(name: "RedisClient", dependencies: ["CHiredis", .product(name: "NIOConcurrencyHelpers", package: "swift-nio")]),
         // A Swift HTTP server on the shim: requests, responses, limits. Knows no deltas.
         .target(name: "MicroHTTP", dependencies: ["CMicroHTTPD", .product(name: "NIOConcurrencyHelpers", package: "swift-nio")]),
         // The HTTP API: routes, the JSON wire format, sessions, errors.
         .target(
             name: "LiveDeltaService",
             dependencies: [
-                "LiveCollections", "MicroHTTP", "ByteJSON",
+                "LiveCollections", "MicroHTTP", "ByteJSON", "RedisClient",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
@@ -85,6 +89,7 @@ let package = Package(
             name: "MicroHTTPTests",
             dependencies: ["MicroHTTP", "TestSupport", .product(name: "NIOConcurrencyHelpers", package: "swift-nio")]
         ),
+        .testTarget(name: "RedisClientTests", dependencies: ["RedisClient", "TestSupport"]),
         // Tests against the real binary over HTTP (run `swift build` first; see the Makefile).
         .testTarget(
             name: "EndToEndTests",

@@ -1,0 +1,113 @@
+import CHiredis
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
+/// One blocking connection to Redis over hiredis. Not thread-safe (a hiredis context is not):
+/// the pool lends it to one caller at a time. After any error it is broken and the pool drops it.
+final class RedisConnection {
+    private let context: UnsafeMutablePointer<redisContext>
+    private(set) var broken = false
+
+    init(_ configuration: RedisConfiguration) throws(RedisError) {
+        guard let context = redisConnectWithTimeout(configuration.host, Int32(configuration.port), timeval(configuration.connectTimeout)) else {
+            throw .connect("out of memory")
+        }
+        guard context.pointee.err == 0 else {
+            let reason = Self.reason(context)
+            redisFree(context)
+            throw .connect(reason)
+        }
+        self.context = context
+        redisSetTimeout(context, timeval(configuration.commandTimeout))
+        // From here on a failure throws out of a complete object, whose deinit frees the context.
+        if let password = configuration.password {
+            if case .error(let message) = try run([[Array("AUTH".utf8), Array(password.utf8)]])[0] { throw .connect(message) }
+        }
+        if configuration.database != 0 {
+            if case .error(let message) = try run([[Array("SELECT".utf8), Array(String(configuration.database).utf8)]])[0] {
+                throw .connect(message)
+            }
+        }
+    }
+
+    deinit { redisFree(context) }
+
+    /// Sends the commands in one write and reads their replies in order (a pipeline).
+    func run(_ commands: [[[UInt8]]]) throws(RedisError) -> [RedisValue] {
+        guard !broken else { throw .io("the connection failed earlier") }
+        for command in commands {
+            let appended = Self.withArguments(command) { argv, lengths in
+                redisAppendCommandArgv(context, Int32(command.count), argv, lengths)
+            }
+            guard appended == CHIREDIS_OK else { throw fail() }
+        }
+        var replies = [RedisValue]()
+        replies.reserveCapacity(commands.count)
+        for _ in commands {
+            var reply: UnsafeMutableRawPointer?
+            guard redisGetReply(context, &reply) == CHIREDIS_OK, let reply else { throw fail() }
+            let typed = reply.assumingMemoryBound(to: redisReply.self)
+            replies.append(Self.value(typed))
+            freeReplyObject(reply)
+        }
+        return replies
+    }
+
+    private func fail() -> RedisError {
+        broken = true
+        let error = context.pointee.err
+        // A read or write that timed out reports EAGAIN.
+        if error == REDIS_ERR_IO && (errno == EAGAIN || errno == EWOULDBLOCK) { return .timeout }
+        return .io(Self.reason(context))
+    }
+
+    private static func reason(_ context: UnsafeMutablePointer<redisContext>) -> String {
+        withUnsafeBytes(of: context.pointee.errstr) { raw in
+            String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+        }
+    }
+
+    private static func value(_ reply: UnsafeMutablePointer<redisReply>) -> RedisValue {
+        let type = reply.pointee.type
+        switch type {
+        case CHIREDIS_REPLY_STRING:
+            return .string(Array(UnsafeRawBufferPointer(start: reply.pointee.str, count: Int(reply.pointee.len))))
+        case CHIREDIS_REPLY_INTEGER: return .integer(Int(reply.pointee.integer))
+        case CHIREDIS_REPLY_ARRAY:
+            let count = Int(reply.pointee.elements)
+            return .array((0..<count).map { value(reply.pointee.element[$0]!) })
+        case CHIREDIS_REPLY_STATUS, CHIREDIS_REPLY_ERROR:
+            let text = String(decoding: UnsafeRawBufferPointer(start: reply.pointee.str, count: Int(reply.pointee.len)), as: UTF8.self)
+            return type == CHIREDIS_REPLY_STATUS ? .status(text) : .error(text)
+        default: return .null
+        }
+    }
+
+    /// hiredis takes arguments as C pointers and lengths (binary-safe).
+    private static func withArguments<R>(
+        _ arguments: [[UInt8]], _ body: (UnsafeMutablePointer<UnsafePointer<CChar>?>, UnsafePointer<Int>) -> R
+    ) -> R {
+        let lengths = arguments.map(\.count)
+        let pointers = UnsafeMutablePointer<UnsafePointer<CChar>?>.allocate(capacity: max(1, arguments.count))
+        defer { pointers.deallocate() }
+        func bind(_ index: Int) -> R {
+            guard index < arguments.count else { return lengths.withUnsafeBufferPointer { body(pointers, $0.baseAddress!) } }
+            return arguments[index].withUnsafeBufferPointer { bytes in
+                pointers[index] = UnsafeRawPointer(bytes.baseAddress ?? UnsafePointer(bitPattern: 1)!).assumingMemoryBound(to: CChar.self)
+                return bind(index + 1)
+            }
+        }
+        return bind(0)
+    }
+}
+
+extension timeval {
+    init(_ duration: Duration) {
+        let (seconds, attoseconds) = duration.components
+        self.init(tv_sec: Int(seconds), tv_usec: Int(attoseconds / 1_000_000_000_000))
+    }
+}

@@ -1,0 +1,58 @@
+import Foundation
+import RedisClient
+import Testing
+import TestSupport
+
+/// The client against a real redis-server.
+@Suite struct RedisClientTests {
+    @Test func pipelinesCarryBinaryValuesAndErrors() throws {
+        let redis = try RedisProcess()
+        defer { redis.stop() }
+        let pool = RedisPool(try #require(RedisConfiguration(url: redis.url)))
+        let value: [UInt8] = [0, 1, 2, 0xFF, 0x0D, 0x0A, 0]
+        let replies = try pool.run([
+            [Array("SET".utf8), Array("k".utf8), value], [Array("GET".utf8), Array("k".utf8)], [Array("INCR".utf8), Array("k".utf8)],
+            [Array("GET".utf8), Array("missing".utf8)], [Array("RPUSH".utf8), Array("l".utf8), [1], [2]], [Array("LRANGE".utf8), Array("l".utf8), Array("0".utf8), Array("-1".utf8)],
+        ])
+        #expect(replies[0] == .status("OK") && replies[1] == .string(value))
+        guard case .error = replies[2] else { Issue.record("INCR of a binary value: \(replies[2])"); return }
+        #expect(replies[3] == .null && replies[4] == .integer(2) && replies[5] == .array([.string([1]), .string([2])]))
+    }
+
+    @Test func aPasswordAndADatabaseAreUsedAndNeverShown() throws {
+        let redis = try RedisProcess(arguments: ["--requirepass", "s3cret"])
+        defer { redis.stop() }
+        let configuration = try #require(RedisConfiguration(url: "redis://:s3cret@127.0.0.1:\(redis.port)/2"))
+        #expect(configuration.database == 2 && configuration.password == "s3cret" && !configuration.description.contains("s3cret"))
+        #expect(try RedisPool(configuration).run(["SET", "a", "1"]) == .status("OK"))
+        #expect(try RedisPool(configuration).run(["GET", "a"]) == .string(Array("1".utf8)))
+        let wrong = try #require(RedisConfiguration(url: "redis://:nope@127.0.0.1:\(redis.port)"))
+        #expect(throws: RedisError.self) { try RedisPool(wrong).run(["PING"]) }
+    }
+
+    @Test(arguments: ["redis://", "redis://:p@", "http://x", "redis://h:0", "redis://h:70000", "redis://h/x"])
+    func badURLsAreRefused(_ url: String) {
+        #expect(RedisConfiguration(url: url) == nil)
+    }
+
+    /// A server that answers nothing costs a caller the command timeout, not a hang; a server
+    /// that went away and came back is reconnected to.
+    @Test func timeoutsAndReconnection() throws {
+        let redis = try RedisProcess()
+        defer { redis.stop() }
+        var configuration = try #require(RedisConfiguration(url: redis.url))
+        configuration.commandTimeout = .milliseconds(300)
+        let pool = RedisPool(configuration)
+        #expect(try pool.run(["PING"]) == .status("PONG"))
+        redis.pause(true)
+        let started = Date()
+        #expect(throws: RedisError.timeout) { try pool.run(["PING"]) }
+        #expect(Date().timeIntervalSince(started) < 2)
+        redis.pause(false)
+        #expect(try pool.run(["PING"]) == .status("PONG"))
+        redis.stop()
+        #expect(throws: RedisError.self) { try pool.run(["PING"]) }
+        try redis.start()
+        #expect(try pool.run(["PING"]) == .status("PONG"))
+    }
+}
