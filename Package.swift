@@ -56,7 +56,7 @@ let package = Package(
         .executableTarget(
             name: "livedelta",
             dependencies: [
-                "LiveDeltaService", "MicroHTTP",
+                "LiveDeltaService", "MicroHTTP", "RedisClient",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Prometheus", package: "swift-prometheus"),

@@ -75,6 +75,14 @@ public final class LiveDeltaService: Sendable {
         case ["health"]:
             try Self.allow(request, ["GET", "HEAD"])
             return .json(Array(#"{"status":"ok"}"#.utf8))
+        case ["ready"]:
+            try Self.allow(request, ["GET", "HEAD"])
+            guard sessions.isReady else {
+                var error = APIError(status: 503, code: "session_store_unavailable", message: "the session store cannot be reached just now")
+                error.headers = [("Retry-After", "1")]
+                throw error
+            }
+            return .json(Array(#"{"status":"ready"}"#.utf8))
         case ["openapi.yaml"]:
             try Self.allow(request, ["GET", "HEAD"])
             return HTTPResponse(status: 200, headers: [("Content-Type", "application/yaml")], body: Array(OpenAPISpec.yaml.utf8))

@@ -3,6 +3,7 @@ import LiveDeltaService
 import Logging
 import MicroHTTP
 import Prometheus
+import RedisClient
 
 #if canImport(Glibc)
     import Glibc
@@ -58,6 +59,18 @@ struct Serve: ParsableCommand {
     @Option(help: "Seconds that requests in flight get to finish after SIGTERM or SIGINT. [env: LIVEDELTA_SHUTDOWN_GRACE]")
     var shutdownGrace: Int = Environment.value("LIVEDELTA_SHUTDOWN_GRACE", default: 10)
 
+    @Option(help: "Where sessions live: memory (this process), or redis://[:password@]host[:port][/db] (shared by replicas, kept across restarts). [env: LIVEDELTA_SESSION_STORE]")
+    var sessionStore: String = Environment.value("LIVEDELTA_SESSION_STORE", default: "memory")
+
+    @Option(help: "Prefix of the Redis keys sessions are kept under. [env: LIVEDELTA_SESSION_KEY_PREFIX]")
+    var sessionKeyPrefix: String = Environment.value("LIVEDELTA_SESSION_KEY_PREFIX", default: "livedelta:")
+
+    @Option(help: "Milliseconds to wait for Redis to connect, and for each command's answer. [env: LIVEDELTA_REDIS_TIMEOUT]")
+    var redisTimeout: Int = Environment.value("LIVEDELTA_REDIS_TIMEOUT", default: 1_000)
+
+    @Option(help: "Connections to Redis open at once, at most. [env: LIVEDELTA_REDIS_CONNECTIONS]")
+    var redisConnections: Int = Environment.value("LIVEDELTA_REDIS_CONNECTIONS", default: 16)
+
     @Option(help: "Most sessions held at once; when full, the least recently used idle one is evicted. [env: LIVEDELTA_MAX_SESSIONS]")
     var maxSessions: Int = Environment.value("LIVEDELTA_MAX_SESSIONS", default: 10_000)
 
@@ -88,6 +101,12 @@ struct Serve: ParsableCommand {
         guard (1...100_000_000).contains(maxItemsPerRequest), (maxItemsPerRequest...1_000_000_000).contains(maxItemsInFlight) else {
             throw ValidationError("--max-items-per-request must be from 1 to 100000000, --max-items-in-flight from --max-items-per-request to 1000000000")
         }
+        guard sessionStore == "memory" || RedisConfiguration(url: sessionStore) != nil else {
+            throw ValidationError("--session-store must be memory or redis://[:password@]host[:port][/db]")
+        }
+        guard (1...60_000).contains(redisTimeout), (1...1_024).contains(redisConnections) else {
+            throw ValidationError("--redis-timeout must be from 1 to 60000 ms, --redis-connections from 1 to 1024")
+        }
         guard (1...1_000).contains(maxDepth) else { throw ValidationError("--max-depth must be from 1 to 1000") }
         // libmicrohttpd takes its timeout as a C unsigned int; a day is far beyond any use.
         guard (0...86_400).contains(connectionTimeout), (0...86_400).contains(shutdownGrace) else {
@@ -114,12 +133,8 @@ struct Serve: ParsableCommand {
         serviceConfiguration.maxDepth = maxDepth
         serviceConfiguration.maxItemsPerRequest = maxItemsPerRequest
         serviceConfiguration.maxItemsInFlight = maxItemsInFlight
-        var limits = InMemorySessionStore.Limits()
-        limits.maxSessions = maxSessions
-        limits.idleTimeout = .seconds(sessionIdleTimeout)
-        limits.maxItemsPerSession = maxSessionItems
         let metrics = Self.metrics()
-        let sessions = InMemorySessionStore(limits: limits, logger: logger, events: { metrics.session($0) })
+        let sessions = makeSessionStore(logger: logger, metrics: metrics)
         let service = LiveDeltaService(configuration: serviceConfiguration, sessions: sessions, metrics: metrics, logger: logger)
 
         var configuration = HTTPServer.Configuration()
@@ -168,6 +183,25 @@ struct Serve: ParsableCommand {
     /// The exit status after a stop that had to cut requests off (EX_TEMPFAIL: clients should
     /// retry them); 0 after a stop that drained every request.
     static let exitCodeWhenCut: Int32 = 75
+
+    /// The memory store, or the Redis store where `--session-store` names a Redis.
+    func makeSessionStore(logger: Logger, metrics: ServiceMetrics) -> any SessionStore {
+        guard var redis = RedisConfiguration(url: sessionStore) else {
+            var limits = InMemorySessionStore.Limits()
+            limits.maxSessions = maxSessions
+            limits.idleTimeout = .seconds(sessionIdleTimeout)
+            limits.maxItemsPerSession = maxSessionItems
+            return InMemorySessionStore(limits: limits, logger: logger, events: { metrics.session($0) })
+        }
+        redis.connectTimeout = .milliseconds(redisTimeout)
+        redis.commandTimeout = .milliseconds(redisTimeout)
+        redis.maxConnections = redisConnections
+        var limits = RedisSessionStore.Limits()
+        limits.idleTimeout = .seconds(sessionIdleTimeout)
+        limits.maxItemsPerSession = maxSessionItems
+        logger.notice("sessions in Redis", metadata: ["redis": "\(redis.description)", "key_prefix": "\(sessionKeyPrefix)"])
+        return RedisSessionStore(redis: RedisPool(redis), keyPrefix: sessionKeyPrefix, limits: limits, logger: logger, events: { metrics.session($0) })
+    }
 
     /// Prometheus, through swift-metrics, with buckets that fit what is measured.
     static func metrics() -> ServiceMetrics {

@@ -11,18 +11,31 @@ func things(_ value: JSONValue?) -> [Thing] {
     (value?.array ?? []).map { Thing(id: $0["id"]?.int ?? -1, content: $0["content"]?.int ?? 0) }
 }
 
-@Suite(.serialized) struct SessionTests {
+/// Where a test's server keeps its sessions: every session test runs against both stores.
+enum StoreKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
+    case memory, redis
+    var testDescription: String { rawValue }
+}
+
+/// A server with the store asked for (and, for Redis, a real redis-server of its own).
+struct Fixture {
+    let redis: RedisProcess?
     let server: ServerProcess
     let connection: HTTPConnection
 
-    init() throws {
-        server = try ServerProcess()
+    init(_ store: StoreKind, arguments: [String] = []) throws {
+        redis = store == .redis ? try RedisProcess() : nil
+        server = try ServerProcess(arguments: arguments + (redis.map { ["--session-store", $0.url] } ?? []))
         connection = try server.connection()
     }
+}
 
+@Suite(.serialized) struct SessionTests {
     func items(_ things: [Thing], extra: String = "") -> String { "{\"items\":\(json(things))\(extra)}" }
 
-    @Test func aClientKeepsASessionAndGetsDeltasFromWhatItHad() throws {
+    @Test(arguments: StoreKind.allCases) func aClientKeepsASessionAndGetsDeltasFromWhatItHad(store: StoreKind) throws {
+        let fixture = try Fixture(store)
+        let connection = fixture.connection
         let first = [Thing(id: 1), Thing(id: 2), Thing(id: 3)]
         let created = try connection.request("POST", "/sessions", json: items(first))
         #expect(created.status == 201)
@@ -53,7 +66,9 @@ func things(_ value: JSONValue?) -> [Thing] {
         #expect(try connection.request("GET", "/sessions/\(id)").status == 404)
     }
 
-    @Test func anUpdateToAnUnknownIDCreatesItFromEmpty() throws {
+    @Test(arguments: StoreKind.allCases) func anUpdateToAnUnknownIDCreatesItFromEmpty(store: StoreKind) throws {
+        let fixture = try Fixture(store)
+        let connection = fixture.connection
         let reply = try connection.request("POST", "/sessions/fresh-1/update", json: items([Thing(id: 1), Thing(id: 2)]))
         #expect(reply.status == 201 && reply.header("Location") == "/sessions/fresh-1")
         #expect(try indexDelta(reply.json["delta"]) == IndexDelta(insertions: [0, 1]))
@@ -64,7 +79,9 @@ func things(_ value: JSONValue?) -> [Thing] {
         #expect(try connection.request("GET", "/sessions/fresh-2").status == 404)
     }
 
-    @Test func ifMatchAndBaseVersionGuardTheBase() throws {
+    @Test(arguments: StoreKind.allCases) func ifMatchAndBaseVersionGuardTheBase(store: StoreKind) throws {
+        let fixture = try Fixture(store)
+        let connection = fixture.connection
         #expect(try connection.request("PUT", "/sessions/guarded", json: items([Thing(id: 1)])).status == 201)
         let jsonHeaders = { (version: String) in [("Content-Type", "application/json"), ("If-Match", version)] }
         #expect(try connection.request("POST", "/sessions/guarded/update", json: items([Thing(id: 2)]), headers: jsonHeaders("\"0\"")).status == 200)
@@ -80,7 +97,9 @@ func things(_ value: JSONValue?) -> [Thing] {
         #expect(try connection.request("DELETE", "/sessions/guarded").status == 404)
     }
 
-    @Test func everyRefusalLeavesTheSessionAsItWas() throws {
+    @Test(arguments: StoreKind.allCases) func everyRefusalLeavesTheSessionAsItWas(store: StoreKind) throws {
+        let fixture = try Fixture(store)
+        let connection = fixture.connection
         let first = [Thing(id: 1), Thing(id: 2)]
         #expect(try connection.request("PUT", "/sessions/steady", json: items(first)).status == 201)
         let refusals: [(String, String, [(String, String)], Int)] = [
@@ -109,7 +128,9 @@ func things(_ value: JSONValue?) -> [Thing] {
         #expect(try connection.request("PATCH", "/sessions/steady").status == 405)
     }
 
-    @Test func sectionedSessionsTakeSectionsAndWholeSectionAppends() throws {
+    @Test(arguments: StoreKind.allCases) func sectionedSessionsTakeSectionsAndWholeSectionAppends(store: StoreKind) throws {
+        let fixture = try Fixture(store)
+        let connection = fixture.connection
         let create = #"{"sections": [{"id": "a", "title": "A", "items": [{"id": 1}, {"id": 2}]}]}"#
         #expect(try connection.request("PUT", "/sessions/shelves", json: create).status == 201)
         let update = try connection.request("POST", "/sessions/shelves/update", json: #"{"sections": [{"id": "b", "items": [{"id": 2}]}, {"id": "a", "title": "A", "items": [{"id": 1}]}]}"#)
@@ -123,7 +144,9 @@ func things(_ value: JSONValue?) -> [Thing] {
         #expect(try connection.request("POST", "/sessions/shelves/update", json: #"{"items": []}"#).status == 422)
     }
 
-    @Test func nonUniqueAppendsCountOnFromTheOccurrencesHeld() throws {
+    @Test(arguments: StoreKind.allCases) func nonUniqueAppendsCountOnFromTheOccurrencesHeld(store: StoreKind) throws {
+        let fixture = try Fixture(store)
+        let connection = fixture.connection
         #expect(try connection.request("PUT", "/sessions/repeats", json: #"{"items": ["A", "B"], "options": {"unique": false}}"#).status == 201)
         #expect(try connection.request("POST", "/sessions/repeats/append", json: #"{"items": ["A"]}"#).status == 200)
         let update = try connection.request("POST", "/sessions/repeats/update", json: #"{"items": ["A", "A"]}"#)
@@ -132,7 +155,9 @@ func things(_ value: JSONValue?) -> [Thing] {
 
     /// 8 clients post 200 updates each to one session; sorted by version, the deltas chain from
     /// version 0 to exactly what GET shows, with no version skipped or repeated.
-    @Test func concurrentUpdatesChainWithoutGapsOrRepeats() throws {
+    @Test(arguments: StoreKind.allCases) func concurrentUpdatesChainWithoutGapsOrRepeats(store: StoreKind) throws {
+        let fixture = try Fixture(store)
+        let connection = fixture.connection
         #expect(try connection.request("PUT", "/sessions/busy", json: items([])).status == 201)
         struct Answer: Sendable {
             var version: Int
@@ -142,7 +167,7 @@ func things(_ value: JSONValue?) -> [Thing] {
         }
         let answers = Mutex<[Answer]>([])
         let failures = Mutex<[String]>([])
-        let port = server.port
+        let port = fixture.server.port
         DispatchQueue.concurrentPerform(iterations: 8) { client in
             do {
                 let connection = try HTTPConnection(port: port)
@@ -176,9 +201,9 @@ func things(_ value: JSONValue?) -> [Thing] {
 }
 
 @Suite struct SessionLimitTests {
-    @Test func idleSessionsExpire() throws {
-        let server = try ServerProcess(arguments: ["--session-idle-timeout", "1"])
-        let connection = try server.connection()
+    @Test(arguments: StoreKind.allCases) func idleSessionsExpire(store: StoreKind) throws {
+        let fixture = try Fixture(store, arguments: ["--session-idle-timeout", "1"])
+        let connection = fixture.connection
         #expect(try connection.request("PUT", "/sessions/brief", json: #"{"items": []}"#).status == 201)
         #expect(try connection.request("GET", "/sessions/brief").status == 200)
         usleep(1_500_000)
@@ -186,6 +211,7 @@ func things(_ value: JSONValue?) -> [Thing] {
         #expect(try connection.request("POST", "/sessions/brief/update", json: #"{"items": [], "baseVersion": 0}"#).status == 412)
     }
 
+    /// The memory store's own bound (Redis's is its maxmemory policy).
     @Test func whenFullTheLeastRecentlyUsedSessionIsEvicted() throws {
         let server = try ServerProcess(arguments: ["--max-sessions", "2"])
         let connection = try server.connection()
@@ -197,9 +223,9 @@ func things(_ value: JSONValue?) -> [Thing] {
         #expect(server.log.contains("session evicted") && server.log.contains("session=two"))
     }
 
-    @Test func aSessionHoldsAtMostTheConfiguredItems() throws {
-        let server = try ServerProcess(arguments: ["--max-session-items", "3"])
-        let connection = try server.connection()
+    @Test(arguments: StoreKind.allCases) func aSessionHoldsAtMostTheConfiguredItems(store: StoreKind) throws {
+        let fixture = try Fixture(store, arguments: ["--max-session-items", "3"])
+        let connection = fixture.connection
         #expect(try connection.request("PUT", "/sessions/small", json: #"{"items": [1, 2]}"#).status == 201)
         let tooMany = try connection.request("POST", "/sessions/small/append", json: #"{"items": [3, 4]}"#)
         #expect(tooMany.status == 413 && tooMany.errorCode == "too_many_items")

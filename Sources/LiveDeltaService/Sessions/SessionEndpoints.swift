@@ -172,6 +172,16 @@ struct SessionEndpoints {
             return apiError
         case .optionsChanged:
             return APIError(status: 503, code: "busy", message: "the session was replaced while this request was read; send it again")
+        case .conflict:
+            var apiError = APIError(
+                status: 503, code: "busy", message: "other requests kept changing the session first; send this one again")
+            apiError.headers = [("Retry-After", "1")]
+            return apiError
+        case .storeUnavailable:
+            var apiError = APIError(
+                status: 503, code: "session_store_unavailable", message: "the session store cannot be reached just now; try again shortly")
+            apiError.headers = [("Retry-After", "1")]
+            return apiError
         }
     }
 

@@ -51,6 +51,10 @@ public enum SessionError: Error, Sendable {
     /// The session was replaced, with options that read items differently, while this request
     /// was being read; reading again with `options` will do.
     case optionsChanged(DiffOptions)
+    /// Other replicas kept committing first, past the store's retries.
+    case conflict
+    /// The shared store cannot be reached, or did not answer in time.
+    case storeUnavailable(String)
 }
 
 /// Where sessions live. The routes use only this, so a store shared by several replicas
@@ -78,6 +82,13 @@ public protocol SessionStore: Sendable {
     func delete(id: String, condition: VersionCondition) throws(SessionError)
 
     var statistics: SessionStatistics { get }
+
+    /// Whether the store can serve sessions now (`GET /ready`).
+    var isReady: Bool { get }
+}
+
+extension SessionStore {
+    public var isReady: Bool { true }
 }
 
 public struct SessionStatistics: Sendable, Equatable {

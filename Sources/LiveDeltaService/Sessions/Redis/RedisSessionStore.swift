@@ -1,0 +1,263 @@
+import LiveCollections
+import Logging
+import RedisClient
+import Synchronization
+import struct NIOConcurrencyHelpers.NIOLockedValueBox
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
+/// Sessions kept in Redis, so that they outlive a process and replicas share them.
+///
+/// Each change follows the memory store's rules (`SessionRules`) on a parsed copy of the
+/// session at its stored version, then commits with a compare-and-set on that version. A
+/// replica whose commit loses re-reads and tries again when the request named no version, and
+/// answers 412 when it did: every committed delta is computed against exactly the version it
+/// replaces. Copies of recently used sessions are kept, so a change first reads only the stored
+/// version, and the whole session only when another replica has moved it on.
+public final class RedisSessionStore: SessionStore {
+    public struct Limits: Sendable {
+        /// A session unused this long expires (the key's TTL, refreshed on each use).
+        public var idleTimeout: Duration = .seconds(15 * 60)
+        public var maxItemsPerSession = 100_000
+        /// Parsed sessions kept in this process.
+        public var cachedSessions = 256
+        /// Commits that lose to another replica are tried again this many times in all.
+        public var attempts = 8
+
+        public init() {}
+    }
+
+    public let limits: Limits
+    private let redis: RedisPool
+    private let layout: RedisSessionLayout
+    private let logger: Logger
+    private let events: @Sendable (SessionEvent) -> Void
+    private struct Cache: Sendable {
+        var sessions: [String: HeldSession] = [:]
+        var recency = RecencyList<String>()
+    }
+    private let cache = NIOLockedValueBox(Cache())
+
+    public init(
+        redis: RedisPool, keyPrefix: String = "livedelta:", limits: Limits = Limits(), logger: Logger = Logger(label: "livedelta.sessions"),
+        events: @escaping @Sendable (SessionEvent) -> Void = { _ in }
+    ) {
+        self.redis = redis
+        layout = RedisSessionLayout(prefix: keyPrefix)
+        self.limits = limits
+        self.logger = logger
+        self.events = events
+    }
+
+    public var statistics: SessionStatistics {
+        SessionStatistics(open: cache.withLockedValue { $0.sessions.count }, evicted: 0, expired: 0)
+    }
+
+    public var isReady: Bool { (try? redis.run(["PING"])) == .status("PONG") }
+
+    // MARK: - SessionStore
+
+    public func put(id: String, options: DiffOptions, collection: JSONCollection) throws(SessionError) -> (SessionSnapshot, created: Bool) {
+        try SessionRules.checkSize(collection.itemCount, limit: limits.maxItemsPerSession)
+        let session = HeldSession(id: id, options: options, holder: try SessionRules.holder(for: collection, options: options), now: 0)
+        let outcome = try commit(session, expecting: "*")
+        guard case .committed(let previous) = outcome else { throw .conflict }
+        remember(session)
+        return (SessionSnapshot(id: id, options: options, version: 0, collection: collection), previous == nil)
+    }
+
+    public func snapshot(id: String) throws(SessionError) -> SessionSnapshot {
+        guard let session = try current(id) else { throw .notFound(id: id) }
+        return SessionRules.snapshot(of: session)
+    }
+
+    public func options(id: String) -> DiffOptions? {
+        if let cached = cache.withLockedValue({ $0.sessions[id] }) { return cached.options }
+        guard let bytes = (try? redis.run([[Array("HGET".utf8), layout.key(id), Array("o".utf8)]]))?.first?.bytes,
+            let value = try? parseOptions(bytes)
+        else { return nil }
+        return try? DiffOptions(value, at: JSONPointer("options"))
+    }
+
+    public func update(
+        id: String, to collection: JSONCollection, readWith: DiffOptions, condition: VersionCondition, commit: Bool
+    ) throws(SessionError) -> SessionChange {
+        try SessionRules.checkSize(collection.itemCount, limit: limits.maxItemsPerSession)
+        return try change(id: id, condition: condition, creating: commit && condition == .any ? (collection, readWith) : nil, readWith: readWith) {
+            session, created throws(SessionError) in
+            try SessionRules.update(session, to: collection, condition: condition, commit: commit, created: created)
+        } committing: { commit }
+    }
+
+    public func append(id: String, _ collection: JSONCollection, readWith: DiffOptions, condition: VersionCondition) throws(SessionError) -> SessionChange {
+        try change(id: id, condition: condition, creating: nil, readWith: readWith) { session, _ throws(SessionError) in
+            try SessionRules.append(session, collection, condition: condition, maxItems: limits.maxItemsPerSession)
+        } committing: { true }
+    }
+
+    public func delete(id: String, condition: VersionCondition) throws(SessionError) {
+        let expected: String
+        switch condition {
+        case .version(let version): expected = String(version)
+        case .any, .exists: expected = "*"
+        }
+        let reply = try run([script(RedisScripts.delete, keys: [layout.key(id)], arguments: [expected])])[0]
+        forget(id)
+        let parts = reply.array ?? []
+        switch parts.first?.integer {
+        case 1: return
+        case 0: throw .versionMismatch(expected: condition, current: parts.count > 1 ? parts[1].integer.map(UInt64.init) : nil)
+        default:
+            if condition == .any { throw .notFound(id: id) }
+            throw .versionMismatch(expected: condition, current: nil)
+        }
+    }
+
+    // MARK: - One change
+
+    /// Reads the session (or starts it from empty, where `creating` says so), runs `rules` on
+    /// it under its step lock, and commits the result with a compare-and-set on the version it
+    /// started from; where another replica committed first, reads again and repeats, unless the
+    /// request named a version.
+    private func change(
+        id: String, condition: VersionCondition, creating: (collection: JSONCollection, options: DiffOptions)?, readWith: DiffOptions,
+        _ rules: (HeldSession, Bool) throws(SessionError) -> SessionChange, committing: () -> Bool
+    ) throws(SessionError) -> SessionChange {
+        for _ in 0..<max(1, limits.attempts) {
+            let session: HeldSession
+            var created = false
+            if let existing = try current(id) {
+                session = existing
+            } else {
+                guard let creating else {
+                    if condition == .any { throw .notFound(id: id) }
+                    throw .versionMismatch(expected: condition, current: nil)
+                }
+                let empty: JSONCollection = if case .sectioned = creating.collection { .sectioned([]) } else { .flat([]) }
+                session = HeldSession(id: id, options: creating.options, holder: try SessionRules.holder(for: empty, options: creating.options), now: 0)
+                created = true
+            }
+            guard session.options.readsLike(readWith) else { throw .optionsChanged(session.options) }
+            session.step.lock()
+            defer { session.step.unlock() }
+            // Another request of this process may have found this copy out of date meanwhile.
+            if session.stale.load(ordering: .acquiring) { continue }
+            let base = session.holder.version
+            let change = try rules(session, created)
+            guard committing() else { return change }
+            switch try commit(session, expecting: created ? "" : String(base)) {
+            case .committed:
+                remember(session)
+                return change
+            case .conflict(let current):
+                // The copy has moved on past what Redis holds: it must not be used again.
+                session.stale.store(true, ordering: .releasing)
+                forget(id)
+                if case .version = condition { throw .versionMismatch(expected: condition, current: current) }
+            }
+        }
+        throw .conflict
+    }
+
+    enum CommitOutcome {
+        /// Committed; the version it replaced (nil where the session was new).
+        case committed(previous: UInt64?)
+        /// Another version was there (nil: none).
+        case conflict(current: UInt64?)
+    }
+
+    /// Writes the session's state beside its key, then swaps it in where the stored version is
+    /// still `expected` ("" for none, "*" for any).
+    private func commit(_ session: HeldSession, expecting expected: String) throws(SessionError) -> CommitOutcome {
+        let (options, data) = RedisSessionLayout.encode(session)
+        let next = layout.nextKey(session.id)
+        let replies = try run([
+            [Array("HSET".utf8), next, Array("v".utf8), Array(String(session.holder.version).utf8), Array("o".utf8), options, Array("d".utf8), data],
+            // Should this process die before the swap, the new value does not linger.
+            [Array("PEXPIRE".utf8), next, Array("60000".utf8)],
+            script(RedisScripts.commit, keys: [layout.key(session.id), next], arguments: [expected, ttl]),
+        ])
+        let parts = replies[2].array ?? []
+        if parts.first?.integer == 1 {
+            return .committed(previous: expected.isEmpty || expected == "*" ? nil : UInt64(expected))
+        }
+        return .conflict(current: parts.count > 1 ? parts[1].integer.map(UInt64.init) : nil)
+    }
+
+    /// The session as stored now: the cached copy where its version is still the stored one,
+    /// else read and parsed again. Each read refreshes the session's idle timeout.
+    private func current(_ id: String) throws(SessionError) -> HeldSession? {
+        let key = layout.key(id)
+        let cached = cache.withLockedValue { cache -> HeldSession? in
+            guard let session = cache.sessions[id] else { return nil }
+            cache.recency.touch(id)
+            return session
+        }
+        if let cached, !cached.stale.load(ordering: .acquiring) {
+            let replies = try run([[Array("HGET".utf8), key, Array("v".utf8)], [Array("PEXPIRE".utf8), key, Array(ttl.utf8)]])
+            guard let version = replies[0].integer.map(UInt64.init) else {
+                forget(id)
+                return nil
+            }
+            if version == cached.holder.version { return cached }
+        }
+        let replies = try run([
+            [Array("HMGET".utf8), key, Array("v".utf8), Array("o".utf8), Array("d".utf8)], [Array("PEXPIRE".utf8), key, Array(ttl.utf8)],
+        ])
+        guard let fields = replies[0].array, fields.count == 3, let version = fields[0].integer, let options = fields[1].bytes,
+            let data = fields[2].bytes
+        else {
+            forget(id)
+            return nil
+        }
+        let session = try RedisSessionLayout.decode(id: id, version: UInt64(version), options: options, data: data, now: 0)
+        remember(session)
+        return session
+    }
+
+    // MARK: - Pieces
+
+    private var ttl: String { String(max(1, limits.idleTimeout.components.seconds * 1_000 + limits.idleTimeout.components.attoseconds / 1_000_000_000_000_000)) }
+
+    private func remember(_ session: HeldSession) {
+        cache.withLockedValue { cache in
+            cache.sessions[session.id] = session
+            cache.recency.touch(session.id)
+            while cache.sessions.count > max(1, limits.cachedSessions), let oldest = cache.recency.oldest {
+                cache.sessions[oldest] = nil
+                cache.recency.remove(oldest)
+            }
+        }
+    }
+
+    private func forget(_ id: String) {
+        cache.withLockedValue { cache in
+            cache.sessions[id] = nil
+            cache.recency.remove(id)
+        }
+    }
+
+    /// A script call. EVAL with the text: Redis keeps each script compiled by its hash, so
+    /// this costs it no more than EVALSHA would, and a restarted Redis needs nothing loaded.
+    private func script(_ source: String, keys: [[UInt8]], arguments: [String]) -> [[UInt8]] {
+        [Array("EVAL".utf8), Array(source.utf8), Array(String(keys.count).utf8)] + keys + arguments.map { Array($0.utf8) }
+    }
+
+    /// Runs a pipeline. Redis's failures, and its error replies, are `storeUnavailable`.
+    private func run(_ commands: [[[UInt8]]]) throws(SessionError) -> [RedisValue] {
+        do throws(RedisError) {
+            let replies = try redis.run(commands)
+            if let message = replies.lazy.compactMap({ if case .error(let message) = $0 { message } else { nil } }).first {
+                throw RedisError.reply(message)
+            }
+            return replies
+        } catch {
+            logger.warning("session store unavailable", metadata: ["error": "\(error)", "redis": "\(redis.configuration.description)"])
+            throw .storeUnavailable(error.description)
+        }
+    }
+}
