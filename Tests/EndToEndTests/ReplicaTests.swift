@@ -1,0 +1,149 @@
+import ByteJSON
+import Dispatch
+import Foundation
+import LiveCollections
+import Synchronization
+import Testing
+import TestSupport
+
+/// Two replicas on one Redis: sessions are shared, every delta chains exactly, and neither a
+/// replica's death nor Redis's makes the other hang or lie.
+@Suite struct ReplicaTests {
+    struct Answer: Sendable {
+        var version: Int
+        var baseVersion: Int
+        var delta: IndexDelta
+        var posted: [Thing]
+    }
+
+    /// Clients post updates, alternating between the given ports (a port whose replica has gone
+    /// is skipped), and record every answer.
+    static func load(
+        ports: @escaping @Sendable () -> [UInt16], clients: Int, updates: Int, session: String
+    ) -> (answers: [Answer], failures: [String], lost: [[Thing]]) {
+        let answers = Mutex<[Answer]>([])
+        let failures = Mutex<[String]>([])
+        let lost = Mutex<[[Thing]]>([])
+        DispatchQueue.concurrentPerform(iterations: clients) { client in
+            var rng = SystemRandomNumberGenerator()
+            for step in 0..<updates {
+                let candidates = ports()
+                let port = candidates[(client + step) % candidates.count]
+                let posted = (0..<30).filter { _ in Bool.random(using: &rng) }.shuffled(using: &rng).map { Thing(id: $0, content: (client + step) % 3) }
+                do {
+                    let reply = try HTTPConnection(port: port, timeoutSeconds: 10).request("POST", "/sessions/\(session)/update", json: "{\"items\":\(json(posted))}")
+                    guard reply.status == 200 || reply.status == 201, let version = reply.json["version"]?.int, let base = reply.json["baseVersion"]?.int else {
+                        failures.withLock { $0.append("\(reply)") }
+                        continue
+                    }
+                    answers.withLock { $0.append(Answer(version: version, baseVersion: base, delta: try! indexDelta(reply.json["delta"]), posted: posted)) }
+                } catch {
+                    // A replica killed mid-request: it may have committed before dying, so
+                    // what was posted may be a version whose answer never came.
+                    failures.withLock { $0.append("\(port): \(error)") }
+                    lost.withLock { $0.append(posted) }
+                }
+            }
+        }
+        return (answers.withLock { $0 }, failures.withLock { $0 }, lost.withLock { $0 })
+    }
+
+    /// Sorted by version, the answers replay from empty into exactly what the session holds.
+    /// A version whose answer was lost (its replica died after committing) must be one of the
+    /// `lost` posts: the next answer's delta then replays from it.
+    static func expectExactChain(
+        _ answers: [Answer], final: [Thing], finalVersion: Int?, lost: [[Thing]] = [], sourceLocation: SourceLocation = #_sourceLocation
+    ) {
+        let byVersion = Dictionary(answers.map { ($0.version, $0) }, uniquingKeysWith: { first, _ in first })
+        #expect(byVersion.count == answers.count, "a version answered twice", sourceLocation: sourceLocation)
+        var state: [Thing] = []
+        var gaps = 0
+        for version in 1...max(1, finalVersion ?? 0) {
+            guard let answer = byVersion[version] else {
+                gaps += 1
+                // The lost state is the one the next answer's delta starts from.
+                guard let next = byVersion[version + 1],
+                    let candidate = lost.first(where: { (try? next.delta.replay(old: $0, new: next.posted)) == next.posted })
+                else {
+                    Issue.record("version \(version) is missing", sourceLocation: sourceLocation)
+                    return
+                }
+                state = candidate
+                continue
+            }
+            #expect(answer.baseVersion == version - 1, sourceLocation: sourceLocation)
+            state = (try? answer.delta.replay(old: state, new: answer.posted)) ?? []
+            #expect(state == answer.posted, "version \(version)", sourceLocation: sourceLocation)
+        }
+        #expect(gaps <= lost.count && final == state, sourceLocation: sourceLocation)
+    }
+
+    @Test func eightClientsAlternatingReplicasChainExactly() throws {
+        let redis = try RedisProcess()
+        defer { redis.stop() }
+        let replicas = try (0..<2).map { _ in try ServerProcess(arguments: ["--session-store", redis.url]) }
+        let ports = replicas.map(\.port)
+        let (answers, failures, _) = Self.load(ports: { ports }, clients: 8, updates: 100, session: "shared")
+        #expect(failures.isEmpty, "\(failures.prefix(3))")
+        let final = try replicas[1].connection().request("GET", "/sessions/shared")
+        Self.expectExactChain(answers, final: things(final.json["items"]), finalVersion: final.json["version"]?.int)
+        #expect(answers.count == 800)
+    }
+
+    /// A replica killed with SIGKILL in the middle of the load: the other carries on, the chain
+    /// stays exact, and a replica started again serves the same session.
+    @Test func aReplicaKilledMidLoadLeavesTheChainExact() throws {
+        let redis = try RedisProcess()
+        defer { redis.stop() }
+        let survivor = try ServerProcess(arguments: ["--session-store", redis.url])
+        let doomed = try ServerProcess(arguments: ["--session-store", redis.url])
+        let requests = Atomic<Int>(0)
+        let killed = Atomic<Bool>(false)
+        let (survivorPort, doomedPort) = (survivor.port, doomed.port)
+        let doomedProcess = doomed.process.processIdentifier
+        // After 150 requests, while the clients keep going, one replica dies at once.
+        let (answers, _, lost) = Self.load(
+            ports: {
+                if requests.add(1, ordering: .relaxed).newValue == 150 {
+                    kill(doomedProcess, SIGKILL)
+                    killed.store(true, ordering: .releasing)
+                }
+                return killed.load(ordering: .acquiring) ? [survivorPort] : [survivorPort, doomedPort]
+            }, clients: 8, updates: 60, session: "kept")
+        let wasKilled = killed.load(ordering: .acquiring)
+        #expect(wasKilled && answers.count >= 300)
+        let final = try survivor.connection().request("GET", "/sessions/kept")
+        Self.expectExactChain(answers, final: things(final.json["items"]), finalVersion: final.json["version"]?.int, lost: lost)
+        let restarted = try ServerProcess(arguments: ["--session-store", redis.url])
+        let again = try restarted.connection().request("GET", "/sessions/kept")
+        #expect(again.status == 200 && again.json["version"]?.int == final.json["version"]?.int && things(again.json["items"]) == things(final.json["items"]))
+    }
+
+    /// Redis gone: session requests get a 503 within the timeout, `/diff` still answers and
+    /// `/ready` says not ready; Redis back: sessions work again without a restart.
+    @Test func redisDownIsA503AndRedisBackIsServedAgain() throws {
+        let redis = try RedisProcess()
+        defer { redis.stop() }
+        let server = try ServerProcess(arguments: ["--session-store", redis.url, "--redis-timeout", "300"])
+        let connection = try server.connection()
+        #expect(try connection.request("PUT", "/sessions/s", json: #"{"items":[1,2]}"#).status == 201)
+        #expect(try connection.request("GET", "/ready").status == 200)
+        for (outage, restore) in [({ redis.pause(true) }, { redis.pause(false) }), ({ redis.stop() }, { try? redis.start() })] {
+            outage()
+            let started = Date()
+            let refused = try connection.request("POST", "/sessions/s/update", json: #"{"items":[2,3]}"#)
+            #expect(refused.status == 503 && refused.errorCode == "session_store_unavailable" && refused.header("Retry-After") == "1")
+            #expect(Date().timeIntervalSince(started) < 2)
+            #expect(try connection.request("POST", "/diff", json: #"{"old":[1],"new":[2]}"#).status == 200)
+            let ready = try connection.request("GET", "/ready")
+            #expect(ready.status == 503 && ready.errorCode == "session_store_unavailable")
+            restore()
+            #expect(try connection.request("GET", "/ready").status == 200)
+        }
+        // Redis restarted without persistence: the session is gone, and new ones work.
+        #expect(try connection.request("GET", "/sessions/s").status == 404)
+        #expect(try connection.request("PUT", "/sessions/s", json: #"{"items":[1]}"#).status == 201)
+        #expect(try connection.request("POST", "/sessions/s/update", json: #"{"items":[1,2]}"#).json["version"]?.int == 1)
+        #expect(server.stop() == 0)
+    }
+}
