@@ -9,7 +9,7 @@
 
 FROM swift:6.2-bookworm AS build
 RUN apt-get update \
-    && apt-get install -y --no-install-recommends libmicrohttpd-dev=0.9.75-6 \
+    && apt-get install -y --no-install-recommends libmicrohttpd-dev=0.9.75-6 libhiredis-dev=0.14.1-3 \
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY . .
@@ -19,7 +19,7 @@ RUN swift build -c release --product livedelta --static-swift-stdlib \
 
 FROM debian:bookworm-slim
 RUN apt-get update \
-    && apt-get install -y --no-install-recommends libmicrohttpd12=0.9.75-6 \
+    && apt-get install -y --no-install-recommends libmicrohttpd12=0.9.75-6 libhiredis0.14=0.14.1-3 \
     && rm -rf /var/lib/apt/lists/* \
     && useradd --system --uid 10001 --no-create-home --shell /usr/sbin/nologin livedelta
 COPY --from=build /out/livedelta /usr/local/bin/livedelta
@@ -28,6 +28,8 @@ ENV LIVEDELTA_HOST=0.0.0.0 \
     LIVEDELTA_PORT=8080
 EXPOSE 8080
 STOPSIGNAL SIGTERM
+# Liveness: the process serves. Readiness (the session store answers) is `healthcheck --ready`,
+# GET /ready, for an orchestrator's readiness probe: restarting LiveDelta cannot bring Redis back.
 HEALTHCHECK --interval=10s --timeout=3s --start-period=5s --retries=3 CMD ["livedelta", "healthcheck"]
 ENTRYPOINT ["livedelta"]
 CMD ["serve"]

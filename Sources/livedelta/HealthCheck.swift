@@ -10,7 +10,10 @@ import ArgumentParser
 /// answers 200, 1 otherwise. Needs no tool in the image but the binary itself.
 struct HealthCheck: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "healthcheck", abstract: "Ask a running server's /health; exit 0 on a 200, 1 otherwise.")
+        commandName: "healthcheck", abstract: "Ask a running server's /health (or /ready with --ready); exit 0 on a 200, 1 otherwise.")
+
+    @Flag(help: "Ask /ready (the session store answers) instead of /health (the process serves).")
+    var ready = false
 
     @Option(help: "Numeric IPv4 address of the server.")
     var host = "127.0.0.1"
@@ -41,7 +44,7 @@ struct HealthCheck: ParsableCommand {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
         guard connected == 0 else { return nil }
-        let request = "GET /health HTTP/1.1\r\nHost: \(host)\r\nConnection: close\r\n\r\n"
+        let request = "GET \(ready ? "/ready" : "/health") HTTP/1.1\r\nHost: \(host)\r\nConnection: close\r\n\r\n"
         guard request.withCString({ send(socket, $0, strlen($0), Int32(MSG_NOSIGNAL)) }) > 0 else { return nil }
         var buffer = [UInt8](repeating: 0, count: 64)
         let count = buffer.withUnsafeMutableBytes { recv(socket, $0.baseAddress, $0.count, 0) }
