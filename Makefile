@@ -5,7 +5,7 @@ SWIFT ?= swift
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 APT_GET := $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get
 
-.PHONY: run test test-thread lint deps build release fuzz fuzz-build bench bench-engine bench-service bench-load bench-sessions bench-memory bench-slowloris smoke clean
+.PHONY: run test test-thread lint deps build release fuzz fuzz-build bench bench-engine bench-service bench-load bench-sessions bench-redis bench-memory bench-slowloris smoke clean
 
 ## Build and run the server on port 8080 (flags: make run ARGS="--port 9000").
 run: deps
@@ -55,7 +55,7 @@ smoke: deps
 	scripts/container-smoke.sh
 
 ## Benchmarks (release builds; they print figures and assert nothing).
-bench: bench-engine bench-service bench-load bench-sessions bench-memory bench-slowloris
+bench: bench-engine bench-service bench-load bench-sessions bench-redis bench-memory bench-slowloris
 
 bench-engine: deps
 	$(SWIFT) build -c release --product EngineBenchmark
@@ -72,6 +72,11 @@ bench-load: deps release
 bench-sessions: deps release
 	@command -v wrk >/dev/null || { $(APT_GET) update -qq && $(APT_GET) install -y -qq wrk; }
 	Benchmarks/sessions/run.sh
+
+## Updates to a 10,000-item session: memory store, Redis sticky, Redis with two replicas.
+bench-redis: deps release
+	@command -v wrk >/dev/null || { $(APT_GET) update -qq && $(APT_GET) install -y -qq wrk; }
+	Benchmarks/redis/run.sh
 
 ## Peak memory under hostile-sized bodies (16M tiny items, 16 parallel 20 MB bodies, 1M-item diffs).
 bench-memory: deps release

@@ -19,8 +19,14 @@ struct RedisSessionLayout: Sendable {
     static func encode(_ session: HeldSession) -> (options: [UInt8], data: [UInt8]) {
         var options = JSONWriter()
         options.options(session.options)
-        var data = JSONWriter(capacity: 1 << 12)
-        switch session.holder.collection {
+        let collection = session.holder.collection
+        // Sized once: a session's text is large, and growing it by doubling copies it again.
+        let size = switch collection {
+        case .flat(let items): items.reduce(2) { $0 + $1.text.count + 1 }
+        case .sectioned(let sections): sections.reduce(16) { $0 + $1.text.count + 1 }
+        }
+        var data = JSONWriter(capacity: size)
+        switch collection {
         case .flat(let items):
             data.raw("[")
             for (index, item) in items.enumerated() {

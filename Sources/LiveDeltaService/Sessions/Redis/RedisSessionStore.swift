@@ -25,8 +25,9 @@ public final class RedisSessionStore: SessionStore {
         public var maxItemsPerSession = 100_000
         /// Parsed sessions kept in this process.
         public var cachedSessions = 256
-        /// Commits that lose to another replica are tried again this many times in all.
-        public var attempts = 8
+        /// Commits that lose to another replica are tried again, after a random wait, up to this
+        /// many times in all.
+        public var attempts = 12
 
         public init() {}
     }
@@ -71,8 +72,10 @@ public final class RedisSessionStore: SessionStore {
     }
 
     public func snapshot(id: String) throws(SessionError) -> SessionSnapshot {
-        guard let session = try current(id) else { throw .notFound(id: id) }
-        return SessionRules.snapshot(of: session)
+        guard let snapshot = try withCurrent(id, { session throws(SessionError) in SessionRules.snapshot(of: session) }) else {
+            throw .notFound(id: id)
+        }
+        return snapshot
     }
 
     public func options(id: String) -> DiffOptions? {
@@ -119,33 +122,17 @@ public final class RedisSessionStore: SessionStore {
 
     // MARK: - One change
 
-    /// Reads the session (or starts it from empty, where `creating` says so), runs `rules` on
-    /// it under its step lock, and commits the result with a compare-and-set on the version it
+    /// Runs `rules` on the session as stored now (or on a new, empty one, where `creating` says
+    /// so) under its step lock, and commits the result with a compare-and-set on the version it
     /// started from; where another replica committed first, reads again and repeats, unless the
     /// request named a version.
     private func change(
         id: String, condition: VersionCondition, creating: (collection: JSONCollection, options: DiffOptions)?, readWith: DiffOptions,
         _ rules: (HeldSession, Bool) throws(SessionError) -> SessionChange, committing: () -> Bool
     ) throws(SessionError) -> SessionChange {
-        for _ in 0..<max(1, limits.attempts) {
-            let session: HeldSession
-            var created = false
-            if let existing = try current(id) {
-                session = existing
-            } else {
-                guard let creating else {
-                    if condition == .any { throw .notFound(id: id) }
-                    throw .versionMismatch(expected: condition, current: nil)
-                }
-                let empty: JSONCollection = if case .sectioned = creating.collection { .sectioned([]) } else { .flat([]) }
-                session = HeldSession(id: id, options: creating.options, holder: try SessionRules.holder(for: empty, options: creating.options), now: 0)
-                created = true
-            }
+        /// One try: the change, or nil where another replica committed first.
+        func attempt(_ session: HeldSession, created: Bool) throws(SessionError) -> SessionChange? {
             guard session.options.readsLike(readWith) else { throw .optionsChanged(session.options) }
-            session.step.lock()
-            defer { session.step.unlock() }
-            // Another request of this process may have found this copy out of date meanwhile.
-            if session.stale.load(ordering: .acquiring) { continue }
             let base = session.holder.version
             let change = try rules(session, created)
             guard committing() else { return change }
@@ -158,9 +145,36 @@ public final class RedisSessionStore: SessionStore {
                 session.stale.store(true, ordering: .releasing)
                 forget(id)
                 if case .version = condition { throw .versionMismatch(expected: condition, current: current) }
+                return nil
             }
         }
+        for round in 0..<max(1, limits.attempts) {
+            if round > 0 { Self.backOff(round) }
+            // Only a first try trusts the copy without asking: a lost commit has forgotten it.
+            if let found = try withCurrent(id, optimistic: committing() && round == 0, { session throws(SessionError) in
+                try attempt(session, created: false)
+            }) {
+                guard let change = found else { continue }
+                return change
+            }
+            guard let creating else {
+                if condition == .any { throw .notFound(id: id) }
+                throw .versionMismatch(expected: condition, current: nil)
+            }
+            let empty: JSONCollection = if case .sectioned = creating.collection { .sectioned([]) } else { .flat([]) }
+            let fresh = HeldSession(id: id, options: creating.options, holder: try SessionRules.holder(for: empty, options: creating.options), now: 0)
+            fresh.step.lock()
+            defer { fresh.step.unlock() }
+            if let change = try attempt(fresh, created: true) { return change }
+        }
         throw .conflict
+    }
+
+    /// After losing a commit: waits a random time that grows with each loss (up to 1, 2, 4 …
+    /// 32 ms), so that replicas racing for one session stop colliding.
+    private static func backOff(_ round: Int) {
+        let ceiling = UInt32(1_000) << UInt32(min(round - 1, 5))
+        usleep(UInt32.random(in: 0...ceiling))
     }
 
     enum CommitOutcome {
@@ -188,22 +202,34 @@ public final class RedisSessionStore: SessionStore {
         return .conflict(current: parts.count > 1 ? parts[1].integer.map(UInt64.init) : nil)
     }
 
-    /// The session as stored now: the cached copy where its version is still the stored one,
-    /// else read and parsed again. Each read refreshes the session's idle timeout.
-    private func current(_ id: String) throws(SessionError) -> HeldSession? {
+    /// Runs `body` on the session as stored now, holding its step lock: the cached copy where
+    /// it is still at the stored version (checked under the lock, so a change this process is
+    /// committing is never mistaken for another replica's), else the session read and parsed
+    /// again. Nil, without running `body`, where there is no such session. Each read refreshes
+    /// the session's idle timeout.
+    ///
+    /// A change that commits may skip the version check (`optimistic`): its compare-and-set
+    /// fails where the copy is out of date, and it then reads again. That saves a round trip
+    /// on every change to a session this replica keeps.
+    private func withCurrent<T>(_ id: String, optimistic: Bool = false, _ body: (HeldSession) throws(SessionError) -> T) throws(SessionError) -> T? {
         let key = layout.key(id)
         let cached = cache.withLockedValue { cache -> HeldSession? in
             guard let session = cache.sessions[id] else { return nil }
             cache.recency.touch(id)
             return session
         }
-        if let cached, !cached.stale.load(ordering: .acquiring) {
-            let replies = try run([[Array("HGET".utf8), key, Array("v".utf8)], [Array("PEXPIRE".utf8), key, Array(ttl.utf8)]])
-            guard let version = replies[0].integer.map(UInt64.init) else {
-                forget(id)
-                return nil
+        if let cached {
+            cached.step.lock()
+            defer { cached.step.unlock() }
+            if !cached.stale.load(ordering: .acquiring) {
+                if optimistic { return try body(cached) }
+                let replies = try run([[Array("HGET".utf8), key, Array("v".utf8)], [Array("PEXPIRE".utf8), key, Array(ttl.utf8)]])
+                guard let version = replies[0].integer.map(UInt64.init) else {
+                    forget(id)
+                    return nil
+                }
+                if version == cached.holder.version { return try body(cached) }
             }
-            if version == cached.holder.version { return cached }
         }
         let replies = try run([
             [Array("HMGET".utf8), key, Array("v".utf8), Array("o".utf8), Array("d".utf8)], [Array("PEXPIRE".utf8), key, Array(ttl.utf8)],
@@ -216,7 +242,9 @@ public final class RedisSessionStore: SessionStore {
         }
         let session = try RedisSessionLayout.decode(id: id, version: UInt64(version), options: options, data: data, now: 0)
         remember(session)
-        return session
+        session.step.lock()
+        defer { session.step.unlock() }
+        return try body(session)
     }
 
     // MARK: - Pieces
