@@ -18,6 +18,11 @@ public final class ServiceMetrics: Sendable {
     private let sessionsOpen: Gauge
     private let sessionsEvicted: Counter
     private let sessionsExpired: Counter
+    private let storeCommands: Timer
+    private let storeErrors: Counter
+    private let storeConflicts: Counter
+    private let storeCacheHits: Counter
+    private let storeCacheMisses: Counter
 
     public init(factory: any MetricsFactory, exposition: @escaping @Sendable () -> [UInt8]) {
         self.factory = factory
@@ -25,6 +30,11 @@ public final class ServiceMetrics: Sendable {
         sessionsOpen = Gauge(label: "livedelta_sessions_open", factory: factory)
         sessionsEvicted = Counter(label: "livedelta_sessions_evicted_total", factory: factory)
         sessionsExpired = Counter(label: "livedelta_sessions_expired_total", factory: factory)
+        storeCommands = Timer(label: "livedelta_session_store_command_seconds", factory: factory)
+        storeErrors = Counter(label: "livedelta_session_store_errors_total", factory: factory)
+        storeConflicts = Counter(label: "livedelta_session_store_conflicts_total", factory: factory)
+        storeCacheHits = Counter(label: "livedelta_session_store_cache_hits_total", factory: factory)
+        storeCacheMisses = Counter(label: "livedelta_session_store_cache_misses_total", factory: factory)
         itemsIn = Recorder(label: Self.itemsInLabel, aggregate: true, factory: factory)
         changesOut = Recorder(label: Self.changesOutLabel, aggregate: true, factory: factory)
     }
@@ -78,6 +88,13 @@ public final class ServiceMetrics: Sendable {
         case .open(let count): sessionsOpen.record(count)
         case .evicted: sessionsEvicted.increment()
         case .expired(let count): sessionsExpired.increment(by: count)
+        case .storeCommand(let duration):
+            let (seconds, attoseconds) = duration.components
+            storeCommands.recordNanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+        case .storeError: storeErrors.increment()
+        case .conflict: storeConflicts.increment()
+        case .cacheHit: storeCacheHits.increment()
+        case .cacheMiss: storeCacheMisses.increment()
         }
     }
 
@@ -99,4 +116,13 @@ public enum SessionEvent: Sendable {
     case open(Int)
     case evicted
     case expired(Int)
+    /// A shared store: one pipeline of commands, and how long it took.
+    case storeCommand(Duration)
+    /// A shared store could not be reached, or failed.
+    case storeError
+    /// A commit lost to another replica's (it is read again and retried, or a 412).
+    case conflict
+    /// A change used the parsed copy this replica kept, or had to read the session again.
+    case cacheHit
+    case cacheMiss
 }

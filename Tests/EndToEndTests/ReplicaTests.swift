@@ -88,6 +88,14 @@ import TestSupport
         let final = try replicas[1].connection().request("GET", "/sessions/shared")
         Self.expectExactChain(answers, final: things(final.json["items"]), finalVersion: final.json["version"]?.int)
         #expect(answers.count == 800)
+        // The store's own figures: command latency, the copies kept, commits lost and retried.
+        let metrics = try replicas[0].connection().request("GET", "/metrics").text
+        for name in [
+            "livedelta_session_store_command_seconds", "livedelta_session_store_cache_hits_total", "livedelta_session_store_cache_misses_total",
+            "livedelta_session_store_conflicts_total",
+        ] {
+            #expect(metrics.contains(name), "\(name)")
+        }
     }
 
     /// A replica killed with SIGKILL in the middle of the load: the other carries on, the chain

@@ -142,6 +142,7 @@ public final class RedisSessionStore: SessionStore {
                 return change
             case .conflict(let current):
                 // The copy has moved on past what Redis holds: it must not be used again.
+                events(.conflict)
                 session.stale.store(true, ordering: .releasing)
                 forget(id)
                 if case .version = condition { throw .versionMismatch(expected: condition, current: current) }
@@ -222,15 +223,22 @@ public final class RedisSessionStore: SessionStore {
             cached.step.lock()
             defer { cached.step.unlock() }
             if !cached.stale.load(ordering: .acquiring) {
-                if optimistic { return try body(cached) }
+                if optimistic {
+                    events(.cacheHit)
+                    return try body(cached)
+                }
                 let replies = try run([[Array("HGET".utf8), key, Array("v".utf8)], [Array("PEXPIRE".utf8), key, Array(ttl.utf8)]])
                 guard let version = replies[0].integer.map(UInt64.init) else {
                     forget(id)
                     return nil
                 }
-                if version == cached.holder.version { return try body(cached) }
+                if version == cached.holder.version {
+                    events(.cacheHit)
+                    return try body(cached)
+                }
             }
         }
+        events(.cacheMiss)
         let replies = try run([
             [Array("HMGET".utf8), key, Array("v".utf8), Array("o".utf8), Array("d".utf8)], [Array("PEXPIRE".utf8), key, Array(ttl.utf8)],
         ])
@@ -277,6 +285,8 @@ public final class RedisSessionStore: SessionStore {
 
     /// Runs a pipeline. Redis's failures, and its error replies, are `storeUnavailable`.
     private func run(_ commands: [[[UInt8]]]) throws(SessionError) -> [RedisValue] {
+        let started = ContinuousClock.now
+        defer { events(.storeCommand(ContinuousClock.now - started)) }
         do throws(RedisError) {
             let replies = try redis.run(commands)
             if let message = replies.lazy.compactMap({ if case .error(let message) = $0 { message } else { nil } }).first {
@@ -284,6 +294,7 @@ public final class RedisSessionStore: SessionStore {
             }
             return replies
         } catch {
+            events(.storeError)
             logger.warning("session store unavailable", metadata: ["error": "\(error)", "redis": "\(redis.configuration.description)"])
             throw .storeUnavailable(error.description)
         }
