@@ -98,6 +98,23 @@ import TestSupport
         }
     }
 
+    /// A session replaced starts again at version 0: a replica's copy of the earlier one, also
+    /// at version 0, must not be taken for it.
+    @Test func aReplacedSessionIsNotMistakenForItsEarlierLife() throws {
+        let redis = try RedisProcess()
+        defer { redis.stop() }
+        let (a, b) = (try ServerProcess(arguments: ["--session-store", redis.url]), try ServerProcess(arguments: ["--session-store", redis.url]))
+        #expect(try a.connection().request("PUT", "/sessions/r", json: #"{"items":[1,2]}"#).status == 201)
+        #expect(try b.connection().request("GET", "/sessions/r").json["count"]?.int == 2)
+        let replaced = try a.connection().request("PUT", "/sessions/r", json: #"{"items":[7]}"#)
+        #expect(replaced.status == 200)
+        let seen = try b.connection().request("GET", "/sessions/r")
+        #expect(seen.json["version"]?.int == 0 && seen.json["count"]?.int == 1)
+        let updated = try b.connection().request("POST", "/sessions/r/update", json: #"{"items":[7,8]}"#, headers: [("Content-Type", "application/json"), ("If-Match", "\"0\"")])
+        let delta = try indexDelta(updated.json["delta"])
+        #expect(updated.status == 200 && delta == IndexDelta(insertions: [1]))
+    }
+
     /// A replica killed with SIGKILL in the middle of the load: the other carries on, the chain
     /// stays exact, and a replica started again serves the same session.
     @Test func aReplicaKilledMidLoadLeavesTheChainExact() throws {

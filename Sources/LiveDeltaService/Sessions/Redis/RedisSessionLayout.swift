@@ -2,12 +2,19 @@ import ByteJSON
 import MicroHTTP
 
 /// How a session is kept in Redis: one hash per session, `<prefix>{<id>}`, with its version
-/// (`v`), options (`o`) and collection (`d`, JSON as a body would send it). The `{id}` hash tag
+/// (`v`), options (`o`), collection (`d`, JSON as a body would send it) and incarnation (`g`: a
+/// random token each time the session is created or replaced, since versions start again at 0
+/// then, and a version alone could match a copy of an earlier life). The `{id}` hash tag
 /// keeps the session and the key a new value is written to beside it in one cluster slot.
 struct RedisSessionLayout: Sendable {
     let prefix: String
 
     func key(_ id: String) -> [UInt8] { Array("\(prefix){\(id)}".utf8) }
+
+    static func newIncarnation() -> String {
+        var generator = SystemRandomNumberGenerator()
+        return String(generator.next(), radix: 36)
+    }
 
     /// Where a new value is written before the commit script swaps it in.
     func nextKey(_ id: String) -> [UInt8] {
@@ -73,19 +80,24 @@ func parseOptions(_ bytes: [UInt8]) throws(APIError) -> JSONValue {
 /// given against the stored one, in Redis's single thread, before it writes.
 enum RedisScripts {
     /// KEYS: the session, the new value written beside it. ARGV: the version expected (a
-    /// number; "" for a session that must not exist yet; "*" for any), the idle timeout in ms.
-    /// Returns {1} where the new value took the session's place, {0, current version or ""}
-    /// where the version did not match (the new value is dropped).
+    /// number; "" for a session that must not exist yet; "*" for any), the incarnation expected
+    /// with a number, the idle timeout in ms. Returns {1, the version replaced or ""} where the
+    /// new value took the session's place, {0, current version or ""} where the stored session
+    /// was not the one expected (the new value is dropped).
     static let commit = """
-        local current = redis.call('HGET', KEYS[1], 'v')
+        local current = redis.call('HMGET', KEYS[1], 'v', 'g')
         local expected = ARGV[1]
-        if (expected == '' and current) or (expected ~= '' and expected ~= '*' and current ~= expected) then
+        local matches
+        if expected == '' then matches = not current[1]
+        elseif expected == '*' then matches = true
+        else matches = current[1] == expected and current[2] == ARGV[2] end
+        if not matches then
           redis.call('DEL', KEYS[2])
-          return {0, current or ''}
+          return {0, current[1] or ''}
         end
         redis.call('RENAME', KEYS[2], KEYS[1])
-        redis.call('PEXPIRE', KEYS[1], ARGV[2])
-        return {1}
+        redis.call('PEXPIRE', KEYS[1], ARGV[3])
+        return {1, current[1] or ''}
         """
 
     /// KEYS: the session. ARGV: the version expected (a number, or "*"). Returns {1} where it

@@ -37,8 +37,13 @@ public final class RedisSessionStore: SessionStore {
     private let layout: RedisSessionLayout
     private let logger: Logger
     private let events: @Sendable (SessionEvent) -> Void
+    /// A parsed copy, and the incarnation it belongs to.
+    private struct Entry: Sendable {
+        let session: HeldSession
+        let incarnation: String
+    }
     private struct Cache: Sendable {
-        var sessions: [String: HeldSession] = [:]
+        var sessions: [String: Entry] = [:]
         var recency = RecencyList<String>()
     }
     private let cache = NIOLockedValueBox(Cache())
@@ -65,21 +70,23 @@ public final class RedisSessionStore: SessionStore {
     public func put(id: String, options: DiffOptions, collection: JSONCollection) throws(SessionError) -> (SessionSnapshot, created: Bool) {
         try SessionRules.checkSize(collection.itemCount, limit: limits.maxItemsPerSession)
         let session = HeldSession(id: id, options: options, holder: try SessionRules.holder(for: collection, options: options), now: 0)
-        let outcome = try commit(session, expecting: "*")
-        guard case .committed(let previous) = outcome else { throw .conflict }
-        remember(session)
+        let incarnation = RedisSessionLayout.newIncarnation()
+        guard case .committed(let previous) = try commit(session, incarnation: incarnation, expecting: "*", incarnationExpected: "") else {
+            throw .conflict
+        }
+        remember(session, incarnation)
         return (SessionSnapshot(id: id, options: options, version: 0, collection: collection), previous == nil)
     }
 
     public func snapshot(id: String) throws(SessionError) -> SessionSnapshot {
-        guard let snapshot = try withCurrent(id, { session throws(SessionError) in SessionRules.snapshot(of: session) }) else {
+        guard let snapshot = try withCurrent(id, { session, _ throws(SessionError) in SessionRules.snapshot(of: session) }) else {
             throw .notFound(id: id)
         }
         return snapshot
     }
 
     public func options(id: String) -> DiffOptions? {
-        if let cached = cache.withLockedValue({ $0.sessions[id] }) { return cached.options }
+        if let cached = cache.withLockedValue({ $0.sessions[id] }) { return cached.session.options }
         guard let bytes = (try? redis.run([[Array("HGET".utf8), layout.key(id), Array("o".utf8)]]))?.first?.bytes,
             let value = try? parseOptions(bytes)
         else { return nil }
@@ -131,14 +138,16 @@ public final class RedisSessionStore: SessionStore {
         _ rules: (HeldSession, Bool) throws(SessionError) -> SessionChange, committing: () -> Bool
     ) throws(SessionError) -> SessionChange {
         /// One try: the change, or nil where another replica committed first.
-        func attempt(_ session: HeldSession, created: Bool) throws(SessionError) -> SessionChange? {
+        func attempt(_ session: HeldSession, incarnation: String?) throws(SessionError) -> SessionChange? {
             guard session.options.readsLike(readWith) else { throw .optionsChanged(session.options) }
             let base = session.holder.version
-            let change = try rules(session, created)
+            let change = try rules(session, incarnation == nil)
             guard committing() else { return change }
-            switch try commit(session, expecting: created ? "" : String(base)) {
+            let stored = incarnation ?? RedisSessionLayout.newIncarnation()
+            let expected = incarnation == nil ? "" : String(base)
+            switch try commit(session, incarnation: stored, expecting: expected, incarnationExpected: incarnation ?? "") {
             case .committed:
-                remember(session)
+                remember(session, stored)
                 return change
             case .conflict(let current):
                 // The copy has moved on past what Redis holds: it must not be used again.
@@ -152,8 +161,8 @@ public final class RedisSessionStore: SessionStore {
         for round in 0..<max(1, limits.attempts) {
             if round > 0 { Self.backOff(round) }
             // Only a first try trusts the copy without asking: a lost commit has forgotten it.
-            if let found = try withCurrent(id, optimistic: committing() && round == 0, { session throws(SessionError) in
-                try attempt(session, created: false)
+            if let found = try withCurrent(id, optimistic: committing() && round == 0, { session, incarnation throws(SessionError) in
+                try attempt(session, incarnation: incarnation)
             }) {
                 guard let change = found else { continue }
                 return change
@@ -166,7 +175,7 @@ public final class RedisSessionStore: SessionStore {
             let fresh = HeldSession(id: id, options: creating.options, holder: try SessionRules.holder(for: empty, options: creating.options), now: 0)
             fresh.step.lock()
             defer { fresh.step.unlock() }
-            if let change = try attempt(fresh, created: true) { return change }
+            if let change = try attempt(fresh, incarnation: nil) { return change }
         }
         throw .conflict
     }
@@ -185,22 +194,25 @@ public final class RedisSessionStore: SessionStore {
         case conflict(current: UInt64?)
     }
 
-    /// Writes the session's state beside its key, then swaps it in where the stored version is
-    /// still `expected` ("" for none, "*" for any).
-    private func commit(_ session: HeldSession, expecting expected: String) throws(SessionError) -> CommitOutcome {
+    /// Writes the session's state beside its key, then swaps it in where the stored session is
+    /// still `expected` ("" for none, "*" for any, else that version of `incarnationExpected`).
+    private func commit(
+        _ session: HeldSession, incarnation: String, expecting expected: String, incarnationExpected: String
+    ) throws(SessionError) -> CommitOutcome {
         let (options, data) = RedisSessionLayout.encode(session)
         let next = layout.nextKey(session.id)
         let replies = try run([
-            [Array("HSET".utf8), next, Array("v".utf8), Array(String(session.holder.version).utf8), Array("o".utf8), options, Array("d".utf8), data],
+            [
+                Array("HSET".utf8), next, Array("v".utf8), Array(String(session.holder.version).utf8), Array("o".utf8), options,
+                Array("d".utf8), data, Array("g".utf8), Array(incarnation.utf8),
+            ],
             // Should this process die before the swap, the new value does not linger.
             [Array("PEXPIRE".utf8), next, Array("60000".utf8)],
-            script(RedisScripts.commit, keys: [layout.key(session.id), next], arguments: [expected, ttl]),
+            script(RedisScripts.commit, keys: [layout.key(session.id), next], arguments: [expected, incarnationExpected, ttl]),
         ])
         let parts = replies[2].array ?? []
-        if parts.first?.integer == 1 {
-            return .committed(previous: expected.isEmpty || expected == "*" ? nil : UInt64(expected))
-        }
-        return .conflict(current: parts.count > 1 ? parts[1].integer.map(UInt64.init) : nil)
+        let version = parts.count > 1 ? parts[1].integer.map(UInt64.init) : nil
+        return parts.first?.integer == 1 ? .committed(previous: version) : .conflict(current: version)
     }
 
     /// Runs `body` on the session as stored now, holding its step lock: the cached copy where
@@ -212,56 +224,62 @@ public final class RedisSessionStore: SessionStore {
     /// A change that commits may skip the version check (`optimistic`): its compare-and-set
     /// fails where the copy is out of date, and it then reads again. That saves a round trip
     /// on every change to a session this replica keeps.
-    private func withCurrent<T>(_ id: String, optimistic: Bool = false, _ body: (HeldSession) throws(SessionError) -> T) throws(SessionError) -> T? {
+    private func withCurrent<T>(
+        _ id: String, optimistic: Bool = false, _ body: (HeldSession, String) throws(SessionError) -> T
+    ) throws(SessionError) -> T? {
         let key = layout.key(id)
-        let cached = cache.withLockedValue { cache -> HeldSession? in
-            guard let session = cache.sessions[id] else { return nil }
+        let cached = cache.withLockedValue { cache -> Entry? in
+            guard let entry = cache.sessions[id] else { return nil }
             cache.recency.touch(id)
-            return session
+            return entry
         }
         if let cached {
-            cached.step.lock()
-            defer { cached.step.unlock() }
-            if !cached.stale.load(ordering: .acquiring) {
+            cached.session.step.lock()
+            defer { cached.session.step.unlock() }
+            if !cached.session.stale.load(ordering: .acquiring) {
                 if optimistic {
                     events(.cacheHit)
-                    return try body(cached)
+                    return try body(cached.session, cached.incarnation)
                 }
-                let replies = try run([[Array("HGET".utf8), key, Array("v".utf8)], [Array("PEXPIRE".utf8), key, Array(ttl.utf8)]])
-                guard let version = replies[0].integer.map(UInt64.init) else {
+                let replies = try run([
+                    [Array("HMGET".utf8), key, Array("v".utf8), Array("g".utf8)], [Array("PEXPIRE".utf8), key, Array(ttl.utf8)],
+                ])
+                guard let fields = replies[0].array, fields.count == 2, let version = fields[0].integer.map(UInt64.init) else {
                     forget(id)
                     return nil
                 }
-                if version == cached.holder.version {
+                if version == cached.session.holder.version && fields[1].bytes == Array(cached.incarnation.utf8) {
                     events(.cacheHit)
-                    return try body(cached)
+                    return try body(cached.session, cached.incarnation)
                 }
             }
         }
         events(.cacheMiss)
         let replies = try run([
-            [Array("HMGET".utf8), key, Array("v".utf8), Array("o".utf8), Array("d".utf8)], [Array("PEXPIRE".utf8), key, Array(ttl.utf8)],
+            [Array("HMGET".utf8), key, Array("v".utf8), Array("o".utf8), Array("d".utf8), Array("g".utf8)],
+            [Array("PEXPIRE".utf8), key, Array(ttl.utf8)],
         ])
-        guard let fields = replies[0].array, fields.count == 3, let version = fields[0].integer, let options = fields[1].bytes,
+        guard let fields = replies[0].array, fields.count == 4, let version = fields[0].integer, let options = fields[1].bytes,
             let data = fields[2].bytes
         else {
             forget(id)
             return nil
         }
+        let incarnation = fields[3].bytes.map { String(decoding: $0, as: UTF8.self) } ?? ""
         let session = try RedisSessionLayout.decode(id: id, version: UInt64(version), options: options, data: data, now: 0)
-        remember(session)
+        remember(session, incarnation)
         session.step.lock()
         defer { session.step.unlock() }
-        return try body(session)
+        return try body(session, incarnation)
     }
 
     // MARK: - Pieces
 
     private var ttl: String { String(max(1, limits.idleTimeout.components.seconds * 1_000 + limits.idleTimeout.components.attoseconds / 1_000_000_000_000_000)) }
 
-    private func remember(_ session: HeldSession) {
+    private func remember(_ session: HeldSession, _ incarnation: String) {
         cache.withLockedValue { cache in
-            cache.sessions[session.id] = session
+            cache.sessions[session.id] = Entry(session: session, incarnation: incarnation)
             cache.recency.touch(session.id)
             while cache.sessions.count > max(1, limits.cachedSessions), let oldest = cache.recency.oldest {
                 cache.sessions[oldest] = nil
