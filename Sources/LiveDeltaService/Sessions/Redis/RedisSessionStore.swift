@@ -47,6 +47,9 @@ public final class RedisSessionStore: SessionStore {
         var recency = RecencyList<String>()
     }
     private let cache = NIOLockedValueBox(Cache())
+    /// Whether the last pipeline failed: the log says when Redis goes and comes back, not on
+    /// every request in between.
+    private let failing = Atomic<Bool>(false)
 
     public init(
         redis: RedisPool, keyPrefix: String = "livedelta:", limits: Limits = Limits(), logger: Logger = Logger(label: "livedelta.sessions"),
@@ -310,10 +313,15 @@ public final class RedisSessionStore: SessionStore {
             if let message = replies.lazy.compactMap({ if case .error(let message) = $0 { message } else { nil } }).first {
                 throw RedisError.reply(message)
             }
+            if failing.exchange(false, ordering: .relaxed) {
+                logger.notice("session store reachable again", metadata: ["redis": "\(redis.configuration.description)"])
+            }
             return replies
         } catch {
             events(.storeError)
-            logger.warning("session store unavailable", metadata: ["error": "\(error)", "redis": "\(redis.configuration.description)"])
+            if !failing.exchange(true, ordering: .relaxed) {
+                logger.warning("session store unavailable", metadata: ["error": "\(error)", "redis": "\(redis.configuration.description)"])
+            }
             throw .storeUnavailable(error.description)
         }
     }
