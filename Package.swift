@@ -2,7 +2,8 @@
 import PackageDescription
 
 /// Dependencies point down only:
-/// livedelta (executable) -> LiveDeltaService -> (LiveCollections, MicroHTTP) -> CMicroHTTPD.
+/// livedelta (executable) -> LiveDeltaService -> (LiveCollections, ByteJSON, MicroHTTP -> CMicroHTTPD,
+/// RedisClient -> CHiredis).
 let package = Package(
     name: "LiveDelta",
     products: [
