@@ -20,6 +20,18 @@ func echoServer(_ configure: (inout HTTPServer.Configuration) -> Void = { _ in }
     }
 }
 
+/// Waits until `condition` holds; fails the test rather than hang past `seconds`.
+func waitUntil(seconds: Double = 30, _ condition: () -> Bool, sourceLocation: SourceLocation = #_sourceLocation) throws {
+    let deadline = Date().addingTimeInterval(seconds)
+    while !condition() {
+        guard Date() < deadline else {
+            Issue.record("waited \(seconds) s in vain", sourceLocation: sourceLocation)
+            throw ClientError.closed
+        }
+        usleep(1_000)
+    }
+}
+
 @Suite struct HTTPServerTests {
     @Test func aRequestReachesTheHandlerWithItsBodyAndHeaders() throws {
         let server = try echoServer()
@@ -64,18 +76,18 @@ func echoServer(_ configure: (inout HTTPServer.Configuration) -> Void = { _ in }
         let holding = try HTTPConnection(port: server.port)
         // 800 bytes declared and held: in flight.
         try holding.send(raw: Array("POST /a HTTP/1.1\r\nHost: x\r\nContent-Length: 800\r\n\r\nab".utf8))
-        while server.bufferedBodyBytes < 800 { usleep(1_000) }
+        try waitUntil { server.bufferedBodyBytes >= 800 }
         let refused = try HTTPConnection(port: server.port).request("POST", "/b", body: [UInt8](repeating: 1, count: 800))
         #expect(refused.status == 503 && refused.header("Retry-After") == "1")
         #expect(try HTTPConnection(port: server.port).request("POST", "/c", body: [UInt8](repeating: 1, count: 600)).status == 200)
         try holding.send(raw: [UInt8](repeating: 0x78, count: 798))
         #expect(try holding.readReply().status == 200)
-        while server.bufferedBodyBytes > 0 { usleep(1_000) }
+        try waitUntil { server.bufferedBodyBytes == 0 }
         #expect(try HTTPConnection(port: server.port).request("POST", "/d", body: [UInt8](repeating: 1, count: 800)).status == 200)
         // A chunked body that runs past the budget is refused at its end.
         let chunked = try HTTPConnection(port: server.port)
         try holding.send(raw: Array("POST /e HTTP/1.1\r\nHost: x\r\nContent-Length: 900\r\n\r\n".utf8))
-        while server.bufferedBodyBytes < 900 { usleep(1_000) }
+        try waitUntil { server.bufferedBodyBytes >= 900 }
         let chunk = String(repeating: "y", count: 0x2bc)
         try chunked.send(raw: Array("POST /f HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n2bc\r\n\(chunk)\r\n0\r\n\r\n".utf8))
         #expect(try chunked.readReply().status == 503)
@@ -86,7 +98,7 @@ func echoServer(_ configure: (inout HTTPServer.Configuration) -> Void = { _ in }
         let connection = try HTTPConnection(port: server.port)
         // Headers sent, body still owed: the request is in flight.
         try connection.send(raw: Array("POST /slow HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nab".utf8))
-        while server.requestsInFlight == 0 { usleep(1_000) }
+        try waitUntil { server.requestsInFlight > 0 }
         let stopped = NIOLockedValueBox<Bool?>(nil)
         DispatchQueue.global().async { stopped.withLockedValue { $0 = server.stop(grace: .seconds(10)).drained } }
         #expect(waitUntilRefused(port: server.port))
@@ -94,7 +106,7 @@ func echoServer(_ configure: (inout HTTPServer.Configuration) -> Void = { _ in }
         let reply = try connection.readReply()
         #expect(reply.status == 200 && reply.text == "abcde")
         #expect(reply.header("Connection") == "close")
-        while stopped.withLockedValue({ $0 }) == nil { usleep(1_000) }
+        try waitUntil { stopped.withLockedValue({ $0 }) != nil }
         #expect(stopped.withLockedValue { $0 } == true)
     }
 

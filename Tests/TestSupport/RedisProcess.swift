@@ -46,7 +46,8 @@ public final class RedisProcess: @unchecked Sendable {  // see above
     public func stop() {
         guard process.isRunning else { return }
         kill(process.processIdentifier, SIGKILL)
-        while process.isRunning { usleep(2_000) }
+        let deadline = Date().addingTimeInterval(10)
+        while process.isRunning && Date() < deadline { usleep(2_000) }
     }
 
     /// Freezes or thaws the server (SIGSTOP, SIGCONT): it keeps its connections but answers

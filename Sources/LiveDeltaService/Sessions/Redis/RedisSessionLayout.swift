@@ -22,11 +22,15 @@ struct RedisSessionLayout: Sendable {
         return Array("\(prefix){\(id)}:next:\(String(generator.next(), radix: 36))".utf8)
     }
 
-    /// The session's options and collection as the hash's fields.
-    static func encode(_ session: HeldSession) -> (options: [UInt8], data: [UInt8]) {
-        var options = JSONWriter()
-        options.options(session.options)
-        let collection = session.holder.collection
+    /// Options as the hash's `o` field.
+    static func encode(_ options: DiffOptions) -> [UInt8] {
+        var writer = JSONWriter()
+        writer.options(options)
+        return writer.bytes
+    }
+
+    /// A collection as a body would send it: its items' (or sections') own text.
+    static func encode(_ collection: JSONCollection) -> [UInt8] {
         // Sized once: a session's text is large, and growing it by doubling copies it again.
         let size = switch collection {
         case .flat(let items): items.reduce(2) { $0 + $1.text.count + 1 }
@@ -49,7 +53,7 @@ struct RedisSessionLayout: Sendable {
             }
             data.raw("]}")
         }
-        return (options.bytes, data.bytes)
+        return data.bytes
     }
 
     /// A session read back from its fields, at `version`.

@@ -100,14 +100,19 @@ public final class RedisSessionStore: SessionStore {
         id: String, to collection: JSONCollection, readWith: DiffOptions, condition: VersionCondition, commit: Bool
     ) throws(SessionError) -> SessionChange {
         try SessionRules.checkSize(collection.itemCount, limit: limits.maxItemsPerSession)
-        return try change(id: id, condition: condition, creating: commit && condition == .any ? (collection, readWith) : nil, readWith: readWith) {
-            session, created throws(SessionError) in
+        // What an update commits is the request's collection: its text is made before the
+        // session's lock is taken, not while others wait for it.
+        let encoded = commit ? RedisSessionLayout.encode(collection) : nil
+        return try change(
+            id: id, condition: condition, creating: commit && condition == .any ? (collection, readWith) : nil, readWith: readWith,
+            encoded: encoded
+        ) { session, created throws(SessionError) in
             try SessionRules.update(session, to: collection, condition: condition, commit: commit, created: created)
         } committing: { commit }
     }
 
     public func append(id: String, _ collection: JSONCollection, readWith: DiffOptions, condition: VersionCondition) throws(SessionError) -> SessionChange {
-        try change(id: id, condition: condition, creating: nil, readWith: readWith) { session, _ throws(SessionError) in
+        try change(id: id, condition: condition, creating: nil, readWith: readWith, encoded: nil) { session, _ throws(SessionError) in
             try SessionRules.append(session, collection, condition: condition, maxItems: limits.maxItemsPerSession)
         } committing: { true }
     }
@@ -138,7 +143,7 @@ public final class RedisSessionStore: SessionStore {
     /// request named a version.
     private func change(
         id: String, condition: VersionCondition, creating: (collection: JSONCollection, options: DiffOptions)?, readWith: DiffOptions,
-        _ rules: (HeldSession, Bool) throws(SessionError) -> SessionChange, committing: () -> Bool
+        encoded: [UInt8]?, _ rules: (HeldSession, Bool) throws(SessionError) -> SessionChange, committing: () -> Bool
     ) throws(SessionError) -> SessionChange {
         /// One try: the change, or nil where another replica committed first.
         func attempt(_ session: HeldSession, incarnation: String?) throws(SessionError) -> SessionChange? {
@@ -148,7 +153,7 @@ public final class RedisSessionStore: SessionStore {
             guard committing() else { return change }
             let stored = incarnation ?? RedisSessionLayout.newIncarnation()
             let expected = incarnation == nil ? "" : String(base)
-            switch try commit(session, incarnation: stored, expecting: expected, incarnationExpected: incarnation ?? "") {
+            switch try commit(session, incarnation: stored, expecting: expected, incarnationExpected: incarnation ?? "", data: encoded) {
             case .committed:
                 remember(session, stored)
                 return change
@@ -200,9 +205,10 @@ public final class RedisSessionStore: SessionStore {
     /// Writes the session's state beside its key, then swaps it in where the stored session is
     /// still `expected` ("" for none, "*" for any, else that version of `incarnationExpected`).
     private func commit(
-        _ session: HeldSession, incarnation: String, expecting expected: String, incarnationExpected: String
+        _ session: HeldSession, incarnation: String, expecting expected: String, incarnationExpected: String, data encoded: [UInt8]? = nil
     ) throws(SessionError) -> CommitOutcome {
-        let (options, data) = RedisSessionLayout.encode(session)
+        let options = RedisSessionLayout.encode(session.options)
+        let data = encoded ?? RedisSessionLayout.encode(session.holder.collection)
         let next = layout.nextKey(session.id)
         let replies = try run([
             [
