@@ -196,11 +196,11 @@ struct Serve: ParsableCommand {
         redis.connectTimeout = .milliseconds(redisTimeout)
         redis.commandTimeout = .milliseconds(redisTimeout)
         redis.maxConnections = redisConnections
-        var limits = RedisSessionStore.Limits()
+        var limits = SharedSessionStore.Limits()
         limits.idleTimeout = .seconds(sessionIdleTimeout)
         limits.maxItemsPerSession = maxSessionItems
         logger.notice("sessions in Redis", metadata: ["redis": "\(redis.description)", "key_prefix": "\(sessionKeyPrefix)"])
-        return RedisSessionStore(redis: RedisPool(redis), keyPrefix: sessionKeyPrefix, limits: limits, logger: logger, events: { metrics.session($0) })
+        return SharedSessionStore.redis(RedisPool(redis), keyPrefix: sessionKeyPrefix, limits: limits, logger: logger, events: { metrics.session($0) })
     }
 
     /// Prometheus, through swift-metrics, with buckets that fit what is measured.

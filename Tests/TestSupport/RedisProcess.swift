@@ -45,9 +45,11 @@ public final class RedisProcess: @unchecked Sendable {  // see above
     /// waits until it has gone.
     public func stop() {
         guard process.isRunning else { return }
-        kill(process.processIdentifier, SIGKILL)
+        let pid = process.processIdentifier
+        kill(pid, SIGKILL)
+        // Dead once it is a zombie (its port is free then), whenever Foundation gets to reap it.
         let deadline = Date().addingTimeInterval(10)
-        while process.isRunning && Date() < deadline { usleep(2_000) }
+        while process.isRunning && !Self.isZombie(pid) && Date() < deadline { usleep(2_000) }
     }
 
     /// Freezes or thaws the server (SIGSTOP, SIGCONT): it keeps its connections but answers
@@ -57,6 +59,12 @@ public final class RedisProcess: @unchecked Sendable {  // see above
     deinit {
         stop()
         try? FileManager.default.removeItem(at: directory)
+    }
+
+    static func isZombie(_ pid: Int32) -> Bool {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8) else { return true }
+        // "pid (name) S …": the state follows the closing parenthesis.
+        return stat.split(separator: ")").last?.trimmingCharacters(in: .whitespaces).first == "Z"
     }
 
     static func freePort() throws -> UInt16 {

@@ -1,7 +1,6 @@
 import LiveCollections
 import Logging
 import RedisClient
-import Synchronization
 import struct NIOConcurrencyHelpers.NIOLockedValueBox
 
 #if canImport(Glibc)
@@ -10,17 +9,19 @@ import struct NIOConcurrencyHelpers.NIOLockedValueBox
     import Musl
 #endif
 
-/// Sessions kept in Redis, so that they outlive a process and replicas share them.
+/// Sessions in storage shared by replicas (Redis: `redis(...)`), so that they outlive a process
+/// and replicas share them.
 ///
 /// Each change follows the memory store's rules (`SessionRules`) on a parsed copy of the
 /// session at its stored version, then commits with a compare-and-set on that version. A
 /// replica whose commit loses re-reads and tries again when the request named no version, and
 /// answers 412 when it did: every committed delta is computed against exactly the version it
-/// replaces. Copies of recently used sessions are kept, so a change first reads only the stored
-/// version, and the whole session only when another replica has moved it on.
-public final class RedisSessionStore: SessionStore {
+/// replaces. Copies of recently used sessions are kept, so a change reads the whole session
+/// only when another replica has moved it on. The storage (`SessionStorage`) knows only bytes,
+/// versions and compare-and-set.
+public final class SharedSessionStore: SessionStore {
     public struct Limits: Sendable {
-        /// A session unused this long expires (the key's TTL, refreshed on each use).
+        /// A session unused this long expires (refreshed on each use).
         public var idleTimeout: Duration = .seconds(15 * 60)
         public var maxItemsPerSession = 100_000
         /// Parsed sessions kept in this process.
@@ -33,9 +34,7 @@ public final class RedisSessionStore: SessionStore {
     }
 
     public let limits: Limits
-    private let redis: RedisPool
-    private let layout: RedisSessionLayout
-    private let logger: Logger
+    private let storage: any SessionStorage
     private let events: @Sendable (SessionEvent) -> Void
     /// A parsed copy, and the incarnation it belongs to.
     private struct Entry: Sendable {
@@ -47,34 +46,35 @@ public final class RedisSessionStore: SessionStore {
         var recency = RecencyList<String>()
     }
     private let cache = NIOLockedValueBox(Cache())
-    /// Whether the last pipeline failed: the log says when Redis goes and comes back, not on
-    /// every request in between.
-    private let failing = Atomic<Bool>(false)
 
-    public init(
-        redis: RedisPool, keyPrefix: String = "livedelta:", limits: Limits = Limits(), logger: Logger = Logger(label: "livedelta.sessions"),
-        events: @escaping @Sendable (SessionEvent) -> Void = { _ in }
-    ) {
-        self.redis = redis
-        layout = RedisSessionLayout(prefix: keyPrefix)
+    init(storage: any SessionStorage, limits: Limits, events: @escaping @Sendable (SessionEvent) -> Void) {
+        self.storage = storage
         self.limits = limits
-        self.logger = logger
         self.events = events
+    }
+
+    /// Sessions in Redis, under keys that start with `keyPrefix`.
+    public static func redis(
+        _ pool: RedisPool, keyPrefix: String = "livedelta:", limits: Limits = Limits(), logger: Logger = Logger(label: "livedelta.sessions"),
+        events: @escaping @Sendable (SessionEvent) -> Void = { _ in }
+    ) -> SharedSessionStore {
+        let storage = RedisSessionStorage(redis: pool, keyPrefix: keyPrefix, idleTimeout: limits.idleTimeout, logger: logger, events: events)
+        return SharedSessionStore(storage: storage, limits: limits, events: events)
     }
 
     public var statistics: SessionStatistics {
         SessionStatistics(open: cache.withLockedValue { $0.sessions.count }, evicted: 0, expired: 0)
     }
 
-    public var isReady: Bool { (try? redis.run(["PING"])) == .status("PONG") }
+    public var isReady: Bool { storage.isReady }
 
     // MARK: - SessionStore
 
     public func put(id: String, options: DiffOptions, collection: JSONCollection) throws(SessionError) -> (SessionSnapshot, created: Bool) {
         try SessionRules.checkSize(collection.itemCount, limit: limits.maxItemsPerSession)
         let session = HeldSession(id: id, options: options, holder: try SessionRules.holder(for: collection, options: options), now: 0)
-        let incarnation = RedisSessionLayout.newIncarnation()
-        guard case .committed(let previous) = try commit(session, incarnation: incarnation, expecting: "*", incarnationExpected: "") else {
+        let incarnation = SessionCodec.newIncarnation()
+        guard case .committed(let previous) = try commit(session, incarnation: incarnation, expecting: .any) else {
             throw .conflict
         }
         remember(session, incarnation)
@@ -90,8 +90,7 @@ public final class RedisSessionStore: SessionStore {
 
     public func options(id: String) -> DiffOptions? {
         if let cached = cache.withLockedValue({ $0.sessions[id] }) { return cached.session.options }
-        guard let bytes = (try? redis.run([[Array("HGET".utf8), layout.key(id), Array("o".utf8)]]))?.first?.bytes,
-            let value = try? parseOptions(bytes)
+        guard let bytes = storage.options(of: id), let value = try? parseOptions(bytes)
         else { return nil }
         return try? DiffOptions(value, at: JSONPointer("options"))
     }
@@ -102,7 +101,7 @@ public final class RedisSessionStore: SessionStore {
         try SessionRules.checkSize(collection.itemCount, limit: limits.maxItemsPerSession)
         // What an update commits is the request's collection: its text is made before the
         // session's lock is taken, not while others wait for it.
-        let encoded = commit ? RedisSessionLayout.encode(collection) : nil
+        let encoded = commit ? SessionCodec.encode(collection) : nil
         return try change(
             id: id, condition: condition, creating: commit && condition == .any ? (collection, readWith) : nil, readWith: readWith,
             encoded: encoded
@@ -118,18 +117,13 @@ public final class RedisSessionStore: SessionStore {
     }
 
     public func delete(id: String, condition: VersionCondition) throws(SessionError) {
-        let expected: String
-        switch condition {
-        case .version(let version): expected = String(version)
-        case .any, .exists: expected = "*"
-        }
-        let reply = try run([script(RedisScripts.delete, keys: [layout.key(id)], arguments: [expected])])[0]
+        let version: UInt64? = if case .version(let number) = condition { number } else { nil }
+        let outcome = try storage.delete(id, expectingVersion: version)
         forget(id)
-        let parts = reply.array ?? []
-        switch parts.first?.integer {
-        case 1: return
-        case 0: throw .versionMismatch(expected: condition, current: parts.count > 1 ? parts[1].integer.map(UInt64.init) : nil)
-        default:
+        switch outcome {
+        case .deleted: return
+        case .mismatch(let current): throw .versionMismatch(expected: condition, current: current)
+        case .absent:
             if condition == .any { throw .notFound(id: id) }
             throw .versionMismatch(expected: condition, current: nil)
         }
@@ -151,9 +145,9 @@ public final class RedisSessionStore: SessionStore {
             let base = session.holder.version
             let change = try rules(session, incarnation == nil)
             guard committing() else { return change }
-            let stored = incarnation ?? RedisSessionLayout.newIncarnation()
-            let expected = incarnation == nil ? "" : String(base)
-            switch try commit(session, incarnation: stored, expecting: expected, incarnationExpected: incarnation ?? "", data: encoded) {
+            let stored = incarnation ?? SessionCodec.newIncarnation()
+            let expected: StoredExpectation = incarnation.map { .version(base, incarnation: $0) } ?? .absent
+            switch try commit(session, incarnation: stored, expecting: expected, data: encoded) {
             case .committed:
                 remember(session, stored)
                 return change
@@ -195,33 +189,14 @@ public final class RedisSessionStore: SessionStore {
         usleep(UInt32.random(in: 0...ceiling))
     }
 
-    enum CommitOutcome {
-        /// Committed; the version it replaced (nil where the session was new).
-        case committed(previous: UInt64?)
-        /// Another version was there (nil: none).
-        case conflict(current: UInt64?)
-    }
-
-    /// Writes the session's state beside its key, then swaps it in where the stored session is
-    /// still `expected` ("" for none, "*" for any, else that version of `incarnationExpected`).
+    /// The session's state, in storage where what is stored is still `expected`.
     private func commit(
-        _ session: HeldSession, incarnation: String, expecting expected: String, incarnationExpected: String, data encoded: [UInt8]? = nil
+        _ session: HeldSession, incarnation: String, expecting expected: StoredExpectation, data: [UInt8]? = nil
     ) throws(SessionError) -> CommitOutcome {
-        let options = RedisSessionLayout.encode(session.options)
-        let data = encoded ?? RedisSessionLayout.encode(session.holder.collection)
-        let next = layout.nextKey(session.id)
-        let replies = try run([
-            [
-                Array("HSET".utf8), next, Array("v".utf8), Array(String(session.holder.version).utf8), Array("o".utf8), options,
-                Array("d".utf8), data, Array("g".utf8), Array(incarnation.utf8),
-            ],
-            // Should this process die before the swap, the new value does not linger.
-            [Array("PEXPIRE".utf8), next, Array("60000".utf8)],
-            script(RedisScripts.commit, keys: [layout.key(session.id), next], arguments: [expected, incarnationExpected, ttl]),
-        ])
-        let parts = replies[2].array ?? []
-        let version = parts.count > 1 ? parts[1].integer.map(UInt64.init) : nil
-        return parts.first?.integer == 1 ? .committed(previous: version) : .conflict(current: version)
+        let stored = StoredSession(
+            version: session.holder.version, incarnation: incarnation, options: SessionCodec.encode(session.options),
+            data: data ?? SessionCodec.encode(session.holder.collection))
+        return try storage.commit(session.id, stored, expecting: expected)
     }
 
     /// Runs `body` on the session as stored now, holding its step lock: the cached copy where
@@ -236,7 +211,6 @@ public final class RedisSessionStore: SessionStore {
     private func withCurrent<T>(
         _ id: String, optimistic: Bool = false, _ body: (HeldSession, String) throws(SessionError) -> T
     ) throws(SessionError) -> T? {
-        let key = layout.key(id)
         let cached = cache.withLockedValue { cache -> Entry? in
             guard let entry = cache.sessions[id] else { return nil }
             cache.recency.touch(id)
@@ -250,41 +224,29 @@ public final class RedisSessionStore: SessionStore {
                     events(.cacheHit)
                     return try body(cached.session, cached.incarnation)
                 }
-                let replies = try run([
-                    [Array("HMGET".utf8), key, Array("v".utf8), Array("g".utf8)], [Array("PEXPIRE".utf8), key, Array(ttl.utf8)],
-                ])
-                guard let fields = replies[0].array, fields.count == 2, let version = fields[0].integer.map(UInt64.init) else {
+                guard let stored = try storage.version(of: id) else {
                     forget(id)
                     return nil
                 }
-                if version == cached.session.holder.version && fields[1].bytes == Array(cached.incarnation.utf8) {
+                if stored.version == cached.session.holder.version && stored.incarnation == cached.incarnation {
                     events(.cacheHit)
                     return try body(cached.session, cached.incarnation)
                 }
             }
         }
         events(.cacheMiss)
-        let replies = try run([
-            [Array("HMGET".utf8), key, Array("v".utf8), Array("o".utf8), Array("d".utf8), Array("g".utf8)],
-            [Array("PEXPIRE".utf8), key, Array(ttl.utf8)],
-        ])
-        guard let fields = replies[0].array, fields.count == 4, let version = fields[0].integer, let options = fields[1].bytes,
-            let data = fields[2].bytes
-        else {
+        guard let stored = try storage.read(id) else {
             forget(id)
             return nil
         }
-        let incarnation = fields[3].bytes.map { String(decoding: $0, as: UTF8.self) } ?? ""
-        let session = try RedisSessionLayout.decode(id: id, version: UInt64(version), options: options, data: data, now: 0)
-        remember(session, incarnation)
+        let session = try SessionCodec.decode(id: id, stored)
+        remember(session, stored.incarnation)
         session.step.lock()
         defer { session.step.unlock() }
-        return try body(session, incarnation)
+        return try body(session, stored.incarnation)
     }
 
     // MARK: - Pieces
-
-    private var ttl: String { String(max(1, limits.idleTimeout.components.seconds * 1_000 + limits.idleTimeout.components.attoseconds / 1_000_000_000_000_000)) }
 
     private func remember(_ session: HeldSession, _ incarnation: String) {
         cache.withLockedValue { cache in
@@ -301,34 +263,6 @@ public final class RedisSessionStore: SessionStore {
         cache.withLockedValue { cache in
             cache.sessions[id] = nil
             cache.recency.remove(id)
-        }
-    }
-
-    /// A script call. EVAL with the text: Redis keeps each script compiled by its hash, so
-    /// this costs it no more than EVALSHA would, and a restarted Redis needs nothing loaded.
-    private func script(_ source: String, keys: [[UInt8]], arguments: [String]) -> [[UInt8]] {
-        [Array("EVAL".utf8), Array(source.utf8), Array(String(keys.count).utf8)] + keys + arguments.map { Array($0.utf8) }
-    }
-
-    /// Runs a pipeline. Redis's failures, and its error replies, are `storeUnavailable`.
-    private func run(_ commands: [[[UInt8]]]) throws(SessionError) -> [RedisValue] {
-        let started = ContinuousClock.now
-        defer { events(.storeCommand(ContinuousClock.now - started)) }
-        do throws(RedisError) {
-            let replies = try redis.run(commands)
-            if let message = replies.lazy.compactMap({ if case .error(let message) = $0 { message } else { nil } }).first {
-                throw RedisError.reply(message)
-            }
-            if failing.exchange(false, ordering: .relaxed) {
-                logger.notice("session store reachable again", metadata: ["redis": "\(redis.configuration.description)"])
-            }
-            return replies
-        } catch {
-            events(.storeError)
-            if !failing.exchange(true, ordering: .relaxed) {
-                logger.warning("session store unavailable", metadata: ["error": "\(error)", "redis": "\(redis.configuration.description)"])
-            }
-            throw .storeUnavailable(error.description)
         }
     }
 }

@@ -1,0 +1,49 @@
+/// What storage shared by replicas keeps of a session: its bytes, and where it is in its life.
+struct StoredSession: Sendable {
+    var version: UInt64
+    /// A random token each time the session is created or replaced: versions start again at 0
+    /// then, and a version alone could match a copy of an earlier life.
+    var incarnation: String
+    /// The options, as a JSON object.
+    var options: [UInt8]
+    /// The collection, as a body would send it.
+    var data: [UInt8]
+}
+
+/// What a commit may replace.
+enum StoredExpectation: Sendable {
+    /// No session: the commit creates it.
+    case absent
+    /// Whatever is there (a replacement).
+    case any
+    /// Exactly this version of this incarnation.
+    case version(UInt64, incarnation: String)
+}
+
+enum CommitOutcome: Sendable {
+    /// Committed; the version it replaced (nil where there was no session).
+    case committed(previous: UInt64?)
+    /// Something else was stored (its version; nil: nothing).
+    case conflict(current: UInt64?)
+}
+
+enum DeleteOutcome: Sendable {
+    case deleted
+    case mismatch(current: UInt64)
+    case absent
+}
+
+/// Storage under a shared session store: a session's bytes by id, read whole or just for its
+/// version, and changed only by compare-and-set. It knows nothing of items, diffs or rules;
+/// `SharedSessionStore` brings those (the same as the memory store's, `SessionRules`). Every
+/// read refreshes the session's idle timeout. Failures are `SessionError.storeUnavailable`.
+protocol SessionStorage: Sendable {
+    func version(of id: String) throws(SessionError) -> (version: UInt64, incarnation: String)?
+    func read(_ id: String) throws(SessionError) -> StoredSession?
+    /// The options alone, without refreshing anything; nil where there is no session or no answer.
+    func options(of id: String) -> [UInt8]?
+    func commit(_ id: String, _ new: StoredSession, expecting expected: StoredExpectation) throws(SessionError) -> CommitOutcome
+    /// Deletes the session where it is at `version` (any, where nil).
+    func delete(_ id: String, expectingVersion version: UInt64?) throws(SessionError) -> DeleteOutcome
+    var isReady: Bool { get }
+}
