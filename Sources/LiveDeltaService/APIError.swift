@@ -35,6 +35,12 @@ public struct APIError: Error, Sendable {
         APIError(status: 413, code: "body_too_large", message: "the body is larger than the limit of \(limit) bytes")
     }
 
+    /// A failure of the server's own, not the request's: answered 500 and logged (the service
+    /// logs every 5xx but 503 at error level), never a trap.
+    public static func internalError(_ detail: String) -> APIError {
+        APIError(status: 500, code: "internal_error", message: "the server failed to answer this request (\(detail)); it has been logged")
+    }
+
     /// The HTTP server's own refusals, made before any route runs.
     public static func server(_ error: HTTPServerError) -> APIError {
         var apiError: APIError

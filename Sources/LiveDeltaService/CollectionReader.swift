@@ -115,7 +115,8 @@ struct CollectionReader {
         } catch let error as JSONError {
             throw .malformedJSON(error)
         } catch {
-            preconditionFailure("reading throws only APIError and JSONError")
+            // Reading throws only those two; anything else is the server's own failure.
+            throw APIError.internalError("reading the body failed with \(error)")
         }
     }
 

@@ -87,7 +87,8 @@ struct Envelope {
         } catch let error as APIError {
             throw error
         } catch {
-            preconditionFailure("reading throws only APIError and JSONError")
+            // Reading throws only those two; anything else is the server's own failure.
+            throw APIError.internalError("reading the body failed with \(error)")
         }
         if let unknown {
             throw .invalidShape(JSONPointer(unknown), "unknown member \"\(unknown)\"; the body takes \(allowed)")

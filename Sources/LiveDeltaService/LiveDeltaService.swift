@@ -48,6 +48,11 @@ public final class LiveDeltaService: Sendable {
             response = error.response
         }
         let elapsed = ContinuousClock.now - started
+        if response.status >= 500 && response.status != 503 {
+            logger.error(
+                "internal failure",
+                metadata: ["method": "\(request.method)", "path": "\(request.path)", "answer": "\(String(decoding: response.body, as: UTF8.self))"])
+        }
         metrics?.request(route: ServiceMetrics.route(of: request.path), status: response.status, duration: elapsed, bodyBytes: request.body.count)
         logger.info(
             "request",

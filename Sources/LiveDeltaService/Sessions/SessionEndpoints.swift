@@ -177,6 +177,8 @@ struct SessionEndpoints {
                 status: 503, code: "busy", message: "other requests kept changing the session first; send this one again")
             apiError.headers = [("Retry-After", "1")]
             return apiError
+        case .internalFailure(let detail):
+            return .internalError("the session store failed: \(detail)")
         case .storeUnavailable:
             var apiError = APIError(
                 status: 503, code: "session_store_unavailable", message: "the session store cannot be reached just now; try again shortly")

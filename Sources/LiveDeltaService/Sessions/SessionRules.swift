@@ -153,7 +153,7 @@ enum SessionRules {
         case let error as SessionError: return error
         case CollectionDataError.duplicateIdentifier(let duplicate): return .duplicate(duplicate)
         case CollectionDataError.versionMismatch(let expected, let current): return .versionMismatch(expected: .version(expected), current: current)
-        default: preconditionFailure("unexpected \(error)")
+        default: return .internalFailure("\(error)")
         }
     }
 }

@@ -55,6 +55,8 @@ public enum SessionError: Error, Sendable {
     case conflict
     /// The shared store cannot be reached, or did not answer in time.
     case storeUnavailable(String)
+    /// A failure of the store's own (a 500, logged).
+    case internalFailure(String)
 }
 
 /// Where sessions live. The routes use only this, so a store shared by several replicas
