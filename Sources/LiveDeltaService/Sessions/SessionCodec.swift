@@ -18,28 +18,22 @@ enum SessionCodec {
 
     /// A collection as a body would send it: its items' (or sections') own text.
     static func encode(_ collection: JSONCollection) -> [UInt8] {
-        // Sized once: a session's text is large, and growing it by doubling copies it again.
-        let size = switch collection {
-        case .flat(let items): items.reduce(2) { $0 + $1.text.count + 1 }
-        case .sectioned(let sections): sections.reduce(16) { $0 + $1.text.count + 1 }
-        }
-        var data = JSONWriter(capacity: size)
         switch collection {
-        case .flat(let items):
-            data.raw("[")
-            for (index, item) in items.enumerated() {
-                if index > 0 { data.raw(",") }
-                data.raw(item.text)
-            }
-            data.raw("]")
-        case .sectioned(let sections):
-            data.raw("{\"sections\":[")
-            for (index, section) in sections.enumerated() {
-                if index > 0 { data.raw(",") }
-                data.raw(section.text)
-            }
-            data.raw("]}")
+        case .flat(let items): join(items.map(\.text), open: "[", close: "]")
+        case .sectioned(let sections): join(sections.map(\.text), open: "{\"sections\":[", close: "]}")
         }
+    }
+
+    /// Texts joined by commas between `open` and `close`, in one buffer sized once (a session's
+    /// text is large, and growing it by doubling would copy it again).
+    private static func join(_ texts: [UnsafeBufferPointer<UInt8>], open: StaticString, close: StaticString) -> [UInt8] {
+        var data = JSONWriter(capacity: texts.reduce(open.utf8CodeUnitCount + close.utf8CodeUnitCount) { $0 + $1.count + 1 })
+        data.raw(open)
+        for (index, text) in texts.enumerated() {
+            if index > 0 { data.raw(",") }
+            data.raw(text)
+        }
+        data.raw(close)
         return data.bytes
     }
 
