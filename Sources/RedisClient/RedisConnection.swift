@@ -25,10 +25,10 @@ final class RedisConnection {
         redisSetTimeout(context, timeval(configuration.commandTimeout))
         // From here on a failure throws out of a complete object, whose deinit frees the context.
         if let password = configuration.password {
-            if case .error(let message) = try run([[Array("AUTH".utf8), Array(password.utf8)]])[0] { throw .connect(message) }
+            if case .error(let message) = try run([["AUTH", .text(password)]])[0] { throw .connect(message) }
         }
         if configuration.database != 0 {
-            if case .error(let message) = try run([[Array("SELECT".utf8), Array(String(configuration.database).utf8)]])[0] {
+            if case .error(let message) = try run([["SELECT", .text(String(configuration.database))]])[0] {
                 throw .connect(message)
             }
         }
@@ -36,14 +36,15 @@ final class RedisConnection {
 
     deinit { redisFree(context) }
 
-    /// Sends the commands in one write and reads their replies in order (a pipeline).
-    func run(_ commands: [[[UInt8]]]) throws(RedisError) -> [RedisValue] {
+    /// Sends the commands in one write and reads their replies in order (a pipeline). Commands
+    /// are framed and written here (`RESPWriter`); hiredis reads and parses the replies.
+    func run(_ commands: [[RedisArgument]]) throws(RedisError) -> [RedisValue] {
         guard !broken else { throw .io("the connection failed earlier") }
-        for command in commands {
-            let appended = Self.withArguments(command) { argv, lengths in
-                redisAppendCommandArgv(context, Int32(command.count), argv, lengths)
-            }
-            guard appended == CHIREDIS_OK else { throw fail() }
+        do throws(RedisError) {
+            try RESPWriter(commands).write(to: context.pointee.fd)
+        } catch {
+            broken = true
+            throw error
         }
         var replies = [RedisValue]()
         replies.reserveCapacity(commands.count)
@@ -85,23 +86,6 @@ final class RedisConnection {
             return type == CHIREDIS_REPLY_STATUS ? .status(text) : .error(text)
         default: return .null
         }
-    }
-
-    /// hiredis takes arguments as C pointers and lengths (binary-safe).
-    private static func withArguments<R>(
-        _ arguments: [[UInt8]], _ body: (UnsafeMutablePointer<UnsafePointer<CChar>?>, UnsafePointer<Int>) -> R
-    ) -> R {
-        let lengths = arguments.map(\.count)
-        let pointers = UnsafeMutablePointer<UnsafePointer<CChar>?>.allocate(capacity: max(1, arguments.count))
-        defer { pointers.deallocate() }
-        func bind(_ index: Int) -> R {
-            guard index < arguments.count else { return lengths.withUnsafeBufferPointer { body(pointers, $0.baseAddress!) } }
-            return arguments[index].withUnsafeBufferPointer { bytes in
-                pointers[index] = UnsafeRawPointer(bytes.baseAddress ?? UnsafePointer(bitPattern: 1)!).assumingMemoryBound(to: CChar.self)
-                return bind(index + 1)
-            }
-        }
-        return bind(0)
     }
 }
 

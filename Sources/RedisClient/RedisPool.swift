@@ -24,7 +24,7 @@ public final class RedisPool: Sendable {
     }
 
     /// Runs the commands as one pipeline on a pooled connection and returns their replies.
-    public func run(_ commands: [[[UInt8]]]) throws(RedisError) -> [RedisValue] {
+    public func run(_ commands: [[RedisArgument]]) throws(RedisError) -> [RedisValue] {
         guard slots.wait(timeout: .now() + .nanoseconds(Int(configuration.commandTimeout.nanosecondsClamped))) == .success else {
             throw .timeout
         }
@@ -39,7 +39,7 @@ public final class RedisPool: Sendable {
 
     /// One command.
     public func run(_ command: [String]) throws(RedisError) -> RedisValue {
-        try run([command.map { Array($0.utf8) }])[0]
+        try run([command.map(RedisArgument.text)])[0]
     }
 
     /// Closes the idle connections (in use ones close when given back broken, or stay).

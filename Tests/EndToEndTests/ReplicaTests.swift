@@ -2,6 +2,7 @@ import ByteJSON
 import Dispatch
 import Foundation
 import LiveCollections
+import RedisClient
 import Synchronization
 import Testing
 import TestSupport
@@ -170,5 +171,28 @@ import TestSupport
         #expect(try connection.request("PUT", "/sessions/s", json: #"{"items":[1]}"#).status == 201)
         #expect(try connection.request("POST", "/sessions/s/update", json: #"{"items":[1,2]}"#).json["version"]?.int == 1)
         #expect(server.stop() == 0)
+    }
+
+    /// A full Redis (`maxmemory` reached, nothing to evict) answers OOM: a 503 to try again,
+    /// never a 500, and the session is as it was; once Redis has room, updates go on from there.
+    /// Updates leave no staged bytes behind, whether they committed or were refused.
+    @Test func aFullRedisIsA503AndLeavesNothingBehind() throws {
+        let redis = try RedisProcess(arguments: ["--maxmemory", "3mb", "--maxmemory-policy", "noeviction"])
+        defer { redis.stop() }
+        let server = try ServerProcess(arguments: ["--session-store", redis.url])
+        let connection = try server.connection()
+        #expect(try connection.request("PUT", "/sessions/small", json: #"{"items":[1,2]}"#).status == 201)
+        let big = "{\"items\":[" + (0..<90_000).map { #"{"id":\#($0),"title":"a title long enough to fill Redis"}"# }.joined(separator: ",") + "]}"
+        let refused = try connection.request("POST", "/sessions/small/update", json: big)
+        #expect(refused.status == 503 && refused.errorCode == "session_store_unavailable" && refused.header("Retry-After") == "1")
+        let kept = try connection.request("GET", "/sessions/small")
+        #expect(kept.json["version"]?.int == 0 && kept.json["count"]?.int == 2)
+        let pool = RedisPool(try #require(RedisConfiguration(url: redis.url)))
+        #expect(try pool.run(["CONFIG", "SET", "maxmemory", "0"]) == .status("OK"))
+        let stale = try connection.request(
+            "POST", "/sessions/small/update", json: #"{"items":[3]}"#, headers: [("Content-Type", "application/json"), ("If-Match", "\"7\"")])
+        #expect(stale.status == 412)
+        #expect(try connection.request("POST", "/sessions/small/update", json: #"{"items":[2,3]}"#).json["version"]?.int == 1)
+        #expect(try pool.run(["KEYS", "*"]) == .array([.string(Array("livedelta:{small}".utf8))]))
     }
 }

@@ -10,13 +10,39 @@ import TestSupport
         defer { redis.stop() }
         let pool = RedisPool(try #require(RedisConfiguration(url: redis.url)))
         let value: [UInt8] = [0, 1, 2, 0xFF, 0x0D, 0x0A, 0]
-        let replies = try pool.run([
-            [Array("SET".utf8), Array("k".utf8), value], [Array("GET".utf8), Array("k".utf8)], [Array("INCR".utf8), Array("k".utf8)],
-            [Array("GET".utf8), Array("missing".utf8)], [Array("RPUSH".utf8), Array("l".utf8), [1], [2]], [Array("LRANGE".utf8), Array("l".utf8), Array("0".utf8), Array("-1".utf8)],
-        ])
+        let commands: [[RedisArgument]] = [
+            ["SET", "k", .bytes(value)], ["GET", "k"], ["INCR", "k"], ["GET", "missing"], ["RPUSH", "l", .bytes([1]), .bytes([2])],
+            ["LRANGE", "l", "0", "-1"],
+        ]
+        let replies = try pool.run(commands)
         #expect(replies[0] == .status("OK") && replies[1] == .string(value))
         guard case .error = replies[2] else { Issue.record("INCR of a binary value: \(replies[2])"); return }
         #expect(replies[3] == .null && replies[4] == .integer(2) && replies[5] == .array([.string([1]), .string([2])]))
+    }
+
+    /// A borrowed argument is sent from its pieces as one value, however many there are and
+    /// however much of them the socket takes at a time.
+    @Test func borrowedPiecesMakeOneValue() throws {
+        let redis = try RedisProcess()
+        defer { redis.stop() }
+        let pool = RedisPool(try #require(RedisConfiguration(url: redis.url)))
+        let pieces: [[UInt8]] = (0..<5_000).map { index in Array(repeating: UInt8(truncatingIfNeeded: index), count: 1 + index % 3_000) } + [[]]
+        let whole = pieces.flatMap { $0 }
+        let replies = try withPointers(to: pieces) { pointers in
+            try pool.run([["SET", "big", .borrowed(pointers)], ["GET", "big"], ["STRLEN", "big"]])
+        }
+        #expect(replies[0] == .status("OK") && replies[2] == .integer(whole.count))
+        #expect(replies[1] == .string(whole))
+    }
+
+    private func withPointers<R>(to pieces: [[UInt8]], _ body: ([UnsafeRawBufferPointer]) throws -> R) rethrows -> R {
+        let copies = pieces.map { piece in
+            let copy = UnsafeMutableRawBufferPointer.allocate(byteCount: piece.count, alignment: 1)
+            copy.copyMemory(from: UnsafeRawBufferPointer(start: piece, count: piece.count))
+            return copy
+        }
+        defer { copies.forEach { $0.deallocate() } }
+        return try body(copies.map(UnsafeRawBufferPointer.init))
     }
 
     @Test func aPasswordAndADatabaseAreUsedAndNeverShown() throws {

@@ -34,6 +34,10 @@ public final class RedisProcess: @unchecked Sendable {  // see above
         while Date() < deadline {
             if let connection = try? HTTPConnection(port: port, timeoutSeconds: 1) {
                 _ = connection
+                // A server that could not take the port exits at once; what answered was then
+                // some other process (a port reused by a parallel test), which must not pass.
+                usleep(20_000)
+                guard process.isRunning else { throw ClientError.malformed("redis-server could not listen on port \(port)") }
                 return
             }
             usleep(10_000)

@@ -18,23 +18,43 @@ enum SessionCodec {
 
     /// A collection as a body would send it: its items' (or sections') own text.
     static func encode(_ collection: JSONCollection) -> [UInt8] {
+        var data = JSONWriter(capacity: byteCount(collection))
+        for piece in pieces(collection) { data.raw(piece.assumingMemoryBound(to: UInt8.self)) }
+        return data.bytes
+    }
+
+    /// The same text in pieces where they lie (the items' text in the request's body), for
+    /// writing without copying it first. Valid while the collection's document is.
+    static func pieces(_ collection: JSONCollection) -> [UnsafeRawBufferPointer] {
+        let (texts, open, close) = switch collection {
+        case .flat(let items): (items.map(\.text), Self.openFlat, Self.closeFlat)
+        case .sectioned(let sections): (sections.map(\.text), Self.openSectioned, Self.closeSectioned)
+        }
+        var pieces = [open]
+        pieces.reserveCapacity(texts.count * 2 + 1)
+        for (index, text) in texts.enumerated() {
+            if index > 0 { pieces.append(Self.comma) }
+            pieces.append(UnsafeRawBufferPointer(text))
+        }
+        pieces.append(close)
+        return pieces
+    }
+
+    private static func byteCount(_ collection: JSONCollection) -> Int {
         switch collection {
-        case .flat(let items): join(items.map(\.text), open: "[", close: "]")
-        case .sectioned(let sections): join(sections.map(\.text), open: "{\"sections\":[", close: "]}")
+        case .flat(let items): items.reduce(2) { $0 + $1.text.count + 1 }
+        case .sectioned(let sections): sections.reduce(14) { $0 + $1.text.count + 1 }
         }
     }
 
-    /// Texts joined by commas between `open` and `close`, in one buffer sized once (a session's
-    /// text is large, and growing it by doubling would copy it again).
-    private static func join(_ texts: [UnsafeBufferPointer<UInt8>], open: StaticString, close: StaticString) -> [UInt8] {
-        var data = JSONWriter(capacity: texts.reduce(open.utf8CodeUnitCount + close.utf8CodeUnitCount) { $0 + $1.count + 1 })
-        data.raw(open)
-        for (index, text) in texts.enumerated() {
-            if index > 0 { data.raw(",") }
-            data.raw(text)
-        }
-        data.raw(close)
-        return data.bytes
+    private static var openFlat: UnsafeRawBufferPointer { text("[") }
+    private static var closeFlat: UnsafeRawBufferPointer { text("]") }
+    private static var openSectioned: UnsafeRawBufferPointer { text("{\"sections\":[") }
+    private static var closeSectioned: UnsafeRawBufferPointer { text("]}") }
+    private static var comma: UnsafeRawBufferPointer { text(",") }
+
+    private static func text(_ text: StaticString) -> UnsafeRawBufferPointer {
+        UnsafeRawBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount)
     }
 
     /// A stored session, parsed.

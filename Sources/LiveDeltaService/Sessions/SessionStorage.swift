@@ -20,6 +20,19 @@ enum StoredExpectation: Sendable {
     case version(UInt64, incarnation: String)
 }
 
+/// A collection's bytes for a commit: sent with it, or written beforehand (`stage`), so that
+/// the commit itself, made while others wait for the session, is small.
+enum CommitData: Sendable {
+    case bytes([UInt8])
+    case staged(StagedData)
+}
+
+/// Bytes written beside a session by `SessionStorage.stage`, until a commit takes them or
+/// `discard` drops them (or, should the process die first, a short expiry does).
+struct StagedData: Sendable {
+    let key: [UInt8]
+}
+
 enum CommitOutcome: Sendable {
     /// Committed; the version it replaced (nil where there was no session).
     case committed(previous: UInt64?)
@@ -42,7 +55,16 @@ protocol SessionStorage: Sendable {
     func read(_ id: String) throws(SessionError) -> StoredSession?
     /// The options alone, without refreshing anything; nil where there is no session or no answer.
     func options(of id: String) -> [UInt8]?
-    func commit(_ id: String, _ new: StoredSession, expecting expected: StoredExpectation) throws(SessionError) -> CommitOutcome
+    /// Writes a collection's bytes, given in pieces lent for the call, ahead of a commit, which
+    /// may then be tried more than once.
+    func stage(_ id: String, _ pieces: [UnsafeRawBufferPointer]) throws(SessionError) -> StagedData
+    /// Drops staged bytes no commit took; failures are ignored (the bytes expire anyway).
+    func discard(_ staged: StagedData)
+    /// Stores the session as `version`, `incarnation`, `options` and `data` where what is
+    /// stored is still `expected`. Staged data stays staged where the commit did not happen.
+    func commit(
+        _ id: String, version: UInt64, incarnation: String, options: [UInt8], data: CommitData, expecting expected: StoredExpectation
+    ) throws(SessionError) -> CommitOutcome
     /// Deletes the session where it is at `version` (any, where nil).
     func delete(_ id: String, expectingVersion version: UInt64?) throws(SessionError) -> DeleteOutcome
     var isReady: Bool { get }

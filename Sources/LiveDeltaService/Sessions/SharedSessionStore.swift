@@ -99,19 +99,25 @@ public final class SharedSessionStore: SessionStore {
         id: String, to collection: JSONCollection, readWith: DiffOptions, condition: VersionCondition, commit: Bool
     ) throws(SessionError) -> SessionChange {
         try SessionRules.checkSize(collection.itemCount, limit: limits.maxItemsPerSession)
-        // What an update commits is the request's collection: its text is made before the
-        // session's lock is taken, not while others wait for it.
-        let encoded = commit ? SessionCodec.encode(collection) : nil
-        return try change(
-            id: id, condition: condition, creating: commit && condition == .any ? (collection, readWith) : nil, readWith: readWith,
-            encoded: encoded
-        ) { session, created throws(SessionError) in
-            try SessionRules.update(session, to: collection, condition: condition, commit: commit, created: created)
-        } committing: { commit }
+        // What an update commits is the request's collection: its text is made and written to
+        // storage before the session's lock is taken, not while others wait for it; the commit
+        // made under the lock is then a few bytes.
+        let staged = commit ? try storage.stage(id, SessionCodec.pieces(collection)) : nil
+        do throws(SessionError) {
+            return try change(
+                id: id, condition: condition, creating: commit && condition == .any ? (collection, readWith) : nil, readWith: readWith,
+                data: staged.map(CommitData.staged)
+            ) { session, created throws(SessionError) in
+                try SessionRules.update(session, to: collection, condition: condition, commit: commit, created: created)
+            } committing: { commit }
+        } catch {
+            if let staged { storage.discard(staged) }
+            throw error
+        }
     }
 
     public func append(id: String, _ collection: JSONCollection, readWith: DiffOptions, condition: VersionCondition) throws(SessionError) -> SessionChange {
-        try change(id: id, condition: condition, creating: nil, readWith: readWith, encoded: nil) { session, _ throws(SessionError) in
+        try change(id: id, condition: condition, creating: nil, readWith: readWith, data: nil) { session, _ throws(SessionError) in
             try SessionRules.append(session, collection, condition: condition, maxItems: limits.maxItemsPerSession)
         } committing: { true }
     }
@@ -137,7 +143,7 @@ public final class SharedSessionStore: SessionStore {
     /// request named a version.
     private func change(
         id: String, condition: VersionCondition, creating: (collection: JSONCollection, options: DiffOptions)?, readWith: DiffOptions,
-        encoded: [UInt8]?, _ rules: (HeldSession, Bool) throws(SessionError) -> SessionChange, committing: () -> Bool
+        data: CommitData?, _ rules: (HeldSession, Bool) throws(SessionError) -> SessionChange, committing: () -> Bool
     ) throws(SessionError) -> SessionChange {
         /// One try: the change, or nil where another replica committed first.
         func attempt(_ session: HeldSession, incarnation: String?) throws(SessionError) -> SessionChange? {
@@ -147,7 +153,7 @@ public final class SharedSessionStore: SessionStore {
             guard committing() else { return change }
             let stored = incarnation ?? SessionCodec.newIncarnation()
             let expected: StoredExpectation = incarnation.map { .version(base, incarnation: $0) } ?? .absent
-            switch try commit(session, incarnation: stored, expecting: expected, data: encoded) {
+            switch try commit(session, incarnation: stored, expecting: expected, data: data) {
             case .committed:
                 remember(session, stored)
                 return change
@@ -189,14 +195,14 @@ public final class SharedSessionStore: SessionStore {
         usleep(UInt32.random(in: 0...ceiling))
     }
 
-    /// The session's state, in storage where what is stored is still `expected`.
+    /// The session's state, in storage where what is stored is still `expected`: its collection
+    /// is `data` where given (the same items, written earlier), else its held one.
     private func commit(
-        _ session: HeldSession, incarnation: String, expecting expected: StoredExpectation, data: [UInt8]? = nil
+        _ session: HeldSession, incarnation: String, expecting expected: StoredExpectation, data: CommitData? = nil
     ) throws(SessionError) -> CommitOutcome {
-        let stored = StoredSession(
-            version: session.holder.version, incarnation: incarnation, options: SessionCodec.encode(session.options),
-            data: data ?? SessionCodec.encode(session.holder.collection))
-        return try storage.commit(session.id, stored, expecting: expected)
+        try storage.commit(
+            session.id, version: session.holder.version, incarnation: incarnation, options: SessionCodec.encode(session.options),
+            data: data ?? .bytes(SessionCodec.encode(session.holder.collection)), expecting: expected)
     }
 
     /// Runs `body` on the session as stored now, holding its step lock: the cached copy where

@@ -17,11 +17,14 @@ struct RedisSessionLayout: Sendable {
 /// The scripts that make a session's changes atomic in Redis: each checks the version it was
 /// given against the stored one, in Redis's single thread, before it writes.
 enum RedisScripts {
-    /// KEYS: the session, the new value written beside it. ARGV: the version expected (a
+    /// KEYS: the session, the new collection written beside it. ARGV: the version expected (a
     /// number; "" for a session that must not exist yet; "*" for any), the incarnation expected
-    /// with a number, the idle timeout in ms. Returns {1, the version replaced or ""} where the
+    /// with a number, the idle timeout in ms, the new version, the new incarnation, "1" to keep
+    /// the new collection where the commit does not happen (it is staged, and may be tried
+    /// again) or "0" to drop it, the options. Returns {1, the version replaced or ""} where the
     /// new value took the session's place, {0, current version or ""} where the stored session
-    /// was not the one expected (the new value is dropped).
+    /// was not the one expected, {-1} where the new collection is gone (expired, or Redis
+    /// restarted).
     static let commit = """
         local current = redis.call('HMGET', KEYS[1], 'v', 'g')
         local expected = ARGV[1]
@@ -30,9 +33,11 @@ enum RedisScripts {
         elseif expected == '*' then matches = true
         else matches = current[1] == expected and current[2] == ARGV[2] end
         if not matches then
-          redis.call('DEL', KEYS[2])
+          if ARGV[6] ~= '1' then redis.call('DEL', KEYS[2]) end
           return {0, current[1] or ''}
         end
+        if redis.call('EXISTS', KEYS[2]) == 0 then return {-1} end
+        redis.call('HSET', KEYS[2], 'v', ARGV[4], 'g', ARGV[5], 'o', ARGV[7])
         redis.call('RENAME', KEYS[2], KEYS[1])
         redis.call('PEXPIRE', KEYS[1], ARGV[3])
         return {1, current[1] or ''}

@@ -27,17 +27,17 @@ final class RedisSessionStorage: SessionStorage {
     var isReady: Bool { (try? redis.run(["PING"])) == .status("PONG") }
 
     func version(of id: String) throws(SessionError) -> (version: UInt64, incarnation: String)? {
-        let key = layout.key(id)
-        let replies = try run([[Array("HMGET".utf8), key, Array("v".utf8), Array("g".utf8)], [Array("PEXPIRE".utf8), key, Array(ttl.utf8)]])
+        let key = RedisArgument.bytes(layout.key(id))
+        let replies = try run([["HMGET", key, "v", "g"], ["PEXPIRE", key, .text(ttl)]])
         guard let fields = replies[0].array, fields.count == 2, let version = fields[0].integer else { return nil }
         return (UInt64(version), fields[1].bytes.map { String(decoding: $0, as: UTF8.self) } ?? "")
     }
 
     func read(_ id: String) throws(SessionError) -> StoredSession? {
-        let key = layout.key(id)
+        let key = RedisArgument.bytes(layout.key(id))
         let replies = try run([
-            [Array("HMGET".utf8), key, Array("v".utf8), Array("o".utf8), Array("d".utf8), Array("g".utf8)],
-            [Array("PEXPIRE".utf8), key, Array(ttl.utf8)],
+            ["HMGET", key, "v", "o", "d", "g"],
+            ["PEXPIRE", key, .text(ttl)],
         ])
         guard let fields = replies[0].array, fields.count == 4, let version = fields[0].integer, let options = fields[1].bytes,
             let data = fields[2].bytes
@@ -47,32 +47,58 @@ final class RedisSessionStorage: SessionStorage {
     }
 
     func options(of id: String) -> [UInt8]? {
-        (try? redis.run([[Array("HGET".utf8), layout.key(id), Array("o".utf8)]]))?.first?.bytes
+        (try? redis.run([["HGET", .bytes(layout.key(id)), "o"]]))?.first?.bytes
     }
 
-    func commit(_ id: String, _ new: StoredSession, expecting expected: StoredExpectation) throws(SessionError) -> CommitOutcome {
-        let next = layout.nextKey(id)
-        let (version, incarnation) = switch expected {
+    func stage(_ id: String, _ pieces: [UnsafeRawBufferPointer]) throws(SessionError) -> StagedData {
+        let staged = StagedData(key: layout.nextKey(id))
+        _ = try run(Self.writing(.borrowed(pieces), to: staged.key))
+        return staged
+    }
+
+    func discard(_ staged: StagedData) {
+        _ = try? redis.run([["DEL", .bytes(staged.key)]])
+    }
+
+    func commit(
+        _ id: String, version: UInt64, incarnation: String, options: [UInt8], data: CommitData, expecting expected: StoredExpectation
+    ) throws(SessionError) -> CommitOutcome {
+        let (expectedVersion, expectedIncarnation) = switch expected {
         case .absent: ("", "")
         case .any: ("*", "")
         case .version(let number, let incarnation): (String(number), incarnation)
         }
-        let replies = try run([
-            [
-                Array("HSET".utf8), next, Array("v".utf8), Array(String(new.version).utf8), Array("o".utf8), new.options,
-                Array("d".utf8), new.data, Array("g".utf8), Array(new.incarnation.utf8),
-            ],
-            // Should this process die before the swap, the new value does not linger.
-            [Array("PEXPIRE".utf8), next, Array("60000".utf8)],
-            script(RedisScripts.commit, keys: [layout.key(id), next], arguments: [version, incarnation, ttl]),
-        ])
-        let parts = replies[2].array ?? []
+        var commands: [[RedisArgument]] = []
+        let next: [UInt8]
+        switch data {
+        case .staged(let staged): next = staged.key
+        case .bytes(let bytes):
+            next = layout.nextKey(id)
+            commands = Self.writing(.bytes(bytes), to: next)
+        }
+        let keep = if case .staged = data { "1" } else { "0" }
+        commands.append(
+            script(
+                RedisScripts.commit, keys: [layout.key(id), next],
+                arguments: [expectedVersion, expectedIncarnation, ttl, String(version), incarnation, keep].map(RedisArgument.text) + [.bytes(options)]))
+        let reply = try run(commands).last!
+        let parts = reply.array ?? []
         let stored = parts.count > 1 ? parts[1].integer.map(UInt64.init) : nil
-        return parts.first?.integer == 1 ? .committed(previous: stored) : .conflict(current: stored)
+        switch parts.first?.integer {
+        case 1: return .committed(previous: stored)
+        case 0: return .conflict(current: stored)
+        default: throw .storeUnavailable("the new value for session \(id) was lost from Redis before its commit")
+        }
+    }
+
+    /// Writes a collection's bytes to a key of their own, expiring in a minute so that they do
+    /// not linger should this process die before a commit takes them.
+    private static func writing(_ data: RedisArgument, to key: [UInt8]) -> [[RedisArgument]] {
+        [["HSET", .bytes(key), "d", data], ["PEXPIRE", .bytes(key), "60000"]]
     }
 
     func delete(_ id: String, expectingVersion version: UInt64?) throws(SessionError) -> DeleteOutcome {
-        let reply = try run([script(RedisScripts.delete, keys: [layout.key(id)], arguments: [version.map(String.init) ?? "*"])])[0]
+        let reply = try run([script(RedisScripts.delete, keys: [layout.key(id)], arguments: [.text(version.map(String.init) ?? "*")])])[0]
         let parts = reply.array ?? []
         switch parts.first?.integer {
         case 1: return .deleted
@@ -83,23 +109,19 @@ final class RedisSessionStorage: SessionStorage {
 
     /// A script call. EVAL with the text: Redis keeps each script compiled by its hash, so
     /// this costs it no more than EVALSHA would, and a restarted Redis needs nothing loaded.
-    private func script(_ source: String, keys: [[UInt8]], arguments: [String]) -> [[UInt8]] {
-        [Array("EVAL".utf8), Array(source.utf8), Array(String(keys.count).utf8)] + keys + arguments.map { Array($0.utf8) }
+    private func script(_ source: String, keys: [[UInt8]], arguments: [RedisArgument]) -> [RedisArgument] {
+        ["EVAL", .text(source), .text(String(keys.count))] + keys.map(RedisArgument.bytes) + arguments
     }
 
-    /// Runs a pipeline. Redis's failures, and its error replies, are `storeUnavailable`.
-    private func run(_ commands: [[[UInt8]]]) throws(SessionError) -> [RedisValue] {
+    /// Runs a pipeline. Redis's failures, and error replies that say it cannot serve now (full,
+    /// loading, read-only, busy), are `storeUnavailable` (503, try again); any other error reply
+    /// means a command this code sent was wrong, and is an `internalFailure` (500, logged).
+    private func run(_ commands: [[RedisArgument]]) throws(SessionError) -> [RedisValue] {
         let started = ContinuousClock.now
         defer { events(.storeCommand(ContinuousClock.now - started)) }
+        let replies: [RedisValue]
         do throws(RedisError) {
-            let replies = try redis.run(commands)
-            if let message = replies.lazy.compactMap({ if case .error(let message) = $0 { message } else { nil } }).first {
-                throw RedisError.reply(message)
-            }
-            if failing.exchange(false, ordering: .relaxed) {
-                logger.notice("session store reachable again", metadata: ["redis": "\(redis.configuration.description)"])
-            }
-            return replies
+            replies = try redis.run(commands)
         } catch {
             events(.storeError)
             if !failing.exchange(true, ordering: .relaxed) {
@@ -107,5 +129,20 @@ final class RedisSessionStorage: SessionStorage {
             }
             throw .storeUnavailable(error.description)
         }
+        if failing.exchange(false, ordering: .relaxed) {
+            logger.notice("session store reachable again", metadata: ["redis": "\(redis.configuration.description)"])
+        }
+        if let message = replies.lazy.compactMap({ if case .error(let message) = $0 { message } else { nil } }).first {
+            events(.storeError)
+            let code = message.prefix { $0 != " " }
+            if Self.unavailable.contains(String(code)) { throw .storeUnavailable(RedisError.reply(message).description) }
+            throw .internalFailure(RedisError.reply(message).description)
+        }
+        return replies
     }
+
+    /// Error replies by which Redis says it cannot serve for now.
+    private static let unavailable: Set<String> = [
+        "OOM", "LOADING", "BUSY", "READONLY", "MASTERDOWN", "TRYAGAIN", "CLUSTERDOWN", "NOREPLICAS", "MISCONF",
+    ]
 }
