@@ -95,7 +95,7 @@ let package = Package(
         .testTarget(
             name: "EndToEndTests",
             dependencies: [
-                "TestSupport", "ByteJSON", "LiveCollections", "RedisClient",
+                "TestSupport", "ByteJSON", "LiveCollections", "LiveDeltaService", "RedisClient",
                 .product(name: "PropertyBased", package: "swift-property-based"),
                 .product(name: "OpenAPIKit", package: "OpenAPIKit"),
                 .product(name: "Yams", package: "Yams"),

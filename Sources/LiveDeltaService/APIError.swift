@@ -11,16 +11,15 @@ public struct APIError: Error, Sendable {
         case null
     }
 
-    public var status: Int
-    public var code: String
+    public var code: ErrorCode
+    public var status: Int { code.status }
     public var message: String
     public var pointer: String?
     public var offset: Int?
     public var details: [(key: String, value: Detail)] = []
     public var headers: [(name: String, value: String)] = []
 
-    public init(status: Int, code: String, message: String, pointer: String? = nil, offset: Int? = nil) {
-        self.status = status
+    public init(_ code: ErrorCode, message: String, pointer: String? = nil, offset: Int? = nil) {
         self.code = code
         self.message = message
         self.pointer = pointer
@@ -28,17 +27,17 @@ public struct APIError: Error, Sendable {
     }
 
     public static func malformedJSON(_ error: JSONError) -> APIError {
-        APIError(status: 400, code: "malformed_json", message: "the body is not JSON: \(error.description)", offset: error.offset)
+        APIError(.malformedJSON, message: "the body is not JSON: \(error.description)", offset: error.offset)
     }
 
     public static func bodyTooLarge(limit: Int) -> APIError {
-        APIError(status: 413, code: "body_too_large", message: "the body is larger than the limit of \(limit) bytes")
+        APIError(.bodyTooLarge, message: "the body is larger than the limit of \(limit) bytes")
     }
 
     /// A failure of the server's own, not the request's: answered 500 and logged (the service
     /// logs every 5xx but 503 at error level), never a trap.
     public static func internalError(_ detail: String) -> APIError {
-        APIError(status: 500, code: "internal_error", message: "the server failed to answer this request (\(detail)); it has been logged")
+        APIError(.internalError, message: "the server failed to answer this request (\(detail)); it has been logged")
     }
 
     /// The HTTP server's own refusals, made before any route runs.
@@ -48,25 +47,25 @@ public struct APIError: Error, Sendable {
         case .bodyTooLarge(let limit): return .bodyTooLarge(limit: limit)
         case .busy:
             apiError = APIError(
-                status: 503, code: "server_busy", message: "the server is receiving as many request bodies as it holds at once; try again shortly")
-        case .badRequest(let reason): return APIError(status: 400, code: "bad_request", message: reason)
+                .serverBusy, message: "the server is receiving as many request bodies as it holds at once; try again shortly")
+        case .badRequest(let reason): return APIError(.badRequest, message: reason)
         case .uriTooLong(let limit):
-            return APIError(status: 414, code: "uri_too_long", message: "the request target is longer than the limit of \(limit) bytes")
+            return APIError(.uriTooLong, message: "the request target is longer than the limit of \(limit) bytes")
         case .headersTooLarge(let limit):
             return APIError(
-                status: 431, code: "headers_too_large", message: "the request line and headers are longer than the limit of \(limit) bytes")
+                .headersTooLarge, message: "the request line and headers are longer than the limit of \(limit) bytes")
         case .unsupportedTransferCoding(let coding):
             return APIError(
-                status: 501, code: "unsupported_transfer_coding",
+                .unsupportedTransferCoding,
                 message: "the body's Transfer-Encoding is \"\(coding)\"; send it with Content-Length, or as chunked")
         case .requestTimeout:
             return APIError(
-                status: 408, code: "request_timeout", message: "the request did not arrive in time (its head, or its body at the minimum rate)")
+                .requestTimeout, message: "the request did not arrive in time (its head, or its body at the minimum rate)")
         case .tooManyConnections(let limit):
-            apiError = APIError(status: 503, code: "too_many_connections", message: "all \(limit) connections are in use; try again shortly")
+            apiError = APIError(.tooManyConnections, message: "all \(limit) connections are in use; try again shortly")
         case .tooManyConnectionsFromClient(let limit):
             apiError = APIError(
-                status: 429, code: "too_many_connections_from_client",
+                .tooManyConnectionsFromClient,
                 message: "this address already has \(limit) connections open, the most one client may; reuse them, or close some")
         }
         apiError.headers = [("Retry-After", "1")]
@@ -74,7 +73,7 @@ public struct APIError: Error, Sendable {
     }
 
     public static func invalidShape(_ pointer: JSONPointer, _ message: String) -> APIError {
-        APIError(status: 422, code: "invalid_shape", message: message, pointer: pointer.description)
+        APIError(.invalidShape, message: message, pointer: pointer.description)
     }
 
     /// A member that must appear once appears again (JSON would otherwise let the last win
@@ -82,21 +81,21 @@ public struct APIError: Error, Sendable {
     public static func duplicateMember(_ pointer: JSONPointer) -> APIError {
         let name = pointer.tokens.last ?? ""
         return APIError(
-            status: 422, code: "duplicate_member", message: "\"\(name)\" appears more than once at \(pointer); give each member once",
+            .duplicateMember, message: "\"\(name)\" appears more than once at \(pointer); give each member once",
             pointer: pointer.description)
     }
 
     public static func invalidOption(_ pointer: JSONPointer, _ message: String) -> APIError {
-        APIError(status: 422, code: "invalid_option", message: message, pointer: pointer.description)
+        APIError(.invalidOption, message: message, pointer: pointer.description)
     }
 
     public static func notFound(_ path: String) -> APIError {
-        APIError(status: 404, code: "not_found", message: "there is nothing at \(path)")
+        APIError(.notFound, message: "there is nothing at \(path)")
     }
 
     public static func methodNotAllowed(_ method: String, _ path: String, allowed: [String]) -> APIError {
         var error = APIError(
-            status: 405, code: "method_not_allowed",
+            .methodNotAllowed,
             message: "\(path) does not take \(method); it takes \(allowed.joined(separator: ", "))")
         error.headers = [("Allow", allowed.joined(separator: ", "))]
         return error
@@ -107,7 +106,7 @@ public struct APIError: Error, Sendable {
         var writer = JSONWriter()
         writer.raw("{\"error\":{")
         writer.key("code")
-        writer.string(code)
+        writer.string(code.rawValue)
         writer.raw(",")
         writer.key("message")
         writer.string(message)

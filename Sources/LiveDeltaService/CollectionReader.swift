@@ -177,7 +177,7 @@ struct CollectionReader {
         }
         let raw = ByteRange(start..<scanner.position)
         guard let id else {
-            throw APIError(status: 422, code: "missing_id", message: "the section at \(pointer) has no \"\(options.sectionIdKey)\"", pointer: pointer.description)
+            throw APIError(.missingID, message: "the section at \(pointer) has no \"\(options.sectionIdKey)\"", pointer: pointer.description)
         }
         guard let items = sectionItems else {
             throw APIError.invalidShape(pointer, "the section at \(pointer) has no \"\(options.itemsKey)\" array")
@@ -214,7 +214,7 @@ struct CollectionReader {
             guard let id else {
                 let itemPointer = pointer.appending(index)
                 throw APIError(
-                    status: 422, code: "missing_id", message: "the item at \(itemPointer) has no \"\(options.idKey)\"",
+                    .missingID, message: "the item at \(itemPointer) has no \"\(options.idKey)\"",
                     pointer: itemPointer.description)
             }
             guard let identity = identity(of: id, scalarItem: false) else {
@@ -224,7 +224,7 @@ struct CollectionReader {
                 contentHash: fold(ValueHash.object(memberSum: memberSum, count: members)), raw: ByteRange(start..<scanner.position), id: identity)
         case UInt8(ascii: "["):
             throw APIError(
-                status: 422, code: "invalid_item", pointer: pointer.appending(index),
+                .invalidItem, pointer: pointer.appending(index),
                 message: "an array has no identity; items are objects with an id, or strings, numbers, booleans or null")
         default:
             let value = try scanner.scanValue()
@@ -277,7 +277,7 @@ struct CollectionReader {
 
     private func invalidID(_ value: ScannedValue, at pointer: JSONPointer) -> APIError {
         APIError(
-            status: 422, code: "invalid_id", pointer: pointer,
+            .invalidID, pointer: pointer,
             message: "the id at \(pointer) must be a string or a number, not \(value.kind.article)")
     }
 
@@ -310,8 +310,8 @@ struct CollectionReader {
 }
 
 extension APIError {
-    init(status: Int, code: String, pointer: JSONPointer, message: String) {
-        self.init(status: status, code: code, message: message, pointer: pointer.description)
+    init(_ code: ErrorCode, pointer: JSONPointer, message: String) {
+        self.init(code, message: message, pointer: pointer.description)
     }
 }
 

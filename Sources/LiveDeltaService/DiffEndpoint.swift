@@ -72,7 +72,7 @@ struct DiffComputation {
             ? "ids must be unique in the whole collection; set \"unique\": false in options to match repeated ids by occurrence"
             : "section ids must be unique"
         var apiError = APIError(
-            status: 422, code: "duplicate_id",
+            .duplicateID,
             message: "the \(error.level.rawValue) id \(error.id) appears twice in the \(error.collection.rawValue) collection, at \(first) and \(second); \(advice)",
             pointer: second.description)
         apiError.details = [("id", .string("\(error.id)")), ("pointers", .strings([first.description, second.description]))]

@@ -76,7 +76,7 @@ public struct DiffOptions: Sendable, Equatable {
         func count(_ key: String) throws(APIError) -> Int? {
             guard let value = member(key) else { return nil }
             guard case .number(let number) = value, let count = number.nonNegativeInt else {
-                throw .invalidOption(pointer.appending(key), "\(key) must be a whole number, 0 or more")
+                throw .invalidOption(pointer.appending(key), "\(key) must be a whole number from 0 to \(Int.max)")
             }
             return count
         }

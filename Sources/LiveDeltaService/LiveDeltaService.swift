@@ -20,7 +20,7 @@ public final class LiveDeltaService: Sendable {
     public let sessions: any SessionStore
     /// Items held by requests now, against `maxItemsInFlight`.
     public let itemBudget: ItemBudget
-    private let limits: ReadLimits
+    let limits: ReadLimits
     let metrics: ServiceMetrics?
     let logger: Logger
 
@@ -42,7 +42,7 @@ public final class LiveDeltaService: Sendable {
         let started = ContinuousClock.now
         let response: HTTPResponse
         do {
-            response = try route(request)
+            response = try Self.routeTable.respond(to: request, in: self)
         } catch {
             metrics?.error(code: error.code)
             response = error.response
@@ -53,7 +53,7 @@ public final class LiveDeltaService: Sendable {
                 "internal failure",
                 metadata: ["method": "\(request.method)", "path": "\(request.path)", "answer": "\(String(decoding: response.body, as: UTF8.self))"])
         }
-        metrics?.request(route: ServiceMetrics.route(of: request.path), status: response.status, duration: elapsed, bodyBytes: request.body.count)
+        metrics?.request(route: Self.routeTable.match(request.path)?.template ?? "other", status: response.status, duration: elapsed, bodyBytes: request.body.count)
         logger.info(
             "request",
             metadata: [
@@ -74,48 +74,14 @@ public final class LiveDeltaService: Sendable {
         metrics?.error(code: APIError.server(error).code)
     }
 
-    func route(_ request: HTTPRequest) throws(APIError) -> HTTPResponse {
-        let segments = request.path.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
-        switch Array(segments) {
-        case ["health"]:
-            try Self.allow(request, ["GET", "HEAD"])
-            return .json(Array(#"{"status":"ok"}"#.utf8))
-        case ["ready"]:
-            try Self.allow(request, ["GET", "HEAD"])
-            guard sessions.isReady else {
-                var error = APIError(status: 503, code: "session_store_unavailable", message: "the session store cannot be reached just now")
-                error.headers = [("Retry-After", "1")]
-                throw error
-            }
-            return .json(Array(#"{"status":"ready"}"#.utf8))
-        case ["openapi.yaml"]:
-            try Self.allow(request, ["GET", "HEAD"])
-            return HTTPResponse(status: 200, headers: [("Content-Type", "application/yaml")], body: Array(OpenAPISpec.yaml.utf8))
-        case ["diff"]:
-            try Self.allow(request, ["POST"])
-            try Self.requireJSON(request)
-            return .json(try DiffEndpoint.respond(to: request.body, limits: limits, metrics: metrics))
-        case let path where path.first == "sessions":
-            return try SessionEndpoints(store: sessions, limits: limits, metrics: metrics).route(request, path)
-        case ["metrics"] where metrics != nil:
-            try Self.allow(request, ["GET", "HEAD"])
-            return HTTPResponse(status: 200, headers: [("Content-Type", "text/plain; version=0.0.4; charset=utf-8")], body: metrics!.exposition())
-        default:
-            throw .notFound(request.path)
-        }
-    }
-
-    /// A 405 with `Allow` unless the request's method is one of `methods`.
-    static func allow(_ request: HTTPRequest, _ methods: [String]) throws(APIError) {
-        guard methods.contains(request.method) else { throw .methodNotAllowed(request.method, request.path, allowed: methods) }
-    }
+    var sessionEndpoints: SessionEndpoints { SessionEndpoints(store: sessions, limits: limits, metrics: metrics) }
 
     /// A body must say it is JSON: `application/json` or any `+json` type, parameters allowed.
     static func requireJSON(_ request: HTTPRequest) throws(APIError) {
         let type = request.header("Content-Type").map { $0.prefix { $0 != ";" }.trimmingSpaces.lowercased() } ?? ""
         guard type == "application/json" || (type.hasPrefix("application/") && type.hasSuffix("+json")) else {
             throw APIError(
-                status: 415, code: "unsupported_media_type",
+                .unsupportedMediaType,
                 message: type.isEmpty
                     ? "the body needs Content-Type: application/json"
                     : "the body is \(type); it must be application/json")

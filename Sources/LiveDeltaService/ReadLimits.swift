@@ -67,7 +67,7 @@ final class ItemLease {
     func admit(_ count: Int) throws(APIError) {
         guard count >= held else { return }
         guard count < maxItems else {
-            throw APIError(status: 413, code: "too_many_items", message: "a request holds at most \(maxItems) items, all its collections together")
+            throw APIError(.tooManyItems, message: "a request holds at most \(maxItems) items, all its collections together")
         }
         let more = min(Self.block, maxItems - held)
         if let budget, !budget.take(more) { throw .itemBudgetFull }
@@ -78,7 +78,7 @@ final class ItemLease {
 extension APIError {
     static var itemBudgetFull: APIError {
         var error = APIError(
-            status: 503, code: "server_busy", message: "the server holds as many items from requests as it may at once; try again shortly")
+            .serverBusy, message: "the server holds as many items from requests as it may at once; try again shortly")
         error.headers = [("Retry-After", "1")]
         return error
     }

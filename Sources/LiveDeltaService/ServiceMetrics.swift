@@ -12,7 +12,7 @@ public final class ServiceMetrics: Sendable {
     let exposition: @Sendable () -> [UInt8]
     /// Handles, made once: creating one costs a registry lookup, using one does not.
     private let requestHandles = NIOLockedValueBox<[RequestKey: RequestHandles]>([:])
-    private let errorCounters = NIOLockedValueBox<[String: Counter]>([:])
+    private let errorCounters = NIOLockedValueBox<[ErrorCode: Counter]>([:])
     private let itemsIn: Recorder
     private let changesOut: Recorder
     private let sessionsOpen: Gauge
@@ -68,10 +68,10 @@ public final class ServiceMetrics: Sendable {
         handles.bodyBytes.increment(by: bodyBytes)
     }
 
-    func error(code: String) {
+    func error(code: ErrorCode) {
         errorCounters.withLockedValue { cache in
             if let counter = cache[code] { return counter }
-            let counter = Counter(label: "livedelta_errors_total", dimensions: [("code", code)], factory: factory)
+            let counter = Counter(label: "livedelta_errors_total", dimensions: [("code", code.rawValue)], factory: factory)
             cache[code] = counter
             return counter
         }.increment()
@@ -98,17 +98,6 @@ public final class ServiceMetrics: Sendable {
         }
     }
 
-    /// The route a path belongs to, for labels (ids and unknown paths would make too many).
-    static func route(of path: String) -> String {
-        if path == "/diff" { return path }
-        let segments = path.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
-        switch Array(segments) {
-        case ["diff"], ["health"], ["openapi.yaml"], ["metrics"], ["sessions"]: return path
-        case let s where s.count == 2 && s[0] == "sessions": return "/sessions/{id}"
-        case let s where s.count == 3 && s[0] == "sessions" && ["update", "append", "delta"].contains(s[2]): return "/sessions/{id}/\(s[2])"
-        default: return "other"
-        }
-    }
 }
 
 /// What a session store reports as it works.

@@ -97,6 +97,51 @@ struct Fixture {
         #expect(try connection.request("DELETE", "/sessions/guarded").status == 404)
     }
 
+    /// `If-Match` takes a list of entity tags (RFC 9110): any listed version that is the current
+    /// one passes, on every route that takes it, `/delta` included; weak tags never match.
+    @Test(arguments: StoreKind.allCases) func ifMatchTakesAListOfTags(store: StoreKind) throws {
+        let fixture = try Fixture(store)
+        let connection = fixture.connection
+        let jsonHeaders = { (tags: String) in [("Content-Type", "application/json"), ("If-Match", tags)] }
+        #expect(try connection.request("PUT", "/sessions/listed", json: items([Thing(id: 1)])).status == 201)
+        let listed = try connection.request("POST", "/sessions/listed/update", json: items([Thing(id: 2)]), headers: jsonHeaders(#""5", "0""#))
+        #expect(listed.status == 200 && listed.json["version"]?.int == 1)
+        let delta = try connection.request("POST", "/sessions/listed/delta", json: items([Thing(id: 3)]), headers: jsonHeaders(#""0", W/"1""#))
+        #expect(delta.status == 412 && delta.json["error", "currentVersion"]?.int == 1)
+        #expect(try connection.request("POST", "/sessions/listed/delta", json: items([Thing(id: 3)]), headers: jsonHeaders(#""0","1""#)).status == 200)
+        let bad = try connection.request("POST", "/sessions/listed/update", json: items([]), headers: jsonHeaders(#""1", x"#))
+        #expect(bad.status == 400 && bad.errorCode == "invalid_if_match")
+        #expect(try connection.request("DELETE", "/sessions/listed", headers: [("If-Match", #""7", "8""#)]).status == 412)
+        #expect(try connection.request("DELETE", "/sessions/listed", headers: [("If-Match", #""7", "1""#)]).status == 204)
+    }
+
+    /// Creating or replacing takes no condition, and says so rather than ignoring one.
+    @Test func putAndPostTakeNoCondition() throws {
+        let fixture = try Fixture(.memory)
+        let connection = fixture.connection
+        let withTag = try connection.request(
+            "PUT", "/sessions/plain", json: items([Thing(id: 1)]), headers: [("Content-Type", "application/json"), ("If-Match", "\"0\"")])
+        #expect(withTag.status == 400 && withTag.errorCode == "invalid_if_match")
+        let withBase = try connection.request("POST", "/sessions", json: items([Thing(id: 1)], extra: ",\"baseVersion\":0"))
+        #expect(withBase.status == 422 && withBase.errorCode == "invalid_shape" && withBase.json["error", "pointer"]?.stringValue == "/baseVersion")
+        #expect(try connection.request("GET", "/sessions/plain").status == 404)
+    }
+
+    /// The method is checked before anything in the path: a path the API has, with a method it
+    /// does not take, is a 405 whatever the id; HEAD is answered where GET is.
+    @Test func theMethodIsCheckedBeforeTheID() throws {
+        let fixture = try Fixture(.memory)
+        let connection = fixture.connection
+        for path in ["/sessions/abc", "/sessions/null%2Cnull", "/sessions/%2E%2E"] {
+            let answer = try connection.request("PATCH", path)
+            #expect(answer.status == 405 && answer.header("Allow") == "GET, HEAD, PUT, DELETE", "\(path): \(answer)")
+        }
+        let wrong = try connection.request("GET", "/sessions/x/update")
+        #expect(wrong.status == 405 && wrong.header("Allow") == "POST")
+        #expect(try connection.request("GET", "/sessions/null%2Cnull").errorCode == "invalid_session_id")
+        #expect(try connection.request("HEAD", "/health").status == 200)
+    }
+
     @Test(arguments: StoreKind.allCases) func everyRefusalLeavesTheSessionAsItWas(store: StoreKind) throws {
         let fixture = try Fixture(store)
         let connection = fixture.connection

@@ -2,40 +2,35 @@ import ByteJSON
 import LiveCollections
 import MicroHTTP
 
-/// `/sessions` and `/sessions/{id}[/update|/append|/delta]`.
+/// `/sessions` and `/sessions/{id}[/update|/append|/delta]` (routed by `LiveDeltaService.routeTable`).
 struct SessionEndpoints {
     let store: any SessionStore
     let limits: ReadLimits
     let metrics: ServiceMetrics?
 
-    func route(_ request: HTTPRequest, _ path: [Substring]) throws(APIError) -> HTTPResponse {
-        switch path.count {
-        case 1:
-            try LiveDeltaService.allow(request, ["POST"])
-            return try create(request, id: Self.newID())
-        case 2:
-            let id = try Self.validID(path[1])
-            switch request.method {
-            case "GET", "HEAD": return try show(id: id)
-            case "PUT": return try create(request, id: id)
-            case "DELETE": return try delete(request, id: id)
-            default: throw .methodNotAllowed(request.method, request.path, allowed: ["GET", "HEAD", "PUT", "DELETE"])
-            }
-        case 3 where ["update", "append", "delta"].contains(path[2]):
-            let id = try Self.validID(path[1])
-            try LiveDeltaService.allow(request, ["POST"])
-            return try change(request, id: id, action: String(path[2]))
-        default:
-            throw .notFound(request.path)
-        }
+    /// What a POST to `/sessions/{id}/…` does.
+    enum Action {
+        /// Commits the new collection, answering the delta.
+        case update
+        /// Adds items at the end.
+        case append
+        /// Answers the delta an update would give, committing nothing.
+        case delta
     }
 
     // MARK: - Actions
 
     /// Creates the session, or replaces it (PUT); POST's ids are random, 128 bits.
-    private func create(_ request: HTTPRequest, id: String) throws(APIError) -> HTTPResponse {
+    func create(_ request: HTTPRequest, id: String) throws(APIError) -> HTTPResponse {
         try LiveDeltaService.requireJSON(request)
         var body = try SessionBody(request.body, readingWith: DiffOptions(), limits: limits)
+        // Creating or replacing takes no condition: it does not depend on what was there.
+        guard request.header("If-Match") == nil else {
+            throw APIError(.invalidIfMatch, message: "creating or replacing a session takes no If-Match; it replaces whatever is there")
+        }
+        if body.baseVersion != nil {
+            throw .invalidShape(JSONPointer("baseVersion"), "creating or replacing a session takes no baseVersion; it replaces whatever is there")
+        }
         let options = try body.options ?? DiffOptions()
         let collection = try body.collection(readWith: options)
         let (snapshot, created) = try sessions { () throws(SessionError) in try store.put(id: id, options: options, collection: collection) }
@@ -46,7 +41,7 @@ struct SessionEndpoints {
         return HTTPResponse(status: created ? 201 : 200, headers: headers(version: 0, location: created ? id : nil), body: writer.bytes)
     }
 
-    private func show(id: String) throws(APIError) -> HTTPResponse {
+    func show(id: String) throws(APIError) -> HTTPResponse {
         let snapshot = try sessions { () throws(SessionError) in try store.snapshot(id: id) }
         var writer = JSONWriter(capacity: 256 + 128 * snapshot.collection.itemCount)
         writer.raw("{")
@@ -65,13 +60,13 @@ struct SessionEndpoints {
         return HTTPResponse(status: 200, headers: headers(version: snapshot.version), body: writer.bytes)
     }
 
-    private func delete(_ request: HTTPRequest, id: String) throws(APIError) -> HTTPResponse {
+    func delete(_ request: HTTPRequest, id: String) throws(APIError) -> HTTPResponse {
         let condition = try Self.condition(ifMatch: request.header("If-Match"), baseVersion: nil)
         try sessions { () throws(SessionError) in try store.delete(id: id, condition: condition) }
         return HTTPResponse(status: 204)
     }
 
-    private func change(_ request: HTTPRequest, id: String, action: String) throws(APIError) -> HTTPResponse {
+    func change(_ request: HTTPRequest, id: String, action: Action) throws(APIError) -> HTTPResponse {
         try LiveDeltaService.requireJSON(request)
         let held = store.options(id: id)
         var body = try SessionBody(request.body, readingWith: held ?? DiffOptions(), limits: limits)
@@ -88,8 +83,9 @@ struct SessionEndpoints {
             do throws(SessionError) {
                 let change: SessionChange
                 switch action {
-                case "append": change = try store.append(id: id, collection, readWith: readWith, condition: condition)
-                default: change = try store.update(id: id, to: collection, readWith: readWith, condition: condition, commit: action == "update")
+                case .append: change = try store.append(id: id, collection, readWith: readWith, condition: condition)
+                case .update, .delta:
+                    change = try store.update(id: id, to: collection, readWith: readWith, condition: condition, commit: action == .update)
                 }
                 // The body holds the request's share of the item budget until the answer is written.
                 return withExtendedLifetime(body) { answer(change) }
@@ -101,7 +97,7 @@ struct SessionEndpoints {
                 throw translate(error, location: body.location)
             }
         }
-        throw APIError(status: 503, code: "busy", message: "the session was replaced twice while this request was read; send it again")
+        throw APIError(.busy, message: "the session was replaced twice while this request was read; send it again")
     }
 
     private func answer(_ change: SessionChange) -> HTTPResponse {
@@ -148,11 +144,15 @@ struct SessionEndpoints {
     private func translate(_ error: SessionError, location: CollectionLocation) -> APIError {
         switch error {
         case .notFound(let id):
-            return APIError(status: 404, code: "session_not_found", message: "there is no session \(id) (it may have expired or been evicted)")
+            return APIError(.sessionNotFound, message: "there is no session \(id) (it may have expired or been evicted)")
         case .versionMismatch(let expected, let current):
-            let wanted = if case .version(let number) = expected { "version \(number)" } else { "an existing session" }
+            let wanted = switch expected {
+            case .version(let number): "version \(number)"
+            case .anyOf(let numbers): "one of versions \(numbers.map(String.init).joined(separator: ", "))"
+            case .any, .exists: "an existing session"
+            }
             var apiError = APIError(
-                status: 412, code: "version_mismatch",
+                .versionMismatch,
                 message: current.map { "the request is for \(wanted), but the session is at version \($0); GET it and start again from there" }
                     ?? "the request is for \(wanted), but the session does not exist (any more)")
             apiError.details = [("currentVersion", current.map { .int(Int($0)) } ?? .null)]
@@ -165,23 +165,23 @@ struct SessionEndpoints {
         case .duplicate(let duplicate):
             return DiffComputation(options: DiffOptions(), oldLocation: location, newLocation: location).duplicate(duplicate)
         case .tooManyItems(let limit, let count):
-            return APIError(status: 413, code: "too_many_items", message: "a session holds at most \(limit) items; this would make \(count)")
+            return APIError(.tooManyItems, message: "a session holds at most \(limit) items; this would make \(count)")
         case .storeFull(let limit):
-            var apiError = APIError(status: 503, code: "too_many_sessions", message: "all \(limit) sessions are in use; try again shortly")
+            var apiError = APIError(.tooManySessions, message: "all \(limit) sessions are in use; try again shortly")
             apiError.headers = [("Retry-After", "1")]
             return apiError
         case .optionsChanged:
-            return APIError(status: 503, code: "busy", message: "the session was replaced while this request was read; send it again")
+            return APIError(.busy, message: "the session was replaced while this request was read; send it again")
         case .conflict:
             var apiError = APIError(
-                status: 503, code: "busy", message: "other requests kept changing the session first; send this one again")
+                .busy, message: "other requests kept changing the session first; send this one again")
             apiError.headers = [("Retry-After", "1")]
             return apiError
         case .internalFailure(let detail):
             return .internalError("the session store failed: \(detail)")
         case .storeUnavailable:
             var apiError = APIError(
-                status: 503, code: "session_store_unavailable", message: "the session store cannot be reached just now; try again shortly")
+                .sessionStoreUnavailable, message: "the session store cannot be reached just now; try again shortly")
             apiError.headers = [("Retry-After", "1")]
             return apiError
         }
@@ -194,7 +194,7 @@ struct SessionEndpoints {
             (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte) || byte == 0x2E || byte == 0x5F || byte == 0x2D
         }) else {
             throw APIError(
-                status: 400, code: "invalid_session_id", message: "a session id is 1 to 128 of A-Z, a-z, 0-9, '.', '_' and '-', other than . and ..")
+                .invalidSessionID, message: "a session id is 1 to 128 of A-Z, a-z, 0-9, '.', '_' and '-', other than . and ..")
         }
         return String(id)
     }
@@ -205,25 +205,38 @@ struct SessionEndpoints {
         return String(decoding: (0..<32).map { _ in digits[Int(generator.next() % 16)] }, as: UTF8.self)
     }
 
-    /// `If-Match: "<version>"` (also `n`, or `*`) and the `baseVersion` body field. A weak tag
-    /// (`W/"n"`) never matches: If-Match compares strongly (RFC 9110, 13.1.1).
+    /// `If-Match` (RFC 9110, 13.1.1): `*`, or a list of entity tags, `"3"` or `"3", "5"`, any of
+    /// which may match (a bare `3` is taken as `"3"`); and the `baseVersion` body field. A weak
+    /// tag (`W/"3"`) never matches: If-Match compares strongly; a list of weak tags alone is a
+    /// 412.
     static func condition(ifMatch: String?, baseVersion: UInt64?) throws(APIError) -> VersionCondition {
         var fromHeader: VersionCondition?
         if let ifMatch {
-            let tag = String(ifMatch.trimmingSpaces)
-            if tag == "*" {
+            let tags = ifMatch.split(separator: ",", omittingEmptySubsequences: false).map { String($0.trimmingSpaces) }
+            if tags == ["*"] {
                 fromHeader = .exists
             } else {
-                if tag.hasPrefix("W/") {
+                var versions: [UInt64] = []
+                var weak: [String] = []
+                for tag in tags {
+                    if tag.hasPrefix("W/") {
+                        weak.append(tag)
+                        continue
+                    }
+                    let quoted = tag.hasPrefix("\"") && tag.hasSuffix("\"") && tag.count >= 2
+                    guard let version = UInt64(quoted ? String(tag.dropFirst().dropLast()) : tag) else {
+                        throw APIError(
+                            .invalidIfMatch,
+                            message: "If-Match must be *, or versions in quotes separated by commas, such as \"3\" or \"3\", \"4\"; \(tag.isEmpty ? "an empty tag" : tag) is not one")
+                    }
+                    versions.append(version)
+                }
+                if versions.isEmpty {
                     throw APIError(
-                        status: 412, code: "version_mismatch",
-                        message: "If-Match \(tag) is a weak tag, which never matches (RFC 9110); send the strong tag, such as \"3\"")
+                        .versionMismatch,
+                        message: "If-Match \(weak.joined(separator: ", ")) holds only weak tags, which never match (RFC 9110); send strong tags, such as \"3\"")
                 }
-                let digits = tag.hasPrefix("\"") && tag.hasSuffix("\"") && tag.count >= 2 ? String(tag.dropFirst().dropLast()) : tag
-                guard let version = UInt64(digits) else {
-                    throw APIError(status: 400, code: "invalid_if_match", message: "If-Match must be a version in quotes, such as \"3\", or *")
-                }
-                fromHeader = .version(version)
+                fromHeader = versions.count == 1 ? .version(versions[0]) : .anyOf(versions)
             }
         }
         switch (fromHeader, baseVersion) {
@@ -231,10 +244,13 @@ struct SessionEndpoints {
         case (let header?, nil): return header
         case (nil, let base?): return .version(base)
         case (let header?, let base?):
-            guard header == .version(base) else {
-                throw .invalidShape(JSONPointer("baseVersion"), "If-Match and baseVersion name different versions")
+            let agrees = switch header {
+            case .version(let version): version == base
+            case .anyOf(let versions): versions.contains(base)
+            case .any, .exists: true
             }
-            return header
+            guard agrees else { throw .invalidShape(JSONPointer("baseVersion"), "If-Match and baseVersion name different versions") }
+            return .version(base)
         }
     }
 }
@@ -254,7 +270,7 @@ struct SessionBody {
         }
         if let value = envelope.value("baseVersion") {
             guard case .number(let number) = value, let version = number.nonNegativeInt else {
-                throw .invalidShape(JSONPointer("baseVersion"), "baseVersion must be a whole number, 0 or more")
+                throw .invalidShape(JSONPointer("baseVersion"), "baseVersion must be a whole number from 0 to \(Int.max)")
             }
             baseVersion = UInt64(version)
         } else {

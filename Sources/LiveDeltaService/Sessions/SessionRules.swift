@@ -110,9 +110,15 @@ enum SessionRules {
     /// The version a condition insists on, checked against the current one (taken inside the
     /// step, so that nothing changes it before the holder commits).
     static func check(_ condition: VersionCondition, against current: UInt64) throws(SessionError) -> UInt64? {
-        guard case .version(let expected) = condition else { return nil }
-        guard expected == current else { throw .versionMismatch(expected: condition, current: current) }
-        return expected
+        switch condition {
+        case .any, .exists: return nil
+        case .version(let expected):
+            guard expected == current else { throw .versionMismatch(expected: condition, current: current) }
+            return expected
+        case .anyOf(let versions):
+            guard versions.contains(current) else { throw .versionMismatch(expected: condition, current: current) }
+            return current
+        }
     }
 
     static func checkSize(_ count: Int, limit: Int) throws(SessionError) {

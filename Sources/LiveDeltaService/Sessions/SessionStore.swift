@@ -36,6 +36,16 @@ public enum VersionCondition: Sendable, Equatable {
     /// The session must exist (`If-Match: *`).
     case exists
     case version(UInt64)
+    /// Any of these versions (`If-Match` with a list of tags).
+    case anyOf([UInt64])
+
+    /// Whether it names versions (a loss to another change is then a 412, not a retry).
+    var namesVersions: Bool {
+        switch self {
+        case .version, .anyOf: true
+        case .any, .exists: false
+        }
+    }
 }
 
 public enum SessionError: Error, Sendable {

@@ -123,7 +123,16 @@ public final class SharedSessionStore: SessionStore {
     }
 
     public func delete(id: String, condition: VersionCondition) throws(SessionError) {
-        let version: UInt64? = if case .version(let number) = condition { number } else { nil }
+        let version: UInt64?
+        switch condition {
+        case .any, .exists: version = nil
+        case .version(let number): version = number
+        case .anyOf(let versions):
+            // The current version, if listed; the delete then insists on it.
+            guard let stored = try storage.version(of: id) else { throw .versionMismatch(expected: condition, current: nil) }
+            guard versions.contains(stored.version) else { throw .versionMismatch(expected: condition, current: stored.version) }
+            version = stored.version
+        }
         let outcome = try storage.delete(id, expectingVersion: version)
         forget(id)
         switch outcome {
@@ -162,7 +171,7 @@ public final class SharedSessionStore: SessionStore {
                 events(.conflict)
                 session.stale.store(true, ordering: .releasing)
                 forget(id)
-                if case .version = condition { throw .versionMismatch(expected: condition, current: current) }
+                if condition.namesVersions { throw .versionMismatch(expected: condition, current: current) }
                 return nil
             }
         }

@@ -1,0 +1,52 @@
+/// Every error code the API answers with, each with its one status: the catalogue that
+/// openapi.yaml's `Error.error.code` enum and the README's error table are checked against.
+public enum ErrorCode: String, CaseIterable, Sendable {
+    case malformedJSON = "malformed_json"
+    case bodyTooLarge = "body_too_large"
+    case unsupportedMediaType = "unsupported_media_type"
+    case invalidShape = "invalid_shape"
+    case invalidOption = "invalid_option"
+    case missingID = "missing_id"
+    case invalidID = "invalid_id"
+    case invalidItem = "invalid_item"
+    case duplicateID = "duplicate_id"
+    case duplicateMember = "duplicate_member"
+    case notFound = "not_found"
+    case methodNotAllowed = "method_not_allowed"
+    case sessionNotFound = "session_not_found"
+    case versionMismatch = "version_mismatch"
+    case invalidSessionID = "invalid_session_id"
+    case invalidIfMatch = "invalid_if_match"
+    case tooManyItems = "too_many_items"
+    case tooManySessions = "too_many_sessions"
+    case busy = "busy"
+    case serverBusy = "server_busy"
+    case sessionStoreUnavailable = "session_store_unavailable"
+    case badRequest = "bad_request"
+    case uriTooLong = "uri_too_long"
+    case headersTooLarge = "headers_too_large"
+    case unsupportedTransferCoding = "unsupported_transfer_coding"
+    case requestTimeout = "request_timeout"
+    case tooManyConnections = "too_many_connections"
+    case tooManyConnectionsFromClient = "too_many_connections_from_client"
+    case internalError = "internal_error"
+
+    public var status: Int {
+        switch self {
+        case .malformedJSON, .invalidSessionID, .invalidIfMatch, .badRequest: 400
+        case .notFound, .sessionNotFound: 404
+        case .methodNotAllowed: 405
+        case .requestTimeout: 408
+        case .versionMismatch: 412
+        case .bodyTooLarge, .tooManyItems: 413
+        case .uriTooLong: 414
+        case .unsupportedMediaType: 415
+        case .invalidShape, .invalidOption, .missingID, .invalidID, .invalidItem, .duplicateID, .duplicateMember: 422
+        case .tooManyConnectionsFromClient: 429
+        case .headersTooLarge: 431
+        case .internalError: 500
+        case .unsupportedTransferCoding: 501
+        case .tooManySessions, .busy, .serverBusy, .sessionStoreUnavailable, .tooManyConnections: 503
+        }
+    }
+}
