@@ -5,7 +5,7 @@ SWIFT ?= swift
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 APT_GET := $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get
 
-.PHONY: run test test-thread lint deps build release fuzz fuzz-build bench bench-engine bench-service bench-load bench-sessions bench-redis bench-memory bench-slowloris smoke clean
+.PHONY: run test contract test-thread lint deps build release fuzz fuzz-build bench bench-engine bench-service bench-load bench-sessions bench-redis bench-memory bench-slowloris smoke clean
 
 ## Build and run the server on port 8080 (flags: make run ARGS="--port 9000").
 run: deps
@@ -17,8 +17,16 @@ run: deps
 test: deps lint
 	$(SWIFT) build
 	$(SWIFT) test
+	$(MAKE) contract
 	$(MAKE) test-thread
 	$(MAKE) fuzz FUZZ_SECONDS=$(FUZZ_SECONDS)
+
+## The contract against the real binary: openapi-spec-validator, schemathesis, and a client
+## generated from openapi.yaml running the README's examples (tools pinned, from PyPI).
+contract: deps
+	@python3 -m venv --help >/dev/null 2>&1 || { $(APT_GET) update -qq && $(APT_GET) install -y -qq python3-venv; }
+	$(SWIFT) build --product livedelta
+	Tests/Contract/run.sh .build/debug/livedelta
 
 ## The tests that exercise concurrency in process, under ThreadSanitizer (a report fails).
 TSAN_TESTS := SessionStoreConcurrencyTests|SessionStoreTests|HTTPServerTests|CollectionDataTests

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# The contract checks, against the real binary ($1, default .build/debug/livedelta):
+#  1. openapi-spec-validator on openapi.yaml;
+#  2. schemathesis: generated requests, with response-schema, status-code, header and
+#     content-type checks (all checks, less the exceptions below), bounded in examples;
+#  3. a client generated from the spec by openapi-python-client runs the README's examples.
+# The tools come pinned from PyPI into .build/contract-venv (made once).
+#
+# Accepted exceptions, each with its reason:
+#  - positive_data_acceptance: requests valid by the schema may still be refused by rules JSON
+#    Schema cannot state: an item without the id that `idKey` names, an id twice where ids must
+#    be unique, items sent to a session holding sections, a version other than the current one.
+#  - schemathesis's coverage phase: it fails inside the tool on this machine's Python 3.11.7
+#    (CPython's "AST constructor recursion depth mismatch", gh-106905, fixed in 3.11.8), on
+#    whichever operation hypothesis describes a filter for; the other phases (examples, fuzzing,
+#    stateful) run on every operation.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+binary=${1:-.build/debug/livedelta}
+examples=${CONTRACT_EXAMPLES:-100}
+venv=.build/contract-venv
+if [ ! -x "$venv/bin/schemathesis" ] || ! cmp -s Tests/Contract/requirements.txt "$venv/requirements.txt"; then
+    python3 -m venv "$venv"
+    "$venv/bin/pip" install -q --disable-pip-version-check -r Tests/Contract/requirements.txt
+    cp Tests/Contract/requirements.txt "$venv/requirements.txt"
+fi
+"$venv/bin/openapi-spec-validator" openapi.yaml
+
+work=$(mktemp -d)
+server=""
+trap '[ -n "$server" ] && kill "$server" 2>/dev/null; rm -rf "$work"' EXIT
+"$binary" --host 127.0.0.1 --port 0 --log-level notice > "$work/server.log" 2>&1 &
+server=$!
+for _ in $(seq 200); do grep -q "port=" "$work/server.log" && break; sleep 0.05; done
+port=$(grep -o 'port=[0-9]*' "$work/server.log" | head -1 | cut -d= -f2)
+[ -n "$port" ] || { echo "the server did not start:"; cat "$work/server.log"; exit 1; }
+url="http://127.0.0.1:$port"
+
+schemathesis() {
+    "$venv/bin/schemathesis" run openapi.yaml --url "$url" --checks all --exclude-checks positive_data_acceptance \
+        --max-examples "$examples" --workers 2 --no-color "$@"
+}
+echo "== schemathesis: examples, fuzzing, stateful, every operation"
+schemathesis --phases examples,fuzzing,stateful
+
+echo "== a generated client runs the README's examples"
+"$venv/bin/openapi-python-client" generate --path openapi.yaml --output-path "$work/livedelta_client" --meta none > "$work/generate.log" 2>&1 \
+    || { cat "$work/generate.log"; exit 1; }
+PYTHONPATH="$work" "$venv/bin/python" Tests/Contract/client_examples.py "$url"
+kill "$server"
+wait "$server" 2>/dev/null || true
+server=""
