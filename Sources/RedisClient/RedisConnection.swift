@@ -39,6 +39,12 @@ final class RedisConnection {
     /// Sends the commands in one write and reads their replies in order (a pipeline). Commands
     /// are framed and written here (`RESPWriter`); hiredis reads and parses the replies.
     func run(_ commands: [[RedisArgument]]) throws(RedisError) -> [RedisValue] {
+        try write(commands)
+        return try read(commands.count)
+    }
+
+    /// Sends the commands without waiting for their replies, which a later `read` takes.
+    func write(_ commands: [[RedisArgument]]) throws(RedisError) {
         guard !broken else { throw .io("the connection failed earlier") }
         do throws(RedisError) {
             try RESPWriter(commands).write(to: context.pointee.fd)
@@ -46,9 +52,14 @@ final class RedisConnection {
             broken = true
             throw error
         }
+    }
+
+    /// The next `count` replies, in the order their commands were sent.
+    func read(_ count: Int) throws(RedisError) -> [RedisValue] {
+        guard !broken else { throw .io("the connection failed earlier") }
         var replies = [RedisValue]()
-        replies.reserveCapacity(commands.count)
-        for _ in commands {
+        replies.reserveCapacity(count)
+        for _ in 0..<count {
             var reply: UnsafeMutableRawPointer?
             guard redisGetReply(context, &reply) == CHIREDIS_OK, let reply else { throw fail() }
             let typed = reply.assumingMemoryBound(to: redisReply.self)

@@ -9,11 +9,15 @@ public final class RedisPool: Sendable {
     private let idle = NIOLockedValueBox<[Connection]>([])
     /// Counts the connections that may still be opened or lent out.
     private let slots: DispatchSemaphore
+    /// Counts the leases that may still be taken: at most half the connections, so that the
+    /// holders of leases, who may wait for other things while holding them, never starve
+    /// one-pipeline callers, who give their connection back at once.
+    private let leases: DispatchSemaphore
 
     /// A connection as the pool lends it.
     // @unchecked Sendable: a connection is used by one thread at a time (lent out, given back
     // under the pool's lock), never concurrently.
-    private final class Connection: @unchecked Sendable {  // one borrower at a time; see above
+    final class Connection: @unchecked Sendable {  // one borrower at a time; see above
         let connection: RedisConnection
         init(_ connection: RedisConnection) { self.connection = connection }
     }
@@ -21,6 +25,7 @@ public final class RedisPool: Sendable {
     public init(_ configuration: RedisConfiguration) {
         self.configuration = configuration
         slots = DispatchSemaphore(value: max(1, configuration.maxConnections))
+        leases = DispatchSemaphore(value: configuration.maxConnections / 2)
     }
 
     /// Runs the commands as one pipeline on a pooled connection and returns their replies.
@@ -29,12 +34,43 @@ public final class RedisPool: Sendable {
             throw .timeout
         }
         defer { slots.signal() }
-        let lent: Connection
-        if let pooled = idle.withLockedValue({ $0.popLast() }) { lent = pooled } else { lent = Connection(try RedisConnection(configuration)) }
+        let lent = try checkOut()
         // A connection that failed is not given back: the next caller opens a fresh one.
         let replies = try lent.connection.run(commands)
-        idle.withLockedValue { $0.append(lent) }
+        checkIn(lent)
         return replies
+    }
+
+    /// A connection of its own for a sequence of pipelines, where one is free now (nil, without
+    /// waiting, where none is, or the leases out are at their limit).
+    public func lease() -> RedisLease? {
+        guard leases.wait(timeout: .now()) == .success else { return nil }
+        guard slots.wait(timeout: .now()) == .success else {
+            leases.signal()
+            return nil
+        }
+        do throws(RedisError) {
+            return RedisLease(pool: self, connection: try checkOut())
+        } catch {
+            giveBack(nil)
+            return nil
+        }
+    }
+
+    /// A lease's end: its connection goes back where it is still in step (no replies unread).
+    func giveBack(_ connection: Connection?) {
+        if let connection { checkIn(connection) }
+        slots.signal()
+        leases.signal()
+    }
+
+    private func checkOut() throws(RedisError) -> Connection {
+        if let pooled = idle.withLockedValue({ $0.popLast() }) { return pooled }
+        return Connection(try RedisConnection(configuration))
+    }
+
+    private func checkIn(_ connection: Connection) {
+        idle.withLockedValue { $0.append(connection) }
     }
 
     /// One command.

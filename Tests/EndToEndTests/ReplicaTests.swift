@@ -175,11 +175,13 @@ import TestSupport
 
     /// A full Redis (`maxmemory` reached, nothing to evict) answers OOM: a 503 to try again,
     /// never a 500, and the session is as it was; once Redis has room, updates go on from there.
-    /// Updates leave no staged bytes behind, whether they committed or were refused.
-    @Test func aFullRedisIsA503AndLeavesNothingBehind() throws {
+    /// Updates leave no staged bytes behind, whether they committed or were refused. With one
+    /// connection to Redis an update stages its collection and waits; with more, it sends it on
+    /// a connection of its own and reads the answer with its commit: both ways are checked.
+    @Test(arguments: [1, 16]) func aFullRedisIsA503AndLeavesNothingBehind(connections: Int) throws {
         let redis = try RedisProcess(arguments: ["--maxmemory", "3mb", "--maxmemory-policy", "noeviction"])
         defer { redis.stop() }
-        let server = try ServerProcess(arguments: ["--session-store", redis.url])
+        let server = try ServerProcess(arguments: ["--session-store", redis.url, "--redis-connections", String(connections)])
         let connection = try server.connection()
         #expect(try connection.request("PUT", "/sessions/small", json: #"{"items":[1,2]}"#).status == 201)
         let big = "{\"items\":[" + (0..<90_000).map { #"{"id":\#($0),"title":"a title long enough to fill Redis"}"# }.joined(separator: ",") + "]}"

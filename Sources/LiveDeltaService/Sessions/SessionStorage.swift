@@ -22,16 +22,15 @@ enum StoredExpectation: Sendable {
 
 /// A collection's bytes for a commit: sent with it, or written beforehand (`stage`), so that
 /// the commit itself, made while others wait for the session, is small.
-enum CommitData: Sendable {
+enum CommitData {
     case bytes([UInt8])
-    case staged(StagedData)
+    case staged(any StagedData)
 }
 
 /// Bytes written beside a session by `SessionStorage.stage`, until a commit takes them or
-/// `discard` drops them (or, should the process die first, a short expiry does).
-struct StagedData: Sendable {
-    let key: [UInt8]
-}
+/// `finish` drops them (or, should the process die first, a short expiry does). The storage's
+/// own; it belongs to the one request that staged it.
+protocol StagedData: AnyObject {}
 
 enum CommitOutcome: Sendable {
     /// Committed; the version it replaced (nil where there was no session).
@@ -51,15 +50,19 @@ enum DeleteOutcome: Sendable {
 /// `SharedSessionStore` brings those (the same as the memory store's, `SessionRules`). Every
 /// read refreshes the session's idle timeout. Failures are `SessionError.storeUnavailable`.
 protocol SessionStorage: Sendable {
-    func version(of id: String) throws(SessionError) -> (version: UInt64, incarnation: String)?
-    func read(_ id: String) throws(SessionError) -> StoredSession?
+    /// The version alone; `via` the staged data of the request asking, where it has some (the
+    /// storage may answer on the same channel, after the staged write).
+    func version(of id: String, via staged: (any StagedData)?) throws(SessionError) -> (version: UInt64, incarnation: String)?
+    func read(_ id: String, via staged: (any StagedData)?) throws(SessionError) -> StoredSession?
     /// The options alone, without refreshing anything; nil where there is no session or no answer.
     func options(of id: String) -> [UInt8]?
     /// Writes a collection's bytes, given in pieces lent for the call, ahead of a commit, which
-    /// may then be tried more than once.
-    func stage(_ id: String, _ pieces: [UnsafeRawBufferPointer]) throws(SessionError) -> StagedData
-    /// Drops staged bytes no commit took; failures are ignored (the bytes expire anyway).
-    func discard(_ staged: StagedData)
+    /// may then be tried more than once. The storage may go on with the write while the caller
+    /// works; every later call given the staged data comes after it.
+    func stage(_ id: String, _ pieces: [UnsafeRawBufferPointer]) throws(SessionError) -> any StagedData
+    /// Ends what `stage` began: drops the bytes where no commit took them (failures are ignored:
+    /// they expire anyway), and lets go of anything held for them.
+    func finish(_ staged: any StagedData)
     /// Stores the session as `version`, `incarnation`, `options` and `data` where what is
     /// stored is still `expected`. Staged data stays staged where the commit did not happen.
     func commit(

@@ -103,17 +103,13 @@ public final class SharedSessionStore: SessionStore {
         // storage before the session's lock is taken, not while others wait for it; the commit
         // made under the lock is then a few bytes.
         let staged = commit ? try storage.stage(id, SessionCodec.pieces(collection)) : nil
-        do throws(SessionError) {
-            return try change(
-                id: id, condition: condition, creating: commit && condition == .any ? (collection, readWith) : nil, readWith: readWith,
-                data: staged.map(CommitData.staged)
-            ) { session, created throws(SessionError) in
-                try SessionRules.update(session, to: collection, condition: condition, commit: commit, created: created)
-            } committing: { commit }
-        } catch {
-            if let staged { storage.discard(staged) }
-            throw error
-        }
+        defer { if let staged { storage.finish(staged) } }
+        return try change(
+            id: id, condition: condition, creating: commit && condition == .any ? (collection, readWith) : nil, readWith: readWith,
+            data: staged.map(CommitData.staged)
+        ) { session, created throws(SessionError) in
+            try SessionRules.update(session, to: collection, condition: condition, commit: commit, created: created)
+        } committing: { commit }
     }
 
     public func append(id: String, _ collection: JSONCollection, readWith: DiffOptions, condition: VersionCondition) throws(SessionError) -> SessionChange {
@@ -129,7 +125,7 @@ public final class SharedSessionStore: SessionStore {
         case .version(let number): version = number
         case .anyOf(let versions):
             // The current version, if listed; the delete then insists on it.
-            guard let stored = try storage.version(of: id) else { throw .versionMismatch(expected: condition, current: nil) }
+            guard let stored = try storage.version(of: id, via: nil) else { throw .versionMismatch(expected: condition, current: nil) }
             guard versions.contains(stored.version) else { throw .versionMismatch(expected: condition, current: stored.version) }
             version = stored.version
         }
@@ -178,7 +174,8 @@ public final class SharedSessionStore: SessionStore {
         for round in 0..<max(1, limits.attempts) {
             if round > 0 { Self.backOff(round) }
             // Only a first try trusts the copy without asking: a lost commit has forgotten it.
-            if let found = try withCurrent(id, optimistic: committing() && round == 0, { session, incarnation throws(SessionError) in
+            let staged: (any StagedData)? = if case .staged(let staged) = data { staged } else { nil }
+            if let found = try withCurrent(id, optimistic: committing() && round == 0, via: staged, { session, incarnation throws(SessionError) in
                 try attempt(session, incarnation: incarnation)
             }) {
                 guard let change = found else { continue }
@@ -224,7 +221,7 @@ public final class SharedSessionStore: SessionStore {
     /// fails where the copy is out of date, and it then reads again. That saves a round trip
     /// on every change to a session this replica keeps.
     private func withCurrent<T>(
-        _ id: String, optimistic: Bool = false, _ body: (HeldSession, String) throws(SessionError) -> T
+        _ id: String, optimistic: Bool = false, via staged: (any StagedData)? = nil, _ body: (HeldSession, String) throws(SessionError) -> T
     ) throws(SessionError) -> T? {
         let cached = cache.withLockedValue { cache -> Entry? in
             guard let entry = cache.sessions[id] else { return nil }
@@ -239,7 +236,7 @@ public final class SharedSessionStore: SessionStore {
                     events(.cacheHit)
                     return try body(cached.session, cached.incarnation)
                 }
-                guard let stored = try storage.version(of: id) else {
+                guard let stored = try storage.version(of: id, via: staged) else {
                     forget(id)
                     return nil
                 }
@@ -250,7 +247,7 @@ public final class SharedSessionStore: SessionStore {
             }
         }
         events(.cacheMiss)
-        guard let stored = try storage.read(id) else {
+        guard let stored = try storage.read(id, via: staged) else {
             forget(id)
             return nil
         }

@@ -26,19 +26,20 @@ final class RedisSessionStorage: SessionStorage {
 
     var isReady: Bool { (try? redis.run(["PING"])) == .status("PONG") }
 
-    func version(of id: String) throws(SessionError) -> (version: UInt64, incarnation: String)? {
+    func version(of id: String, via staged: (any StagedData)?) throws(SessionError) -> (version: UInt64, incarnation: String)? {
         let key = RedisArgument.bytes(layout.key(id))
-        let replies = try run([["HMGET", key, "v", "g"], ["PEXPIRE", key, .text(ttl)]])
+        let replies = try run([["HMGET", key, "v", "g"], ["PEXPIRE", key, .text(ttl)]], on: Self.lease(staged))
         guard let fields = replies[0].array, fields.count == 2, let version = fields[0].integer else { return nil }
         return (UInt64(version), fields[1].bytes.map { String(decoding: $0, as: UTF8.self) } ?? "")
     }
 
-    func read(_ id: String) throws(SessionError) -> StoredSession? {
+    func read(_ id: String, via staged: (any StagedData)?) throws(SessionError) -> StoredSession? {
         let key = RedisArgument.bytes(layout.key(id))
-        let replies = try run([
-            ["HMGET", key, "v", "o", "d", "g"],
-            ["PEXPIRE", key, .text(ttl)],
-        ])
+        let replies = try run(
+            [
+                ["HMGET", key, "v", "o", "d", "g"],
+                ["PEXPIRE", key, .text(ttl)],
+            ], on: Self.lease(staged))
         guard let fields = replies[0].array, fields.count == 4, let version = fields[0].integer, let options = fields[1].bytes,
             let data = fields[2].bytes
         else { return nil }
@@ -50,14 +51,44 @@ final class RedisSessionStorage: SessionStorage {
         (try? redis.run([["HGET", .bytes(layout.key(id)), "o"]]))?.first?.bytes
     }
 
-    func stage(_ id: String, _ pieces: [UnsafeRawBufferPointer]) throws(SessionError) -> StagedData {
-        let staged = StagedData(key: layout.nextKey(id))
-        _ = try run(Self.writing(.borrowed(pieces), to: staged.key))
-        return staged
+    /// A collection written beside its session, and where: on a connection of the request's
+    /// own where one was free, which then carries the request's later commands (so the write
+    /// goes on while the request diffs, and is sure to land before its commit); else on any.
+    final class Staged: StagedData {
+        let key: [UInt8]
+        let lease: RedisLease?
+        var committed = false
+
+        init(key: [UInt8], lease: RedisLease?) {
+            self.key = key
+            self.lease = lease
+        }
     }
 
-    func discard(_ staged: StagedData) {
-        _ = try? redis.run([["DEL", .bytes(staged.key)]])
+    private static func lease(_ staged: (any StagedData)?) -> RedisLease? { (staged as? Staged)?.lease }
+
+    func stage(_ id: String, _ pieces: [UnsafeRawBufferPointer]) throws(SessionError) -> any StagedData {
+        let key = layout.nextKey(id)
+        let commands = Self.writing(.borrowed(pieces), to: key)
+        guard let lease = redis.lease() else {
+            _ = try run(commands)
+            return Staged(key: key, lease: nil)
+        }
+        // Sent, not waited for: the replies are read, and checked, with the next pipeline.
+        do throws(RedisError) {
+            try lease.send(commands)
+        } catch {
+            throw unavailable(error)
+        }
+        return Staged(key: key, lease: lease)
+    }
+
+    func finish(_ staged: any StagedData) {
+        guard let staged = staged as? Staged else { return }
+        defer { staged.lease?.release() }
+        guard !staged.committed else { return }
+        let drop: [[RedisArgument]] = [["DEL", .bytes(staged.key)]]
+        if (try? run(drop, on: staged.lease)) == nil, staged.lease != nil { _ = try? run(drop) }
     }
 
     func commit(
@@ -71,7 +102,9 @@ final class RedisSessionStorage: SessionStorage {
         var commands: [[RedisArgument]] = []
         let next: [UInt8]
         switch data {
-        case .staged(let staged): next = staged.key
+        case .staged(let staged):
+            guard let staged = staged as? Staged else { throw .internalFailure("staged data from another storage") }
+            next = staged.key
         case .bytes(let bytes):
             next = layout.nextKey(id)
             commands = Self.writing(.bytes(bytes), to: next)
@@ -81,11 +114,14 @@ final class RedisSessionStorage: SessionStorage {
             script(
                 RedisScripts.commit, keys: [layout.key(id), next],
                 arguments: [expectedVersion, expectedIncarnation, ttl, String(version), incarnation, keep].map(RedisArgument.text) + [.bytes(options)]))
-        let reply = try run(commands).last!
+        let staged: Staged? = if case .staged(let staged) = data { staged as? Staged } else { nil }
+        let reply = try run(commands, on: staged?.lease).last!
         let parts = reply.array ?? []
         let stored = parts.count > 1 ? parts[1].integer.map(UInt64.init) : nil
         switch parts.first?.integer {
-        case 1: return .committed(previous: stored)
+        case 1:
+            staged?.committed = true
+            return .committed(previous: stored)
         case 0: return .conflict(current: stored)
         default: throw .storeUnavailable("the new value for session \(id) was lost from Redis before its commit")
         }
@@ -113,32 +149,57 @@ final class RedisSessionStorage: SessionStorage {
         ["EVAL", .text(source), .text(String(keys.count))] + keys.map(RedisArgument.bytes) + arguments
     }
 
-    /// Runs a pipeline. Redis's failures, and error replies that say it cannot serve now (full,
-    /// loading, read-only, busy), are `storeUnavailable` (503, try again); any other error reply
-    /// means a command this code sent was wrong, and is an `internalFailure` (500, logged).
-    private func run(_ commands: [[RedisArgument]]) throws(SessionError) -> [RedisValue] {
+    /// Runs a pipeline, on `lease` where given (its replies to commands sent earlier are read
+    /// and checked too, and left out of what is returned). Redis's failures, and error replies
+    /// that say it cannot serve now (full, loading, read-only, busy), are `storeUnavailable`
+    /// (503, try again); any other error reply means a command this code sent was wrong, and is
+    /// an `internalFailure` (500, logged).
+    private func run(_ commands: [[RedisArgument]], on lease: RedisLease? = nil) throws(SessionError) -> [RedisValue] {
         let started = ContinuousClock.now
         defer { events(.storeCommand(ContinuousClock.now - started)) }
-        let replies: [RedisValue]
+        let replies: ArraySlice<RedisValue>
         do throws(RedisError) {
-            replies = try redis.run(commands)
-        } catch {
-            events(.storeError)
-            if !failing.exchange(true, ordering: .relaxed) {
-                logger.warning("session store unavailable", metadata: ["error": "\(error)", "redis": "\(redis.configuration.description)"])
+            if let lease {
+                let all = try lease.run(commands)
+                replies = all[...]
+                if let message = all.prefix(all.count - commands.count).lazy.compactMap(Self.errorMessage).first {
+                    throw RedisError.reply(message)
+                }
+            } else {
+                replies = try redis.run(commands)[...]
             }
-            throw .storeUnavailable(error.description)
+        } catch {
+            throw self.unavailable(error)
         }
         if failing.exchange(false, ordering: .relaxed) {
             logger.notice("session store reachable again", metadata: ["redis": "\(redis.configuration.description)"])
         }
-        if let message = replies.lazy.compactMap({ if case .error(let message) = $0 { message } else { nil } }).first {
+        if let message = replies.lazy.compactMap(Self.errorMessage).first {
             events(.storeError)
             let code = message.prefix { $0 != " " }
             if Self.unavailable.contains(String(code)) { throw .storeUnavailable(RedisError.reply(message).description) }
             throw .internalFailure(RedisError.reply(message).description)
         }
-        return replies
+        return Array(replies.suffix(commands.count))
+    }
+
+    private static func errorMessage(_ value: RedisValue) -> String? {
+        if case .error(let message) = value { message } else { nil }
+    }
+
+    /// Redis could not be reached or did not answer in time (logged once until it is back).
+    private func unavailable(_ error: RedisError) -> SessionError {
+        if case .reply(let message) = error {
+            events(.storeError)
+            let code = message.prefix { $0 != " " }
+            if !Self.unavailable.contains(String(code)) { return .internalFailure(error.description) }
+            return .storeUnavailable(error.description)
+        }
+        events(.storeError)
+        if !failing.exchange(true, ordering: .relaxed) {
+            logger.warning("session store unavailable", metadata: ["error": "\(error)", "redis": "\(redis.configuration.description)"])
+        }
+        return .storeUnavailable(error.description)
     }
 
     /// Error replies by which Redis says it cannot serve for now.
