@@ -171,10 +171,11 @@ public final class SharedSessionStore: SessionStore {
                 return nil
             }
         }
+        // Reads go where the staged write went, after it.
+        let staged: (any StagedData)? = if case .staged(let staged) = data { staged } else { nil }
         for round in 0..<max(1, limits.attempts) {
             if round > 0 { Self.backOff(round) }
             // Only a first try trusts the copy without asking: a lost commit has forgotten it.
-            let staged: (any StagedData)? = if case .staged(let staged) = data { staged } else { nil }
             if let found = try withCurrent(id, optimistic: committing() && round == 0, via: staged, { session, incarnation throws(SessionError) in
                 try attempt(session, incarnation: incarnation)
             }) {
@@ -219,7 +220,8 @@ public final class SharedSessionStore: SessionStore {
     ///
     /// A change that commits may skip the version check (`optimistic`): its compare-and-set
     /// fails where the copy is out of date, and it then reads again. That saves a round trip
-    /// on every change to a session this replica keeps.
+    /// on every change to a session this replica keeps. Reads go `via` the request's staged
+    /// write, where it has one.
     private func withCurrent<T>(
         _ id: String, optimistic: Bool = false, via staged: (any StagedData)? = nil, _ body: (HeldSession, String) throws(SessionError) -> T
     ) throws(SessionError) -> T? {

@@ -78,7 +78,7 @@ final class RedisSessionStorage: SessionStorage {
         do throws(RedisError) {
             try lease.send(commands)
         } catch {
-            throw unavailable(error)
+            throw failure(error)
         }
         return Staged(key: key, lease: lease)
     }
@@ -159,27 +159,15 @@ final class RedisSessionStorage: SessionStorage {
         defer { events(.storeCommand(ContinuousClock.now - started)) }
         let replies: ArraySlice<RedisValue>
         do throws(RedisError) {
-            if let lease {
-                let all = try lease.run(commands)
-                replies = all[...]
-                if let message = all.prefix(all.count - commands.count).lazy.compactMap(Self.errorMessage).first {
-                    throw RedisError.reply(message)
-                }
-            } else {
-                replies = try redis.run(commands)[...]
-            }
+            // On a lease, the replies to what it sent earlier come first, and are checked too.
+            if let lease { replies = try lease.run(commands)[...] } else { replies = try redis.run(commands)[...] }
         } catch {
-            throw self.unavailable(error)
+            throw failure(error)
         }
         if failing.exchange(false, ordering: .relaxed) {
             logger.notice("session store reachable again", metadata: ["redis": "\(redis.configuration.description)"])
         }
-        if let message = replies.lazy.compactMap(Self.errorMessage).first {
-            events(.storeError)
-            let code = message.prefix { $0 != " " }
-            if Self.unavailable.contains(String(code)) { throw .storeUnavailable(RedisError.reply(message).description) }
-            throw .internalFailure(RedisError.reply(message).description)
-        }
+        if let message = replies.lazy.compactMap(Self.errorMessage).first { throw failure(.reply(message)) }
         return Array(replies.suffix(commands.count))
     }
 
@@ -187,15 +175,14 @@ final class RedisSessionStorage: SessionStorage {
         if case .error(let message) = value { message } else { nil }
     }
 
-    /// Redis could not be reached or did not answer in time (logged once until it is back).
-    private func unavailable(_ error: RedisError) -> SessionError {
-        if case .reply(let message) = error {
-            events(.storeError)
-            let code = message.prefix { $0 != " " }
-            if !Self.unavailable.contains(String(code)) { return .internalFailure(error.description) }
-            return .storeUnavailable(error.description)
-        }
+    /// What a failure means for the request: an error reply by its code; Redis unreachable or
+    /// too slow is `storeUnavailable`, logged once until it is back.
+    private func failure(_ error: RedisError) -> SessionError {
         events(.storeError)
+        if case .reply(let message) = error {
+            let code = String(message.prefix { $0 != " " })
+            return Self.unavailableReplies.contains(code) ? .storeUnavailable(error.description) : .internalFailure(error.description)
+        }
         if !failing.exchange(true, ordering: .relaxed) {
             logger.warning("session store unavailable", metadata: ["error": "\(error)", "redis": "\(redis.configuration.description)"])
         }
@@ -203,7 +190,7 @@ final class RedisSessionStorage: SessionStorage {
     }
 
     /// Error replies by which Redis says it cannot serve for now.
-    private static let unavailable: Set<String> = [
+    private static let unavailableReplies: Set<String> = [
         "OOM", "LOADING", "BUSY", "READONLY", "MASTERDOWN", "TRYAGAIN", "CLUSTERDOWN", "NOREPLICAS", "MISCONF",
     ]
 }
