@@ -1,0 +1,64 @@
+import LiveCollections
+import PropertyBased
+import Testing
+import TestSupport
+
+/// Sequential steps replay on Android's semantics to the new list, with one move per batch
+/// move and exactly the reloaded rows changed.
+@Suite struct SequentialDeltaTests {
+    func operations(_ steps: [ListStep]) -> [AndroidReplayer.Operation] {
+        steps.map { step in
+            switch step {
+            case .remove(let position, let count): .remove(position: position, count: count)
+            case .move(let from, let to): .move(from: from, to: to)
+            case .insert(let position, let count): .insert(position: position, count: count)
+            case .change(let position, let count): .change(position: position, count: count)
+            }
+        }
+    }
+
+    @Test func stepsReplayOnAndroidsSemantics() async throws {
+        await propertyCheck(count: 400, input: Gens.flatCase) { flat in
+            let delta = try IndexDelta(from: flat.old, to: flat.new)
+            let sequential = delta.sequential(oldCount: flat.old.count)
+            let (list, changed) = try AndroidReplayer.apply(operations(sequential.steps), to: flat.old, new: flat.new)
+            #expect(list.map(\.id) == flat.new.map(\.id))
+            #expect(list == flat.new)
+            #expect(changed == delta.reloads.map(\.target).sorted())
+            #expect(sequential.moves.count == delta.moves.count)
+            #expect(sequential.steps.filter { if case .move = $0 { true } else { false } }.count == delta.moves.count)
+        }
+    }
+
+    @Test func keyedMovesReplayByKey() async throws {
+        await propertyCheck(count: 400, input: Gens.flatCase) { flat in
+            let delta = try IndexDelta(from: flat.old, to: flat.new)
+            let sequential = delta.sequential(oldCount: flat.old.count)
+            var operations: [KeyedReplayer.Operation<Int, Int>] = delta.deletions.map { .remove(flat.old[$0].id) }
+            operations += sequential.moves.map { .move(flat.old[$0.source].id, before: $0.before.map { flat.old[$0].id }) }
+            let kept = Set(flat.new.indices).subtracting(delta.insertions)
+            for position in delta.insertions {
+                let next = (position + 1..<flat.new.count).first(where: kept.contains)
+                operations.append(.insert(flat.new[position].id, before: next.map { flat.new[$0].id }, item: flat.new[position].content))
+            }
+            operations += delta.reloads.map { .update(flat.new[$0.target].id, item: flat.new[$0.target].content) }
+            let list = try KeyedReplayer.apply(operations, to: flat.old.map { ($0.id, $0.content) })
+            #expect(list.map(\.key) == flat.new.map(\.id) && list.map(\.item) == flat.new.map(\.content))
+        }
+    }
+
+    @Test func movingTheLastOfTenThousandToTheFrontIsOneStep() throws {
+        let old = (0..<10_000).map { Thing(id: $0) }
+        let new = [old[9_999]] + old[..<9_999]
+        let sequential = try IndexDelta(from: old, to: new).sequential(oldCount: old.count)
+        #expect(sequential.steps == [.move(from: 9_999, to: 0)])
+        #expect(sequential.moves == [SequentialMove(source: 9_999, before: 0, from: 9_999, to: 0)])
+    }
+
+    @Test func adjacentRemovalsInsertionsAndChangesAreRanges() throws {
+        let old = (0..<8).map { Thing(id: $0) }
+        let new = [Thing(id: 0), Thing(id: 3, content: 1), Thing(id: 4, content: 1), Thing(id: 20), Thing(id: 21), Thing(id: 5), Thing(id: 6), Thing(id: 7)]
+        let sequential = try IndexDelta(from: old, to: new).sequential(oldCount: old.count)
+        #expect(sequential.steps == [.remove(position: 1, count: 2), .insert(position: 3, count: 2), .change(position: 1, count: 2)])
+    }
+}
