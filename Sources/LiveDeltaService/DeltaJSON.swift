@@ -54,19 +54,20 @@ extension JSONWriter {
     }
 
     /// The members of a flat answer (no braces, so callers can add their own).
-    mutating func flatMembers(animation: AnimationStyle, delta: IndexDelta?, oldCount: Int, newCount: Int, deletedItems: [JSONItem]?) {
+    mutating func flatMembers(
+        animation: AnimationStyle, delta: IndexDelta?, format: DeltaFormat, old: [JSONItem], new: [JSONItem], deletedItems: [JSONItem]?
+    ) {
         member("animation", first: true)
         string(animation.rawValue)
         if let delta {
-            member("delta")
-            indexDelta(delta)
+            flatDelta(delta, format: format, old: old, new: new)
             member("changeCount")
             int(delta.changeCount)
         }
         member("oldCount")
-        int(oldCount)
+        int(old.count)
         member("newCount")
-        int(newCount)
+        int(new.count)
         if let deletedItems {
             member("deletedItems")
             items(deletedItems)

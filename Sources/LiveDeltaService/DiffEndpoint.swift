@@ -36,10 +36,11 @@ struct DiffComputation {
             metrics?.diff(itemsIn: old.count + new.count, changesOut: result.delta?.changeCount)
             writer.raw("{")
             writer.flatMembers(
-                animation: result.animation, delta: result.delta, oldCount: old.count, newCount: new.count,
+                animation: result.animation, delta: result.delta, format: options.format, old: old, new: new,
                 deletedItems: options.includeDeletedItems ? result.deletedIndices.map { old[$0] } : nil)
             writer.raw("}")
         case (.sectioned(let old), .sectioned(let new)):
+            try Self.requireSectionFormat(options.format)
             let result = try naming { () throws(DuplicateIdentifierError) in try options.policy.animatedDelta(from: old, to: new) }
             metrics?.diff(itemsIn: old.itemCount + new.itemCount, changesOut: result.sectionDelta.map { _ in result.changeCount })
             writer.raw("{")
@@ -52,6 +53,14 @@ struct DiffComputation {
             throw .invalidShape(newLocation.items, "the old collection is \(old.kindName) but the new one is \(new.kindName); they must match")
         }
         return writer.bytes
+    }
+
+    /// Sectioned deltas are spelled in `batch` only, so far.
+    static func requireSectionFormat(_ format: DeltaFormat) throws(APIError) {
+        guard format.spellsSections else {
+            throw .invalidOption(
+                JSONPointer("options", "format"), "format \(format.rawValue) is not available for sectioned collections yet; they are answered in batch")
+        }
     }
 
     /// Runs a diff, turning a duplicated id into its API error.

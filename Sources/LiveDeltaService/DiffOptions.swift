@@ -19,6 +19,8 @@ public struct DiffOptions: Sendable, Equatable {
     public var dataCountAnimationThreshold = AnimationPolicy.defaultThreshold
     public var deltaCountAnimationThreshold = AnimationPolicy.defaultThreshold
     public var includeDeletedItems = false
+    /// How answers spell their deltas.
+    public var format = DeltaFormat.batch
 
     public init() {}
 
@@ -49,7 +51,7 @@ public struct DiffOptions: Sendable, Equatable {
 
     static let keys = [
         "idKey", "sectionIdKey", "itemsKey", "unique", "compareKeys", "ignoreKeys",
-        "dataCountAnimationThreshold", "deltaCountAnimationThreshold", "includeDeletedItems",
+        "dataCountAnimationThreshold", "deltaCountAnimationThreshold", "includeDeletedItems", "format",
     ]
 
     /// Reads options from their JSON object; every mistake is a 422 that points at it.
@@ -104,6 +106,13 @@ public struct DiffOptions: Sendable, Equatable {
                 throw .invalidOption(pointer.appending("itemsKey"), "itemsKey must be a non-empty string")
             }
             itemsKey = text
+        }
+        if let value = member("format") {
+            guard let name = value.stringValue, let format = DeltaFormat(rawValue: name) else {
+                throw .invalidOption(
+                    pointer.appending("format"), "format must be one of \(DeltaFormat.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            self.format = format
         }
         unique = try flag("unique") ?? unique
         includeDeletedItems = try flag("includeDeletedItems") ?? includeDeletedItems

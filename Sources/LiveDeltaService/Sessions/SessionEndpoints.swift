@@ -73,13 +73,21 @@ struct SessionEndpoints {
         let condition = try Self.condition(ifMatch: request.header("If-Match"), baseVersion: body.baseVersion)
         let given = try body.options
         var readWith = held ?? given ?? DiffOptions()
-        if let given, held != nil, given != readWith {
-            throw .invalidOption(JSONPointer("options"), "options are fixed when a session is created; this one's differ (GET /sessions/\(id) shows them)")
+        // Options are the session's, but for `format`, which each request may choose.
+        let format = given?.format ?? readWith.format
+        if var given, held != nil {
+            given.format = readWith.format
+            guard given == readWith else {
+                throw .invalidOption(
+                    JSONPointer("options"), "options are fixed when a session is created; this one's differ (GET /sessions/\(id) shows them)")
+            }
         }
         // Read with the session's options; should it be replaced meanwhile with options that
         // read differently, read once more with those.
         for attempt in 0..<2 {
             let collection = try body.collection(readWith: readWith)
+            // Checked before anything is committed: the answer could not be written after.
+            if case .sectioned = collection { try DiffComputation.requireSectionFormat(format) }
             do throws(SessionError) {
                 let change: SessionChange
                 switch action {
@@ -88,7 +96,7 @@ struct SessionEndpoints {
                     change = try store.update(id: id, to: collection, readWith: readWith, condition: condition, commit: action == .update)
                 }
                 // The body holds the request's share of the item budget until the answer is written.
-                return withExtendedLifetime(body) { answer(change) }
+                return withExtendedLifetime(body) { answer(change, format: format) }
             } catch {
                 if case .optionsChanged(let options) = error, attempt == 0 {
                     readWith = options
@@ -100,15 +108,15 @@ struct SessionEndpoints {
         throw APIError(.busy, message: "the session was replaced twice while this request was read; send it again")
     }
 
-    private func answer(_ change: SessionChange) -> HTTPResponse {
+    private func answer(_ change: SessionChange, format: DeltaFormat) -> HTTPResponse {
         var writer = JSONWriter()
         writer.raw("{")
         let includeDeleted = change.options.includeDeletedItems
         switch change.outcome {
-        case .flat(let update, let oldCount, let newCount):
-            metrics?.diff(itemsIn: oldCount + newCount, changesOut: update.delta?.changeCount)
+        case .flat(let update, let old, let new):
+            metrics?.diff(itemsIn: old.count + new.count, changesOut: update.delta?.changeCount)
             writer.flatMembers(
-                animation: update.animation, delta: update.delta, oldCount: oldCount, newCount: newCount,
+                animation: update.animation, delta: update.delta, format: format, old: old, new: new,
                 deletedItems: includeDeleted ? update.deletedItems : nil)
             writer.versions(id: change.id, version: update.version, baseVersion: update.baseVersion)
         case .sectioned(let update, let old, let new):

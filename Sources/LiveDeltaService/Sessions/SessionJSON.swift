@@ -51,6 +51,8 @@ extension JSONWriter {
         int(options.deltaCountAnimationThreshold)
         member("includeDeletedItems")
         bool(options.includeDeletedItems)
+        member("format")
+        string(options.format.rawValue)
         raw("}")
     }
 }

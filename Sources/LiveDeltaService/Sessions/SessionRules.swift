@@ -57,10 +57,9 @@ enum SessionRules {
             let version = try check(condition, against: session.holder.version)
             switch (session.holder, collection) {
             case (.flat(let data), .flat(let items)):
-                let old = data.count
+                let old = data.items
                 let update = commit ? try data.update(items, ifVersion: version) : try data.calculateDelta(items, ifVersion: version)
-                return SessionChange(
-                    id: session.id, created: created, options: session.options, outcome: .flat(update, oldCount: old, newCount: items.count))
+                return SessionChange(id: session.id, created: created, options: session.options, outcome: .flat(update, old: old, new: items))
             case (.sectioned(let data), .sectioned(let sections)):
                 let old = data.sections
                 let update = commit ? try data.update(sections, ifVersion: version) : try data.calculateDelta(sections, ifVersion: version)
@@ -89,7 +88,7 @@ enum SessionRules {
                 let update = try data.append(items, ifVersion: version)
                 return SessionChange(
                     id: session.id, created: false, options: session.options,
-                    outcome: .flat(update, oldCount: old.count, newCount: old.count + items.count))
+                    outcome: .flat(update, old: old, new: old + items))
             case (.sectioned(let data), .sectioned(var sections)):
                 let old = data.sections
                 try checkSize(old.itemCount + collection.itemCount, limit: maxItems)

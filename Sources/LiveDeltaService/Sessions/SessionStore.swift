@@ -11,7 +11,7 @@ public struct SessionSnapshot: Sendable {
 /// A committed (or, for a dry run, computed) change to a session.
 public struct SessionChange: Sendable {
     public enum Outcome: Sendable {
-        case flat(CollectionUpdate<JSONItem>, oldCount: Int, newCount: Int)
+        case flat(CollectionUpdate<JSONItem>, old: [JSONItem], new: [JSONItem])
         case sectioned(SectionedCollectionUpdate<JSONItem>, old: [JSONSection], new: [JSONSection])
     }
 

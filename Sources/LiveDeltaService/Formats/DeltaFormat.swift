@@ -1,0 +1,17 @@
+/// How an answer spells its delta (option `format`).
+public enum DeltaFormat: String, CaseIterable, Sendable {
+    /// UIKit's batch form: deletions in old positions, insertions in new ones, moves, reloads
+    /// applied after (`delta`).
+    case batch
+    /// Android's `ListUpdateCallback` operations, each on the list as the ones before it left
+    /// it (`operations`).
+    case sequential
+    /// An RFC 6902 patch from the old document to the new one, item content included (`patch`).
+    case jsonPatch
+    /// Operations by id, for keyed web lists: remove, move before, insert before, update
+    /// (`operations`).
+    case keyed
+
+    /// Whether it can spell a sectioned delta (so far only `batch` can).
+    var spellsSections: Bool { self == .batch }
+}
