@@ -1,6 +1,7 @@
 // Times the request path in process: the JSON reader on a 100,000-object document (beside
-// Foundation's JSONSerialization), and whole /diff bodies of 20 and 10,000 items.
-// Usage: ServiceBenchmark [reader|diff]...   (both when none is given)
+// Foundation's JSONSerialization), whole /diff bodies of 20 and 10,000 items, and each delta
+// format against batch on 100,000 items with 10% changed.
+// Usage: ServiceBenchmark [reader|diff|formats]...   (all when none is given)
 import ByteJSON
 import Foundation
 import LiveDeltaService
@@ -69,8 +70,37 @@ func diff(sizes: [(Int, Int)] = [(20, 2_001), (10_000, 41)]) throws {
     }
 }
 
+/// 100,000 movies, 10% changed: 2.5% deleted, 2.5% inserted, 2.5% edited, 2.5% moved.
+func formats() throws {
+    let count = 100_000
+    var rng = SystemRandomNumberGenerator()
+    let old = (0..<count).map { movie($0) }
+    var ids = Array(0..<count)
+    let moved = Array(ids.shuffled(using: &rng).prefix(count / 40))
+    let movedSet = Set(moved)
+    ids.removeAll { movedSet.contains($0) }
+    for id in moved { ids.insert(id, at: Int.random(in: 0...ids.count, using: &rng)) }
+    let deleted = Set(ids.shuffled(using: &rng).prefix(count / 40))
+    ids.removeAll { deleted.contains($0) }
+    for k in 0..<count / 40 { ids.insert(10 * count + k, at: Int.random(in: 0...ids.count, using: &rng)) }
+    let edited = Set(ids.shuffled(using: &rng).prefix(count / 40))
+    let new = ids.map { movie($0, edited: edited.contains($0)) }
+    var timings: [(String, Double)] = []
+    for format in ["batch", "sequential", "jsonPatch", "keyed"] {
+        let options = "{\"format\":\"\(format)\",\"dataCountAnimationThreshold\":1000000,\"deltaCountAnimationThreshold\":1000000}"
+        let body = ByteBuffer(Array("{\"old\":[\(old.joined(separator: ","))],\"new\":[\(new.joined(separator: ","))],\"options\":\(options)}".utf8))
+        var response = [UInt8]()
+        let time = try measure(21) { response = try DiffEndpoint.respond(to: body) }
+        timings.append((format, time.median))
+        let ratio = time.median / timings[0].1
+        print(String(format: "format %@, 100,000 movies, 10%% changed: median %.2f ms, min %.2f ms, answer %d bytes; %.2fx batch (target <= 1.5x)",
+                     format, time.median, time.min, response.count, ratio))
+    }
+}
+
 let chosen = CommandLine.arguments.dropFirst()
 if chosen.isEmpty || chosen.contains("reader") { try reader() }
 if chosen.isEmpty || chosen.contains("diff") { try diff() }
+if chosen.isEmpty || chosen.contains("formats") { try formats() }
 // For profiling the small request alone.
 if chosen.contains("small") { try diff(sizes: [(20, 200_001)]) }

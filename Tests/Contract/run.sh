@@ -3,7 +3,9 @@
 #  1. openapi-spec-validator on openapi.yaml;
 #  2. schemathesis: generated requests, with response-schema, status-code, header and
 #     content-type checks (all checks, less the exceptions below), bounded in examples;
-#  3. a client generated from the spec by openapi-python-client runs the README's examples.
+#  3. a client generated from the spec by openapi-python-client runs the README's examples;
+#  4. every delta format replays exactly by appliers that are not LiveDelta's (formats_check.py:
+#     the jsonpatch package, an Android-semantics replayer, a keyed one), on random collections.
 # The tools come pinned from PyPI into .build/contract-venv (made once).
 #
 # Accepted exceptions, each with its reason:
@@ -47,6 +49,9 @@ echo "== a generated client runs the README's examples"
 "$venv/bin/openapi-python-client" generate --path openapi.yaml --output-path "$work/livedelta_client" --meta none > "$work/generate.log" 2>&1 \
     || { cat "$work/generate.log"; exit 1; }
 PYTHONPATH="$work" "$venv/bin/python" Tests/Contract/client_examples.py "$url"
+
+echo "== every delta format replays exactly (jsonpatch, Android and keyed replayers)"
+"$venv/bin/python" Tests/Contract/formats_check.py "$url"
 kill "$server"
 wait "$server" 2>/dev/null || true
 server=""

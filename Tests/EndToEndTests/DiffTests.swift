@@ -153,3 +153,39 @@ import TestSupport
         #expect(health.status == 405 && health.header("Allow") == "GET, HEAD")
     }
 }
+
+/// Each format's answer to one diff, whole: the wire shapes the README and openapi.yaml show.
+@Suite struct DeltaFormatTests {
+    static let body = #"{"old":[{"id":1,"t":"a"},{"id":2},{"id":3},{"id":9}],"new":[{"id":3},{"id":1,"t":"b"},{"id":4},{"id":9}]"#
+
+    @Test(arguments: [
+        ("sequential", #""sequential":[{"op":"remove","position":1,"count":1},{"op":"move","from":0,"to":1},{"op":"insert","position":2,"count":1},{"op":"change","position":1,"count":1}]"#),
+        ("jsonPatch", #""jsonPatch":[{"op":"remove","path":"/1"},{"op":"move","from":"/0","path":"/1"},{"op":"add","path":"/2","value":{"id":4}},{"op":"replace","path":"/1","value":{"id":1,"t":"b"}}]"#),
+        ("keyed", #""keyed":[{"op":"remove","id":2},{"op":"move","id":1,"before":9},{"op":"insert","id":4,"before":9,"item":{"id":4}},{"op":"update","id":1,"item":{"id":1,"t":"b"}}]"#),
+    ])
+    func eachFormatSpellsTheDelta(format: String, member: String) throws {
+        let server = try ServerProcess()
+        let connection = try server.connection()
+        let answer = try connection.request("POST", "/diff", json: Self.body + #","options":{"format":"\#(format)"}}"#)
+        let expected = #"{"animation":"preciseAnimations","format":"\#(format)",\#(member),"changeCount":4,"oldCount":4,"newCount":4}"#
+        let parsed = try JSONValue(parsing: expected)
+        #expect(answer.status == 200)
+        #expect(answer.json == parsed)
+        // A session answers in the format each request asks for, whatever it was created with.
+        #expect(try connection.request("PUT", "/sessions/f", json: #"{"items":[{"id":1,"t":"a"},{"id":2},{"id":3},{"id":9}]}"#).status == 201)
+        let update = try connection.request("POST", "/sessions/f/update", json: #"{"items":[{"id":3},{"id":1,"t":"b"},{"id":4},{"id":9}],"options":{"format":"\#(format)"}}"#)
+        #expect(update.status == 200 && update.json["format"]?.stringValue == format && update.json["delta"] == nil)
+        #expect(update.text.contains(member))
+    }
+
+    @Test func sectionedCollectionsAreRefusedOtherFormatsBeforeAnythingIsCommitted() throws {
+        let server = try ServerProcess()
+        let connection = try server.connection()
+        let refused = try connection.request("POST", "/diff", json: #"{"old":{"sections":[]},"new":{"sections":[]},"options":{"format":"keyed"}}"#)
+        #expect(refused.status == 422 && refused.errorCode == "invalid_option" && refused.json["error", "pointer"]?.stringValue == "/options/format")
+        #expect(try connection.request("PUT", "/sessions/s", json: #"{"sections":[{"id":1,"items":[]}]}"#).status == 201)
+        let update = try connection.request("POST", "/sessions/s/update", json: #"{"sections":[],"options":{"format":"sequential"}}"#)
+        #expect(update.status == 422)
+        #expect(try connection.request("GET", "/sessions/s").json["version"]?.int == 0)
+    }
+}

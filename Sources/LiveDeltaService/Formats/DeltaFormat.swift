@@ -4,12 +4,12 @@ public enum DeltaFormat: String, CaseIterable, Sendable {
     /// applied after (`delta`).
     case batch
     /// Android's `ListUpdateCallback` operations, each on the list as the ones before it left
-    /// it (`operations`).
+    /// it (member `sequential`).
     case sequential
-    /// An RFC 6902 patch from the old document to the new one, item content included (`patch`).
+    /// An RFC 6902 patch from the old document to the new one, item content included (member `jsonPatch`).
     case jsonPatch
     /// Operations by id, for keyed web lists: remove, move before, insert before, update
-    /// (`operations`).
+    /// (member `keyed`).
     case keyed
 
     /// Whether it can spell a sectioned delta (so far only `batch` can).

@@ -4,7 +4,8 @@ import LiveCollections
 /// A flat delta in each format (see `DeltaFormat`); the steps in sequence come from
 /// LiveCollections (`Delta.sequential`), so every format moves exactly what the batch moves.
 extension JSONWriter {
-    /// The delta's members: `delta` for `batch`; `format` and the format's own member else.
+    /// The delta's members: `delta` for `batch`; else `format`, and the operations in a member
+    /// named after it (`sequential`, `jsonPatch`, `keyed`), so that each has one schema.
     mutating func flatDelta(_ delta: IndexDelta, format: DeltaFormat, old: [JSONItem], new: [JSONItem]) {
         guard format != .batch else {
             member("delta")
@@ -17,13 +18,13 @@ extension JSONWriter {
         switch format {
         case .batch: break
         case .sequential:
-            member("operations")
+            member("sequential")
             sequentialOperations(sequential.steps)
         case .jsonPatch:
-            member("patch")
+            member("jsonPatch")
             jsonPatch(sequential.steps, new: new)
         case .keyed:
-            member("operations")
+            member("keyed")
             keyedOperations(delta, moves: sequential.moves, old: old, new: new)
         }
     }
