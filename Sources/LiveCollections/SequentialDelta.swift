@@ -110,7 +110,7 @@ extension Delta where Position == Int {
         }
         placeChain(endingBefore: order.count)
 
-        var used = FenwickCounts(count: slotCount)
+        var used = PrefixCounts(count: slotCount)
         for element in kept { used.add(1, at: ownSlot[element]) }
         var result: [SequentialMove] = []
         result.reserveCapacity(moves.count)
@@ -127,7 +127,7 @@ extension Delta where Position == Int {
 }
 
 /// Counts over positions with prefix sums in O(log n) (a Fenwick tree).
-private struct FenwickCounts {
+struct PrefixCounts {
     private var tree: [Int]
 
     init(count: Int) { tree = [Int](repeating: 0, count: count + 1) }

@@ -62,3 +62,45 @@ import TestSupport
         #expect(sequential.steps == [.remove(position: 1, count: 2), .insert(position: 3, count: 2), .change(position: 1, count: 2)])
     }
 }
+
+/// Sectioned steps replay in sequence to the new sections, with as many moves as the batch.
+@Suite struct SectionedSequentialDeltaTests {
+    func operations(_ sequential: SectionedSequentialDelta) -> [SectionedReplayer.Operation] {
+        let sections: [SectionedReplayer.Operation] = sequential.sectionSteps.map { step in
+            switch step {
+            case .remove(let position, let count): .removeSections(position: position, count: count)
+            case .move(let from, let to): .moveSection(from: from, to: to)
+            case .insert(let position, let count): .insertSections(position: position, count: count)
+            case .change(let position, let count): .changeSections(position: position, count: count)
+            }
+        }
+        let items: [SectionedReplayer.Operation] = sequential.itemSteps.map { step in
+            switch step {
+            case .remove(let section, let position, let count): .remove(section: section, position: position, count: count)
+            case .move(let from, let to): .move(from: (from.section, from.item), to: (to.section, to.item))
+            case .insert(let section, let position, let count): .insert(section: section, position: position, count: count)
+            case .change(let section, let position, let count): .change(section: section, position: position, count: count)
+            }
+        }
+        let changes: [SectionedReplayer.Operation] = sequential.sectionChanges.compactMap { step in
+            if case .change(let position, let count) = step { .changeSections(position: position, count: count) } else { nil }
+        }
+        return sections + items + changes
+    }
+
+    @Test func stepsReplaySectionsThenItems() async throws {
+        await propertyCheck(count: 400, input: Gens.shelves, Gens.shelves) { old, new in
+            let delta = try SectionedDelta(from: old, to: new)
+            let inserted = Set(delta.sectionDelta.insertions)
+            let oldIndex = Dictionary(uniqueKeysWithValues: old.enumerated().map { ($0.element.id, $0.offset) })
+            let stageOne = new.indices.map { inserted.contains($0) ? new[$0].items.count : old[oldIndex[new[$0].id]!].items.count }
+            let sequential = delta.sequential(oldSectionCount: old.count, stageOneSizes: stageOne, finalSizes: new.map(\.items.count))
+            let replayed = try SectionedReplayer.apply(
+                operations(sequential), to: old.map { ($0.header, $0.items) }, new: new.map { ($0.header, $0.items) })
+            #expect(replayed.map(\.header) == new.map(\.header))
+            #expect(replayed.map(\.rows) == new.map(\.items))
+            #expect(sequential.itemMoves.count == delta.itemDelta.moves.count)
+            #expect(sequential.sectionMoves.count == delta.sectionDelta.moves.count)
+        }
+    }
+}

@@ -89,3 +89,68 @@ public enum KeyedReplayer {
         return list
     }
 }
+
+/// Sections applied in sequence, as a list of sections whose rows an adapter notifies: section
+/// operations first (an inserted section arrives with its new rows), then row operations within
+/// sections (a move may cross sections), then sections whose own content changed.
+public enum SectionedReplayer {
+    public enum Operation: Equatable {
+        case removeSections(position: Int, count: Int)
+        case moveSection(from: Int, to: Int)
+        case insertSections(position: Int, count: Int)
+        case changeSections(position: Int, count: Int)
+        case remove(section: Int, position: Int, count: Int)
+        case move(from: (section: Int, item: Int), to: (section: Int, item: Int))
+        case insert(section: Int, position: Int, count: Int)
+        case change(section: Int, position: Int, count: Int)
+
+        public static func == (lhs: Self, rhs: Self) -> Bool { "\(lhs)" == "\(rhs)" }
+    }
+
+    public struct Failure: Error, CustomStringConvertible {
+        public let description: String
+    }
+
+    /// `sections` as (header, rows); inserted and changed ones read `new`.
+    public static func apply<Header, Row>(
+        _ operations: [Operation], to old: [(header: Header, rows: [Row])], new: [(header: Header, rows: [Row])]
+    ) throws -> [(header: Header, rows: [Row])] {
+        var sections = old
+        func check(_ condition: Bool, _ operation: Operation) throws {
+            if !condition { throw Failure(description: "\(operation) does not fit") }
+        }
+        for operation in operations {
+            switch operation {
+            case .removeSections(let position, let count):
+                try check(position >= 0 && count > 0 && position + count <= sections.count, operation)
+                sections.removeSubrange(position..<position + count)
+            case .moveSection(let from, let to):
+                try check(sections.indices.contains(from) && (0..<sections.count).contains(to), operation)
+                sections.insert(sections.remove(at: from), at: to)
+            case .insertSections(let position, let count):
+                try check(position >= 0 && count > 0 && position <= sections.count && position + count <= new.count, operation)
+                sections.insert(contentsOf: new[position..<position + count], at: position)
+            case .changeSections(let position, let count):
+                try check(position >= 0 && count > 0 && position + count <= min(sections.count, new.count), operation)
+                for index in position..<position + count { sections[index].header = new[index].header }
+            case .remove(let section, let position, let count):
+                try check(sections.indices.contains(section) && position >= 0 && count > 0 && position + count <= sections[section].rows.count, operation)
+                sections[section].rows.removeSubrange(position..<position + count)
+            case .move(let from, let to):
+                try check(sections.indices.contains(from.section) && sections[from.section].rows.indices.contains(from.item), operation)
+                let row = sections[from.section].rows.remove(at: from.item)
+                try check(sections.indices.contains(to.section) && (0...sections[to.section].rows.count).contains(to.item), operation)
+                sections[to.section].rows.insert(row, at: to.item)
+            case .insert(let section, let position, let count):
+                try check(sections.indices.contains(section) && new.indices.contains(section), operation)
+                try check(position >= 0 && count > 0 && position <= sections[section].rows.count && position + count <= new[section].rows.count, operation)
+                sections[section].rows.insert(contentsOf: new[section].rows[position..<position + count], at: position)
+            case .change(let section, let position, let count):
+                try check(sections.indices.contains(section) && new.indices.contains(section), operation)
+                try check(position >= 0 && count > 0 && position + count <= min(sections[section].rows.count, new[section].rows.count), operation)
+                for row in position..<position + count { sections[section].rows[row] = new[section].rows[row] }
+            }
+        }
+        return sections
+    }
+}

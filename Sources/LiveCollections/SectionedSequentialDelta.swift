@@ -1,0 +1,171 @@
+/// One step of a sectioned delta's item stage applied in sequence: positions are within a
+/// section, on the list as the steps before left it.
+public enum PathStep: Hashable, Sendable {
+    case remove(section: Int, position: Int, count: Int)
+    /// The item at `from` is taken out, and put back so that it stands at `to` (in the same
+    /// section or another).
+    case move(from: ItemPath, to: ItemPath)
+    case insert(section: Int, position: Int, count: Int)
+    /// Kept items with new content (positions in the final sections).
+    case change(section: Int, position: Int, count: Int)
+}
+
+/// An item move of a sequential sectioned delta, as keyed clients apply it.
+public struct SequentialPathMove: Hashable, Sendable {
+    /// Where the item is after the section stage (the batch delta's move source).
+    public let source: ItemPath
+    /// The final section it goes to.
+    public let section: Int
+    /// Where (after the section stage) the kept item it then stands right before was; nil: the
+    /// end of its section.
+    public let before: ItemPath?
+    public let from: ItemPath
+    public let to: ItemPath
+
+    public init(source: ItemPath, section: Int, before: ItemPath?, from: ItemPath, to: ItemPath) {
+        self.source = source
+        self.section = section
+        self.before = before
+        self.from = from
+        self.to = to
+    }
+}
+
+/// A sectioned delta as steps in sequence: the section stage (removals, moves, insertions of
+/// whole sections, as `SequentialDelta`), then the item stage (removals, one move per batch
+/// item move, possibly across sections, insertions, changes), then the sections whose own
+/// content changed (their positions are final by then).
+public struct SectionedSequentialDelta: Hashable, Sendable {
+    /// The section stage without its changes.
+    public var sectionSteps: [ListStep]
+    public var sectionMoves: [SequentialMove]
+    public var itemSteps: [PathStep]
+    public var itemMoves: [SequentialPathMove]
+    /// `.change` steps over final section positions, applied last.
+    public var sectionChanges: [ListStep]
+}
+
+extension SectionedDelta {
+    /// The delta as steps in sequence. `stageOneSizes`: each section's row count after the
+    /// section stage (a surviving section's old count; an inserted one's new count);
+    /// `finalSizes`: each new section's row count.
+    public func sequential(oldSectionCount: Int, stageOneSizes: [Int], finalSizes: [Int]) -> SectionedSequentialDelta {
+        var sectionStage = sectionDelta
+        sectionStage.reloads = []
+        let sections = sectionStage.sequential(oldCount: oldSectionCount)
+        let sectionChanges = IndexDelta(reloads: sectionDelta.reloads).sequential(oldCount: 0).steps
+
+        var steps: [PathStep] = []
+        for (section, positions) in Self.bySection(itemDelta.deletions).reversed() {
+            for run in Self.runs(positions).reversed() { steps.append(.remove(section: section, position: run.lowerBound, count: run.count)) }
+        }
+        let moves = itemMoves(stageOneSizes: stageOneSizes, finalSizes: finalSizes)
+        steps += moves.map { .move(from: $0.from, to: $0.to) }
+        for (section, positions) in Self.bySection(itemDelta.insertions) {
+            for run in Self.runs(positions) { steps.append(.insert(section: section, position: run.lowerBound, count: run.count)) }
+        }
+        for (section, positions) in Self.bySection(itemDelta.reloads.map(\.target).sorted()) {
+            for run in Self.runs(positions) { steps.append(.change(section: section, position: run.lowerBound, count: run.count)) }
+        }
+        return SectionedSequentialDelta(
+            sectionSteps: sections.steps, sectionMoves: sections.moves, itemSteps: steps, itemMoves: moves, sectionChanges: sectionChanges)
+    }
+
+    /// Ascending paths, grouped by section (ascending), each with its ascending item positions.
+    private static func bySection(_ paths: [ItemPath]) -> [(Int, [Int])] {
+        var groups: [(Int, [Int])] = []
+        for path in paths {
+            if let last = groups.last, last.0 == path.section {
+                groups[groups.count - 1].1.append(path.item)
+            } else {
+                groups.append((path.section, [path.item]))
+            }
+        }
+        return groups
+    }
+
+    private static func runs(_ positions: [Int]) -> [ClosedRange<Int>] {
+        var runs: [ClosedRange<Int>] = []
+        for position in positions {
+            if let last = runs.last, last.upperBound + 1 == position {
+                runs[runs.count - 1] = last.lowerBound...position
+            } else {
+                runs.append(position...position)
+            }
+        }
+        return runs
+    }
+
+    /// The item moves, after the item removals: as for a flat delta (`Delta.sequential`), each
+    /// kept item has a slot where it is now and each moved one a slot where it will be, right
+    /// before the kept item that follows it in its final section; slots are laid out section by
+    /// section, so a count of the slots in use from a section's first is a position in it.
+    private func itemMoves(stageOneSizes: [Int], finalSizes: [Int]) -> [SequentialPathMove] {
+        guard !itemDelta.moves.isEmpty else { return [] }
+        let inserted = Set(sectionDelta.insertions)
+        let surviving = finalSizes.indices.filter { !inserted.contains($0) }
+        let deleted = Set(itemDelta.deletions)
+        var target = [ItemPath: ItemPath]()
+        for move in itemDelta.moves { target[move.source] = move.target }
+        let insertedRows = Set(itemDelta.insertions)
+
+        // Each surviving section's kept items (paths after the section stage) in final order.
+        var order = [Int: [ItemPath]]()
+        for section in surviving {
+            var rows = [ItemPath?](repeating: nil, count: finalSizes[section])
+            for move in itemDelta.moves where move.target.section == section { rows[move.target.item] = move.source }
+            var stayers = (0..<stageOneSizes[section]).lazy.map { ItemPath(section: section, item: $0) }
+                .filter { !deleted.contains($0) && target[$0] == nil }.makeIterator()
+            for row in rows.indices where rows[row] == nil && !insertedRows.contains(ItemPath(section: section, item: row)) {
+                rows[row] = stayers.next()
+            }
+            order[section] = rows.compactMap { $0 }
+        }
+        var rank = [ItemPath: Int]()
+        for (_, rows) in order { for (index, path) in rows.enumerated() { rank[path] = index } }
+
+        var ownSlot = [ItemPath: Int]()
+        var endSlot = [ItemPath: Int]()
+        var sectionStart = [Int: Int]()
+        var slotCount = 0
+        func placeChain(in section: Int, endingBefore index: Int) {
+            let rows = order[section]!
+            var first = index
+            while first > 0 && target[rows[first - 1]] != nil { first -= 1 }
+            for moved in rows[first..<index] {
+                endSlot[moved] = slotCount
+                slotCount += 1
+            }
+        }
+        for section in surviving {
+            sectionStart[section] = slotCount
+            for item in 0..<stageOneSizes[section] {
+                let path = ItemPath(section: section, item: item)
+                guard !deleted.contains(path) else { continue }
+                if target[path] == nil { placeChain(in: section, endingBefore: rank[path]!) }
+                ownSlot[path] = slotCount
+                slotCount += 1
+            }
+            placeChain(in: section, endingBefore: order[section]!.count)
+        }
+
+        var used = PrefixCounts(count: slotCount)
+        for slot in ownSlot.values { used.add(1, at: slot) }
+        var result: [SequentialPathMove] = []
+        result.reserveCapacity(itemDelta.moves.count)
+        for section in surviving.reversed() {
+            let rows = order[section]!
+            for index in rows.indices.reversed() {
+                let path = rows[index]
+                guard target[path] != nil else { continue }
+                let from = ItemPath(section: path.section, item: used.prefix(ownSlot[path]!) - used.prefix(sectionStart[path.section]!))
+                used.add(-1, at: ownSlot[path]!)
+                let to = ItemPath(section: section, item: used.prefix(endSlot[path]!) - used.prefix(sectionStart[section]!))
+                used.add(1, at: endSlot[path]!)
+                result.append(
+                    SequentialPathMove(source: path, section: section, before: index + 1 < rows.count ? rows[index + 1] : nil, from: from, to: to))
+            }
+        }
+        return result
+    }
+}
