@@ -77,19 +77,27 @@ extension JSONWriter {
     /// The members of a sectioned answer (no braces).
     mutating func sectionedMembers(
         sectionAnimation: AnimationStyle, itemAnimation: AnimationStyle, sectionDelta: IndexDelta?, itemDelta: IndexPathDelta?,
-        old: [JSONSection], new: [JSONSection], deletedItems: [JSONItem]?
+        format: DeltaFormat = .batch, itemsKey: String = "items", old: [JSONSection], new: [JSONSection], deletedItems: [JSONItem]?
     ) {
         member("sectionAnimation", first: true)
         string(sectionAnimation.rawValue)
         member("itemAnimation")
         string(itemAnimation.rawValue)
-        if let sectionDelta {
-            member("sectionDelta")
-            indexDelta(sectionDelta)
-        }
-        if let itemDelta {
-            member("itemDelta")
-            pathDelta(itemDelta)
+        if format == .batch {
+            if let sectionDelta {
+                member("sectionDelta")
+                indexDelta(sectionDelta)
+            }
+            if let itemDelta {
+                member("itemDelta")
+                pathDelta(itemDelta)
+            }
+        } else if let sectionDelta, let itemDelta {
+            // Another format spells the whole delta, where both stages were computed.
+            member("format")
+            string(format.rawValue)
+            member(format.memberName)
+            SectionedFormatting(sectionDelta: sectionDelta, itemDelta: itemDelta, old: old, new: new, itemsKey: itemsKey).write(format, to: &self)
         }
         if sectionDelta != nil {
             member("changeCount")

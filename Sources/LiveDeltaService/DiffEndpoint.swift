@@ -40,27 +40,19 @@ struct DiffComputation {
                 deletedItems: options.includeDeletedItems ? result.deletedIndices.map { old[$0] } : nil)
             writer.raw("}")
         case (.sectioned(let old), .sectioned(let new)):
-            try Self.requireSectionFormat(options.format)
             let result = try naming { () throws(DuplicateIdentifierError) in try options.policy.animatedDelta(from: old, to: new) }
             metrics?.diff(itemsIn: old.itemCount + new.itemCount, changesOut: result.sectionDelta.map { _ in result.changeCount })
             writer.raw("{")
             writer.sectionedMembers(
                 sectionAnimation: result.sectionAnimation, itemAnimation: result.itemAnimation,
-                sectionDelta: result.sectionDelta, itemDelta: result.itemDelta, old: old, new: new,
+                sectionDelta: result.sectionDelta, itemDelta: result.itemDelta, format: options.format, itemsKey: options.itemsKey,
+                old: old, new: new,
                 deletedItems: options.includeDeletedItems ? result.deletedItemPaths.map { old[$0.section].items[$0.item] } : nil)
             writer.raw("}")
         default:
             throw .invalidShape(newLocation.items, "the old collection is \(old.kindName) but the new one is \(new.kindName); they must match")
         }
         return writer.bytes
-    }
-
-    /// Sectioned deltas are spelled in `batch` only, so far.
-    static func requireSectionFormat(_ format: DeltaFormat) throws(APIError) {
-        guard format.spellsSections else {
-            throw .invalidOption(
-                JSONPointer("options", "format"), "format \(format.rawValue) is not available for sectioned collections yet; they are answered in batch")
-        }
     }
 
     /// Runs a diff, turning a duplicated id into its API error.

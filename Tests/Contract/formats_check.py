@@ -11,7 +11,8 @@ objects with contents that change, and repeated scalar ids (`unique: false`). Fo
   the batch delta has;
 - `keyed`: a replayer by key (remove, move before, insert before, update) must give the new
   list, keys and items.
-The same runs through a session's update.
+The same runs through a session's update, and for sectioned collections (sections moving,
+coming and going, items moving between them, headers and items changing, empty sections).
 """
 import json
 import sys
@@ -107,6 +108,102 @@ def check(old, new, answers, unique):
     assert keyed_apply(keyed(old, unique), answers["keyed"]["keyed"]) == keyed(new, unique)
 
 
+def sectioned_android_apply(old, operations, new, items_key="items"):
+    """Sections as a list, each with its rows: section operations (an inserted section arrives
+    with its new rows), row operations within sections (a move may cross sections), section
+    changes (the header: every field but the rows)."""
+    sections = [dict(section) for section in old]
+    header = lambda section: {k: v for k, v in section.items() if k != items_key}
+    for op in operations:
+        kind = op["op"]
+        if kind == "removeSections":
+            del sections[op["position"]:op["position"] + op["count"]]
+        elif kind == "moveSection":
+            sections.insert(op["to"], sections.pop(op["from"]))
+        elif kind == "insertSections":
+            sections[op["position"]:op["position"]] = [dict(s) for s in new[op["position"]:op["position"] + op["count"]]]
+        elif kind == "changeSections":
+            for index in range(op["position"], op["position"] + op["count"]):
+                sections[index] = {**header(new[index]), items_key: sections[index][items_key]}
+        elif kind in ("remove", "insert", "change"):
+            section, p, n = op["section"], op["position"], op["count"]
+            rows = list(sections[section][items_key])
+            if kind == "remove":
+                assert p + n <= len(rows)
+                del rows[p:p + n]
+            elif kind == "insert":
+                rows[p:p] = new[section][items_key][p:p + n]
+            else:
+                rows[p:p + n] = new[section][items_key][p:p + n]
+            sections[section] = {**sections[section], items_key: rows}
+        elif kind == "move":
+            source = list(sections[op["from"]["section"]][items_key])
+            row = source.pop(op["from"]["item"])
+            sections[op["from"]["section"]] = {**sections[op["from"]["section"]], items_key: source}
+            target = list(sections[op["to"]["section"]][items_key])
+            assert op["to"]["item"] <= len(target)
+            target.insert(op["to"]["item"], row)
+            sections[op["to"]["section"]] = {**sections[op["to"]["section"]], items_key: target}
+        else:
+            raise AssertionError(op)
+    return sections
+
+
+def sectioned_keyed_apply(old, operations, items_key="items"):
+    """Sections by id, each a keyed list of items: as a page of keyed lists would apply it."""
+    sections = [(json.dumps(s["id"]), {k: v for k, v in s.items() if k != items_key},
+                 [(json.dumps(i["id"]), i) for i in s[items_key]]) for s in old]
+
+    def section_index(key):
+        keys = [k for k, _, _ in sections]
+        assert key in keys, (key, keys)
+        return keys.index(key)
+
+    def find_item(key):
+        for s, (_, _, rows) in enumerate(sections):
+            for r, (k, _) in enumerate(rows):
+                if k == key:
+                    return s, r
+        raise AssertionError(("no item", key))
+
+    for op in operations:
+        kind, key = op["op"], json.dumps(op["id"])
+        before = None if op.get("before") is None else json.dumps(op["before"])
+        if kind == "removeSection":
+            sections.pop(section_index(key))
+        elif kind in ("moveSection", "insertSection"):
+            if kind == "moveSection":
+                element = sections.pop(section_index(key))
+            else:
+                value = op["section"]
+                element = (key, {k: v for k, v in value.items() if k != items_key},
+                           [(json.dumps(i["id"]), i) for i in value[items_key]])
+            sections.insert(section_index(before), element) if before is not None else sections.append(element)
+        elif kind == "updateSection":
+            index = section_index(key)
+            sections[index] = (key, {k: v for k, v in op["section"].items() if k != items_key}, sections[index][2])
+        elif kind == "remove":
+            s, r = find_item(key)
+            sections[s][2].pop(r)
+        elif kind in ("move", "insert"):
+            if kind == "move":
+                s, r = find_item(key)
+                element = sections[s][2].pop(r)
+            else:
+                element = (key, op["item"])
+            rows = sections[section_index(json.dumps(op["section"]))][2]
+            if before is None:
+                rows.append(element)
+            else:
+                rows.insert([k for k, _ in rows].index(before), element)
+        elif kind == "update":
+            s, r = find_item(key)
+            sections[s][2][r] = (key, op["item"])
+        else:
+            raise AssertionError(op)
+    return [{**fields, items_key: [item for _, item in rows]} for _, fields, rows in sections]
+
+
 FORMATS = ["batch", "sequential", "jsonPatch", "keyed"]
 objects = st.lists(st.builds(lambda i, v: {"id": i, "v": v}, st.integers(0, 30), st.integers(0, 2)),
                    max_size=30, unique_by=lambda item: item["id"])
@@ -141,7 +238,45 @@ def session_updates_replay(old, new):
     check(old, new, answers, unique=True)
 
 
+@st.composite
+def shelves(draw, items_key="items"):
+    """Sections with unique ids, some empty, holding items whose ids are unique across them."""
+    ids = draw(st.lists(st.integers(0, 6), max_size=6, unique=True))
+    items = draw(st.lists(st.integers(0, 25), max_size=25, unique=True))
+    sections = [{"id": f"s{i}", "title": draw(st.integers(0, 1)), items_key: []} for i in ids]
+    for item in items:
+        if sections:
+            sections[draw(st.integers(0, len(sections) - 1))][items_key].append({"id": item, "v": draw(st.integers(0, 1))})
+    return sections
+
+
+@checks
+@given(shelves(), shelves())
+def diffs_of_sections_replay(old, new):
+    answers = {f: post("/diff", {"old": {"sections": old}, "new": {"sections": new}, "options": {"format": f}}) for f in FORMATS[1:]}
+    patched = jsonpatch.apply_patch({"sections": old}, answers["jsonPatch"]["jsonPatch"])
+    assert patched == {"sections": new}, (old, new, answers["jsonPatch"]["jsonPatch"], patched)
+    assert sectioned_android_apply(old, answers["sequential"]["sequential"], new) == new, (old, new, answers["sequential"])
+    assert sectioned_keyed_apply(old, answers["keyed"]["keyed"]) == new, (old, new, answers["keyed"])
+
+
+@settings(max_examples=60, deadline=None)
+@given(shelves("rows"), shelves("rows"))
+def sections_under_another_items_key_replay(old, new):
+    options = {"itemsKey": "rows"}
+    post("/sessions/rows", {"sections": old, "options": options}, method="PUT")
+    answer = post("/sessions/rows/update", {"sections": new, "options": {**options, "format": "jsonPatch"}})
+    assert jsonpatch.apply_patch({"sections": old}, answer["jsonPatch"]) == {"sections": new}
+    post("/sessions/rows", {"sections": old, "options": options}, method="PUT")
+    answer = post("/sessions/rows/delta", {"sections": new, "options": {**options, "format": "sequential"}})
+    assert sectioned_android_apply(old, answer["sequential"], new, items_key="rows") == new
+    answer = post("/sessions/rows/delta", {"sections": new, "options": {**options, "format": "keyed"}})
+    assert sectioned_keyed_apply(old, answer["keyed"], items_key="rows") == new
+
+
 diffs_of_objects_replay()
+diffs_of_sections_replay()
+sections_under_another_items_key_replay()
 diffs_of_repeated_ids_replay()
 session_updates_replay()
 print("formats: jsonPatch (jsonpatch package), sequential (Android replayer) and keyed answers replay exactly")

@@ -12,6 +12,13 @@ public enum DeltaFormat: String, CaseIterable, Sendable {
     /// (member `keyed`).
     case keyed
 
-    /// Whether it can spell a sectioned delta (so far only `batch` can).
-    var spellsSections: Bool { self == .batch }
+    /// The answer's member that holds the delta.
+    var memberName: StaticString {
+        switch self {
+        case .batch: "delta"
+        case .sequential: "sequential"
+        case .jsonPatch: "jsonPatch"
+        case .keyed: "keyed"
+        }
+    }
 }

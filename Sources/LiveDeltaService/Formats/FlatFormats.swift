@@ -14,18 +14,13 @@ extension JSONWriter {
         }
         member("format")
         string(format.rawValue)
+        member(format.memberName)
         let sequential = delta.sequential(oldCount: old.count)
         switch format {
         case .batch: break
-        case .sequential:
-            member("sequential")
-            sequentialOperations(sequential.steps)
-        case .jsonPatch:
-            member("jsonPatch")
-            jsonPatch(sequential.steps, new: new)
-        case .keyed:
-            member("keyed")
-            keyedOperations(delta, moves: sequential.moves, old: old, new: new)
+        case .sequential: sequentialOperations(sequential.steps)
+        case .jsonPatch: jsonPatch(sequential.steps, new: new)
+        case .keyed: keyedOperations(delta, moves: sequential.moves, old: old, new: new)
         }
     }
 
@@ -46,7 +41,7 @@ extension JSONWriter {
         }
     }
 
-    private mutating func range(_ op: StaticString, _ position: Int, _ count: Int) {
+    mutating func range(_ op: StaticString, _ position: Int, _ count: Int) {
         raw("{\"op\":\"")
         raw(op)
         raw("\",\"position\":")
@@ -141,7 +136,7 @@ extension JSONWriter {
     }
 
     /// An item's key: its id as JSON, with its occurrence where ids repeat.
-    private mutating func key(of item: JSONItem) {
+    mutating func key(of item: JSONItem) {
         guard item.occurrence > 0 else {
             identity(item.plainID)
             return
@@ -154,7 +149,7 @@ extension JSONWriter {
     }
 
     /// An id as JSON (what `JSONItemID.description` says, written without a String).
-    private mutating func identity(_ id: JSONItemID) {
+    mutating func identity(_ id: JSONItemID) {
         let text = Array(id.description.utf8)
         text.withUnsafeBufferPointer { raw($0) }
     }

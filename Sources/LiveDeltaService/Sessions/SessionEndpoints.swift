@@ -86,8 +86,6 @@ struct SessionEndpoints {
         // read differently, read once more with those.
         for attempt in 0..<2 {
             let collection = try body.collection(readWith: readWith)
-            // Checked before anything is committed: the answer could not be written after.
-            if case .sectioned = collection { try DiffComputation.requireSectionFormat(format) }
             do throws(SessionError) {
                 let change: SessionChange
                 switch action {
@@ -125,7 +123,8 @@ struct SessionEndpoints {
                 changesOut: update.sectionDelta.map { $0.changeCount + (update.itemDelta?.changeCount ?? 0) })
             writer.sectionedMembers(
                 sectionAnimation: update.sectionAnimation, itemAnimation: update.itemAnimation, sectionDelta: update.sectionDelta,
-                itemDelta: update.itemDelta, old: old, new: new, deletedItems: includeDeleted ? update.deletedItems : nil)
+                itemDelta: update.itemDelta, format: format, itemsKey: change.options.itemsKey, old: old, new: new,
+                deletedItems: includeDeleted ? update.deletedItems : nil)
             writer.versions(id: change.id, version: update.version, baseVersion: update.baseVersion)
         }
         writer.raw("}")

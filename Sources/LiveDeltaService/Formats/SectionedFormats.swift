@@ -1,0 +1,245 @@
+import ByteJSON
+import LiveCollections
+
+/// A sectioned delta in each format but `batch`: one list of operations in the order they
+/// apply (LiveCollections' `SectionedDelta.sequential`): sections removed, moved and inserted
+/// (with their new items), then items removed, moved (across sections too), inserted and
+/// changed, then the sections whose own content changed. `keyed` removes items before
+/// anything else: it addresses them by id, and an item that goes into an inserted section
+/// arrives with it.
+struct SectionedFormatting {
+    let delta: SectionedDelta
+    let old: [JSONSection]
+    let new: [JSONSection]
+    let itemsKey: String
+    let sequential: SectionedSequentialDelta
+    /// For each new section that survived, the old section it was.
+    private let source: [Int?]
+
+    init(sectionDelta: IndexDelta, itemDelta: IndexPathDelta, old: [JSONSection], new: [JSONSection], itemsKey: String) {
+        delta = SectionedDelta(sectionDelta: sectionDelta, itemDelta: itemDelta)
+        self.old = old
+        self.new = new
+        self.itemsKey = itemsKey
+        let oldIndex = Dictionary(old.enumerated().map { ($0.element.uniqueID, $0.offset) }, uniquingKeysWith: { first, _ in first })
+        let inserted = Set(sectionDelta.insertions)
+        let source = new.enumerated().map { inserted.contains($0.offset) ? nil : oldIndex[$0.element.uniqueID] }
+        self.source = source
+        let stageOne = new.indices.map { index in source[index].map { old[$0].items.count } ?? new[index].items.count }
+        sequential = delta.sequential(oldSectionCount: old.count, stageOneSizes: stageOne, finalSizes: new.map(\.items.count))
+    }
+
+    /// An item where the section stage left it.
+    func stageOneItem(_ path: ItemPath) -> JSONItem { old[source[path.section]!].items[path.item] }
+
+    func write(_ format: DeltaFormat, to writer: inout JSONWriter) {
+        switch format {
+        case .batch: break
+        case .sequential: sequentialOperations(&writer)
+        case .jsonPatch: jsonPatch(&writer)
+        case .keyed: keyedOperations(&writer)
+        }
+    }
+
+    // MARK: - sequential
+
+    private func sequentialOperations(_ writer: inout JSONWriter) {
+        var list = OperationList(writer: writer)
+        for step in sequential.sectionSteps {
+            list.next { writer in
+                switch step {
+                case .remove(let position, let count): writer.range("removeSections", position, count)
+                case .insert(let position, let count): writer.range("insertSections", position, count)
+                case .change(let position, let count): writer.range("changeSections", position, count)
+                case .move(let from, let to):
+                    writer.raw("{\"op\":\"moveSection\",\"from\":")
+                    writer.int(from)
+                    writer.raw(",\"to\":")
+                    writer.int(to)
+                    writer.raw("}")
+                }
+            }
+        }
+        for step in sequential.itemSteps {
+            list.next { writer in
+                switch step {
+                case .remove(let section, let position, let count): writer.rows("remove", section, position, count)
+                case .insert(let section, let position, let count): writer.rows("insert", section, position, count)
+                case .change(let section, let position, let count): writer.rows("change", section, position, count)
+                case .move(let from, let to):
+                    writer.raw("{\"op\":\"move\",\"from\":")
+                    writer.path(from)
+                    writer.raw(",\"to\":")
+                    writer.path(to)
+                    writer.raw("}")
+                }
+            }
+        }
+        for case .change(let position, let count) in sequential.sectionChanges {
+            list.next { $0.range("changeSections", position, count) }
+        }
+        writer = list.finish()
+    }
+
+    // MARK: - jsonPatch
+
+    private func jsonPatch(_ writer: inout JSONWriter) {
+        var list = OperationList(writer: writer)
+        let items = "/" + itemsKey.replacingOccurrences("~", "~0").replacingOccurrences("/", "~1")
+        func patch(_ op: StaticString, _ path: String, from: String? = nil, value: UnsafeBufferPointer<UInt8>? = nil) {
+            list.next { writer in
+                writer.raw("{\"op\":\"")
+                writer.raw(op)
+                writer.raw("\",")
+                if let from {
+                    writer.key("from")
+                    writer.string(from)
+                    writer.raw(",")
+                }
+                writer.key("path")
+                writer.string(path)
+                if let value {
+                    writer.raw(",\"value\":")
+                    writer.raw(value)
+                }
+                writer.raw("}")
+            }
+        }
+        func section(_ index: Int) -> String { "/sections/\(index)" }
+        func row(_ path: ItemPath) -> String { "/sections/\(path.section)\(items)/\(path.item)" }
+        for step in sequential.sectionSteps {
+            switch step {
+            case .remove(let position, let count): for _ in 0..<count { patch("remove", section(position)) }
+            case .move(let from, let to): patch("move", section(to), from: section(from))
+            case .insert(let position, let count):
+                for index in position..<position + count { patch("add", section(index), value: new[index].text) }
+            case .change: break
+            }
+        }
+        for step in sequential.itemSteps {
+            switch step {
+            case .remove(let s, let position, let count):
+                for _ in 0..<count { patch("remove", row(ItemPath(section: s, item: position))) }
+            case .move(let from, let to): patch("move", row(to), from: row(from))
+            case .insert(let s, let position, let count):
+                for index in position..<position + count { patch("add", row(ItemPath(section: s, item: index)), value: new[s].items[index].text) }
+            case .change(let s, let position, let count):
+                for index in position..<position + count {
+                    patch("replace", row(ItemPath(section: s, item: index)), value: new[s].items[index].text)
+                }
+            }
+        }
+        // Last, a section whose own content changed is replaced whole: its items are final by then.
+        for case .change(let position, let count) in sequential.sectionChanges {
+            for index in position..<position + count { patch("replace", section(index), value: new[index].text) }
+        }
+        writer = list.finish()
+    }
+
+    // MARK: - keyed
+
+    private func keyedOperations(_ writer: inout JSONWriter) {
+        var list = OperationList(writer: writer)
+        let insertedSections = Set(delta.sectionDelta.insertions)
+        func sectionOperation(_ op: StaticString, _ id: JSONItemID, before: JSONItemID?? = nil, value: JSONSection? = nil) {
+            list.next { writer in
+                writer.raw("{\"op\":\"")
+                writer.raw(op)
+                writer.raw("\",\"id\":")
+                writer.identity(id)
+                if let before {
+                    writer.raw(",\"before\":")
+                    if let before { writer.identity(before) } else { writer.raw("null") }
+                }
+                if let value {
+                    writer.raw(",\"section\":")
+                    writer.raw(value.text)
+                }
+                writer.raw("}")
+            }
+        }
+        func itemOperation(_ op: StaticString, _ item: JSONItem, section: Int? = nil, before: JSONItem?? = nil, value: JSONItem? = nil) {
+            list.next { writer in
+                writer.raw("{\"op\":\"")
+                writer.raw(op)
+                writer.raw("\",\"id\":")
+                writer.key(of: item)
+                if let section {
+                    writer.raw(",\"section\":")
+                    writer.identity(new[section].uniqueID)
+                }
+                if let before {
+                    writer.raw(",\"before\":")
+                    if let before { writer.key(of: before) } else { writer.raw("null") }
+                }
+                if let value {
+                    writer.raw(",\"item\":")
+                    writer.raw(value.text)
+                }
+                writer.raw("}")
+            }
+        }
+        // Items leave first: an item that goes on into an inserted section arrives with it, and
+        // by then its key must be free.
+        for path in delta.itemDelta.deletions { itemOperation("remove", stageOneItem(path)) }
+        for position in delta.sectionDelta.deletions { sectionOperation("removeSection", old[position].uniqueID) }
+        for move in sequential.sectionMoves {
+            sectionOperation("moveSection", old[move.source].uniqueID, before: .some(move.before.map { old[$0].uniqueID }))
+        }
+        for position in delta.sectionDelta.insertions {
+            let next = (position + 1..<new.count).first { !insertedSections.contains($0) }
+            sectionOperation("insertSection", new[position].uniqueID, before: .some(next.map { new[$0].uniqueID }), value: new[position])
+        }
+        for move in sequential.itemMoves {
+            itemOperation("move", stageOneItem(move.source), section: move.section, before: .some(move.before.map(stageOneItem)))
+        }
+        let insertedRows = Set(delta.itemDelta.insertions)
+        for path in delta.itemDelta.insertions {
+            let rows = new[path.section].items
+            let next = (path.item + 1..<rows.count).first { !insertedRows.contains(ItemPath(section: path.section, item: $0)) }
+            itemOperation("insert", rows[path.item], section: path.section, before: .some(next.map { rows[$0] }), value: rows[path.item])
+        }
+        for reload in delta.itemDelta.reloads {
+            let item = new[reload.target.section].items[reload.target.item]
+            itemOperation("update", item, value: item)
+        }
+        for reload in delta.sectionDelta.reloads { sectionOperation("updateSection", new[reload.target].uniqueID, value: new[reload.target]) }
+        writer = list.finish()
+    }
+}
+
+/// A JSON array written one element at a time.
+private struct OperationList {
+    private var writer: JSONWriter
+    private var first = true
+
+    init(writer: JSONWriter) {
+        self.writer = writer
+        self.writer.raw("[")
+    }
+
+    mutating func next(_ write: (inout JSONWriter) -> Void) {
+        if !first { writer.raw(",") }
+        first = false
+        write(&writer)
+    }
+
+    consuming func finish() -> JSONWriter {
+        writer.raw("]")
+        return writer
+    }
+}
+
+extension JSONWriter {
+    fileprivate mutating func rows(_ op: StaticString, _ section: Int, _ position: Int, _ count: Int) {
+        raw("{\"op\":\"")
+        raw(op)
+        raw("\",\"section\":")
+        int(section)
+        raw(",\"position\":")
+        int(position)
+        raw(",\"count\":")
+        int(count)
+        raw("}")
+    }
+}
