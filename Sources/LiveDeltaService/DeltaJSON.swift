@@ -55,12 +55,12 @@ extension JSONWriter {
 
     /// The members of a flat answer (no braces, so callers can add their own).
     mutating func flatMembers(
-        animation: AnimationStyle, delta: IndexDelta?, format: DeltaFormat, old: [JSONItem], new: [JSONItem], deletedItems: [JSONItem]?
+        animation: AnimationStyle, delta: IndexDelta?, spelling: DeltaSpelling, old: [JSONItem], new: [JSONItem], deletedItems: [JSONItem]?
     ) {
         member("animation", first: true)
         string(animation.rawValue)
         if let delta {
-            flatDelta(delta, format: format, old: old, new: new)
+            flatDelta(delta, spelling: spelling, old: old, new: new)
             member("changeCount")
             int(delta.changeCount)
         }
@@ -77,12 +77,13 @@ extension JSONWriter {
     /// The members of a sectioned answer (no braces).
     mutating func sectionedMembers(
         sectionAnimation: AnimationStyle, itemAnimation: AnimationStyle, sectionDelta: IndexDelta?, itemDelta: IndexPathDelta?,
-        format: DeltaFormat = .batch, itemsKey: String = "items", old: [JSONSection], new: [JSONSection], deletedItems: [JSONItem]?
+        spelling: DeltaSpelling, old: [JSONSection], new: [JSONSection], deletedItems: [JSONItem]?
     ) {
         member("sectionAnimation", first: true)
         string(sectionAnimation.rawValue)
         member("itemAnimation")
         string(itemAnimation.rawValue)
+        let format = spelling.format
         if format == .batch {
             if let sectionDelta {
                 member("sectionDelta")
@@ -90,14 +91,19 @@ extension JSONWriter {
             }
             if let itemDelta {
                 member("itemDelta")
-                pathDelta(itemDelta)
+                if spelling.changes == .fields, let sectionDelta {
+                    SectionedFormatting(sectionDelta: sectionDelta, itemDelta: itemDelta, old: old, new: new, spelling: spelling)
+                        .writeBatchItemDelta(to: &self)
+                } else {
+                    pathDelta(itemDelta)
+                }
             }
         } else if let sectionDelta, let itemDelta {
             // Another format spells the whole delta, where both stages were computed.
             member("format")
             string(format.rawValue)
             member(format.memberName)
-            SectionedFormatting(sectionDelta: sectionDelta, itemDelta: itemDelta, old: old, new: new, itemsKey: itemsKey).write(format, to: &self)
+            SectionedFormatting(sectionDelta: sectionDelta, itemDelta: itemDelta, old: old, new: new, spelling: spelling).write(to: &self)
         }
         if sectionDelta != nil {
             member("changeCount")

@@ -36,7 +36,7 @@ struct DiffComputation {
             metrics?.diff(itemsIn: old.count + new.count, changesOut: result.delta?.changeCount)
             writer.raw("{")
             writer.flatMembers(
-                animation: result.animation, delta: result.delta, format: options.format, old: old, new: new,
+                animation: result.animation, delta: result.delta, spelling: options.spelling, old: old, new: new,
                 deletedItems: options.includeDeletedItems ? result.deletedIndices.map { old[$0] } : nil)
             writer.raw("}")
         case (.sectioned(let old), .sectioned(let new)):
@@ -45,8 +45,7 @@ struct DiffComputation {
             writer.raw("{")
             writer.sectionedMembers(
                 sectionAnimation: result.sectionAnimation, itemAnimation: result.itemAnimation,
-                sectionDelta: result.sectionDelta, itemDelta: result.itemDelta, format: options.format, itemsKey: options.itemsKey,
-                old: old, new: new,
+                sectionDelta: result.sectionDelta, itemDelta: result.itemDelta, spelling: options.spelling, old: old, new: new,
                 deletedItems: options.includeDeletedItems ? result.deletedItemPaths.map { old[$0.section].items[$0.item] } : nil)
             writer.raw("}")
         default:

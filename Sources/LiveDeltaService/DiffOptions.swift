@@ -21,6 +21,8 @@ public struct DiffOptions: Sendable, Equatable {
     public var includeDeletedItems = false
     /// How answers spell their deltas.
     public var format = DeltaFormat.batch
+    /// How much a changed item says.
+    public var changes = ChangeDetail.rows
 
     public init() {}
 
@@ -51,7 +53,7 @@ public struct DiffOptions: Sendable, Equatable {
 
     static let keys = [
         "idKey", "sectionIdKey", "itemsKey", "unique", "compareKeys", "ignoreKeys",
-        "dataCountAnimationThreshold", "deltaCountAnimationThreshold", "includeDeletedItems", "format",
+        "dataCountAnimationThreshold", "deltaCountAnimationThreshold", "includeDeletedItems", "format", "changes",
     ]
 
     /// Reads options from their JSON object; every mistake is a 422 that points at it.
@@ -113,6 +115,13 @@ public struct DiffOptions: Sendable, Equatable {
                     pointer.appending("format"), "format must be one of \(DeltaFormat.allCases.map(\.rawValue).joined(separator: ", "))")
             }
             self.format = format
+        }
+        if let value = member("changes") {
+            guard let name = value.stringValue, let changes = ChangeDetail(rawValue: name) else {
+                throw .invalidOption(
+                    pointer.appending("changes"), "changes must be one of \(ChangeDetail.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            self.changes = changes
         }
         unique = try flag("unique") ?? unique
         includeDeletedItems = try flag("includeDeletedItems") ?? includeDeletedItems

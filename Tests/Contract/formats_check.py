@@ -13,6 +13,8 @@ objects with contents that change, and repeated scalar ids (`unique: false`). Fo
   list, keys and items.
 The same runs through a session's update, and for sectioned collections (sections moving,
 coming and going, items moving between them, headers and items changing, empty sections).
+With `changes: "fields"`, every changed item says exactly which fields changed (set, removed),
+under `compareKeys`/`ignoreKeys` too, and a `jsonPatch` still reaches the new document exactly.
 """
 import json
 import sys
@@ -80,6 +82,11 @@ def keyed_apply(old, operations):
         else:
             raise AssertionError(op)
     return rows
+
+
+def changed(item, changes):
+    """An item with what a field-by-field change says: fields set, fields removed."""
+    return {**{k: v for k, v in item.items() if k not in changes["removed"]}, **changes["set"]}
 
 
 def keyed(items, unique):
@@ -198,7 +205,7 @@ def sectioned_keyed_apply(old, operations, items_key="items"):
                 rows.insert([k for k, _ in rows].index(before), element)
         elif kind == "update":
             s, r = find_item(key)
-            sections[s][2][r] = (key, op["item"])
+            sections[s][2][r] = (key, op["item"] if "item" in op else changed(sections[s][2][r][1], op["changes"]))
         else:
             raise AssertionError(op)
     return [{**fields, items_key: [item for _, item in rows]} for _, fields, rows in sections]
@@ -258,6 +265,16 @@ def diffs_of_sections_replay(old, new):
     assert patched == {"sections": new}, (old, new, answers["jsonPatch"]["jsonPatch"], patched)
     assert sectioned_android_apply(old, answers["sequential"]["sequential"], new) == new, (old, new, answers["sequential"])
     assert sectioned_keyed_apply(old, answers["keyed"]["keyed"]) == new, (old, new, answers["keyed"])
+    fields = {f: post("/diff", {"old": {"sections": old}, "new": {"sections": new}, "options": {"format": f, "changes": "fields"}})
+              for f in FORMATS}
+    for reload in fields["batch"]["itemDelta"]["reloads"]:
+        before = sections_after_stage_one(old, new)[reload["source"]["section"]][reload["source"]["item"]]
+        after = new[reload["target"]["section"]]["items"][reload["target"]["item"]]
+        assert normalized(reload["changes"]) == normalized(expected_changes(before, after, lambda k: True)), reload
+    assert jsonpatch.apply_patch({"sections": old}, fields["jsonPatch"]["jsonPatch"]) == {"sections": new}
+    assert sectioned_android_apply(old, fields["sequential"]["sequential"], new) == new
+    assert all("payload" in op for op in fields["sequential"]["sequential"] if op["op"] == "change")
+    assert sectioned_keyed_apply(old, fields["keyed"]["keyed"]) == new, (old, new, fields["keyed"])
 
 
 @settings(max_examples=60, deadline=None)
@@ -274,7 +291,53 @@ def sections_under_another_items_key_replay(old, new):
     assert sectioned_keyed_apply(old, answer["keyed"], items_key="rows") == new
 
 
+def sections_after_stage_one(old, new):
+    """Each new section's rows after the section stage: a surviving section's old rows."""
+    by_id = {section["id"]: section for section in old}
+    return [by_id[s["id"]]["items"] if s["id"] in by_id else s["items"] for s in new]
+
+
+def expected_changes(old, new, counts):
+    return {"set": {k: v for k, v in new.items() if counts(k) and (k not in old or old[k] != v)},
+            "removed": [k for k in old if counts(k) and k not in new]}
+
+
+def normalized(changes):
+    return {"set": changes["set"], "removed": sorted(changes["removed"])}
+
+
+fielded = st.lists(st.builds(lambda i, fields: {"id": i, **fields}, st.integers(0, 20),
+                             st.dictionaries(st.sampled_from(["a", "b", "c/d", "e~"]), st.integers(0, 2), max_size=4)),
+                   max_size=20, unique_by=lambda item: item["id"])
+filters = st.sampled_from([{}, {"ignoreKeys": ["b"]}, {"compareKeys": ["a", "c/d"]}])
+
+
+@checks
+@given(fielded, fielded, filters)
+def field_changes_are_exact(old, new, filter_options):
+    counts = (lambda k: k not in filter_options["ignoreKeys"]) if "ignoreKeys" in filter_options else \
+        (lambda k: k in filter_options["compareKeys"]) if "compareKeys" in filter_options else (lambda k: True)
+    options = {**filter_options, "changes": "fields"}
+    answers = {f: post("/diff", {"old": old, "new": new, "options": {**options, "format": f}}) for f in FORMATS}
+    batch = answers["batch"]["delta"]
+    for reload in batch["reloads"]:
+        expected = expected_changes(old[reload["source"]], new[reload["target"]], counts)
+        assert normalized(reload["changes"]) == normalized(expected), (reload, expected)
+        assert expected["set"] or expected["removed"]
+    payloads = {op["position"]: op.get("payload") for op in answers["sequential"]["sequential"] if op["op"] == "change"}
+    assert sorted(payloads) == sorted(r["target"] for r in batch["reloads"])
+    for reload in batch["reloads"]:
+        assert normalized(payloads[reload["target"]]) == normalized(reload["changes"])
+    rows, _ = android_apply(old, answers["sequential"]["sequential"], new)
+    assert [r["id"] for r in rows] == [r["id"] for r in new]
+    assert jsonpatch.apply_patch(old, answers["jsonPatch"]["jsonPatch"]) == new, (old, new, answers["jsonPatch"])
+    updates = {json.dumps(op["id"]): op["changes"] for op in answers["keyed"]["keyed"] if op["op"] == "update"}
+    for reload in batch["reloads"]:
+        assert normalized(updates[json.dumps(new[reload["target"]]["id"])]) == normalized(reload["changes"])
+
+
 diffs_of_objects_replay()
+field_changes_are_exact()
 diffs_of_sections_replay()
 sections_under_another_items_key_replay()
 diffs_of_repeated_ids_replay()

@@ -198,3 +198,16 @@ import TestSupport
         #expect(answer.json == expected)
     }
 }
+
+/// `changes: "fields"`: a reload says which fields changed, following the content filter.
+@Suite struct FieldChangeTests {
+    @Test func aReloadNamesTheChangedFieldsOnly() throws {
+        let server = try ServerProcess()
+        let body = #"{"old":[{"id":1,"title":"Alien","year":1979,"seen":false,"tmp":1}],"#
+            + #""new":[{"id":1,"title":"Alien","year":1980,"seen":true,"note":"x"}],"options":{"changes":"fields","ignoreKeys":["seen"]}}"#
+        let answer = try server.connection().request("POST", "/diff", json: body)
+        let expected = try JSONValue(parsing: #"[{"source":0,"target":0,"changes":{"set":{"year":1980,"note":"x"},"removed":["tmp"]}}]"#)
+        #expect(answer.status == 200)
+        #expect(answer.json["delta", "reloads"] == expected)
+    }
+}

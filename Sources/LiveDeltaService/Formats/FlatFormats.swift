@@ -1,44 +1,139 @@
 import ByteJSON
 import LiveCollections
 
+/// How an answer spells its delta: the format, how much a changed item says, what counts as a
+/// change, and where sections keep their items.
+struct DeltaSpelling: Sendable {
+    var format: DeltaFormat = .batch
+    var changes: ChangeDetail = .rows
+    var filter: ContentFilter = .allFields
+    var itemsKey = "items"
+}
+
+extension DiffOptions {
+    var spelling: DeltaSpelling { DeltaSpelling(format: format, changes: self.changes, filter: filter, itemsKey: itemsKey) }
+}
+
 /// A flat delta in each format (see `DeltaFormat`); the steps in sequence come from
 /// LiveCollections (`Delta.sequential`), so every format moves exactly what the batch moves.
 extension JSONWriter {
     /// The delta's members: `delta` for `batch`; else `format`, and the operations in a member
     /// named after it (`sequential`, `jsonPatch`, `keyed`), so that each has one schema.
-    mutating func flatDelta(_ delta: IndexDelta, format: DeltaFormat, old: [JSONItem], new: [JSONItem]) {
+    mutating func flatDelta(_ delta: IndexDelta, spelling: DeltaSpelling, old: [JSONItem], new: [JSONItem]) {
+        let format = spelling.format
+        func changes(_ pair: IndexPair, filter: ContentFilter) -> FieldChanges? {
+            spelling.changes == .fields ? FieldChanges(old: old[pair.source].text, new: new[pair.target].text, filter: filter) : nil
+        }
         guard format != .batch else {
             member("delta")
-            indexDelta(delta)
+            batchDelta(delta) { changes($0, filter: spelling.filter) }
             return
         }
         member("format")
         string(format.rawValue)
         member(format.memberName)
-        let sequential = delta.sequential(oldCount: old.count)
         switch format {
         case .batch: break
-        case .sequential: sequentialOperations(sequential.steps)
-        case .jsonPatch: jsonPatch(sequential.steps, new: new)
-        case .keyed: keyedOperations(delta, moves: sequential.moves, old: old, new: new)
+        case .sequential:
+            let sources = Dictionary(delta.reloads.map { ($0.target, $0.source) }, uniquingKeysWith: { first, _ in first })
+            sequentialOperations(delta.sequential(oldCount: old.count).steps, fieldByField: spelling.changes == .fields) { target in
+                sources[target].flatMap { changes(IndexPair(source: $0, target: target), filter: spelling.filter) }
+            }
+        case .jsonPatch:
+            // The new document exactly: every kept item whose value differs, counted or not.
+            var exact = delta
+            exact.reloads = spelling.filter == .allFields ? delta.reloads : Self.differingPairs(delta, old: old, new: new)
+            let sources = Dictionary(exact.reloads.map { ($0.target, $0.source) }, uniquingKeysWith: { first, _ in first })
+            jsonPatch(exact.sequential(oldCount: old.count).steps, new: new) { target in
+                sources[target].flatMap { changes(IndexPair(source: $0, target: target), filter: .allFields) }
+            }
+        case .keyed:
+            keyedOperations(delta, moves: delta.sequential(oldCount: old.count).moves, old: old, new: new) { changes($0, filter: spelling.filter) }
         }
     }
 
-    /// `{"op": "remove"|"insert"|"change", "position", "count"}` and `{"op": "move", "from", "to"}`.
-    private mutating func sequentialOperations(_ steps: [ListStep]) {
-        array(steps) { writer, step in
-            switch step {
-            case .remove(let position, let count): writer.range("remove", position, count)
-            case .insert(let position, let count): writer.range("insert", position, count)
-            case .change(let position, let count): writer.range("change", position, count)
-            case .move(let from, let to):
-                writer.raw("{\"op\":\"move\",\"from\":")
-                writer.int(from)
-                writer.raw(",\"to\":")
-                writer.int(to)
+    /// The batch delta, each reload with what changed where `changes` says.
+    private mutating func batchDelta(_ delta: IndexDelta, changes: (IndexPair) -> FieldChanges?) {
+        raw("{\"deletions\":")
+        array(delta.deletions) { $0.int($1) }
+        raw(",\"insertions\":")
+        array(delta.insertions) { $0.int($1) }
+        for (name, pairs, detailed) in [("moves", delta.moves, false), ("reloads", delta.reloads, true)] {
+            raw(",")
+            string(name)
+            raw(":")
+            array(pairs) { writer, pair in
+                writer.raw("{\"source\":")
+                writer.int(pair.source)
+                writer.raw(",\"target\":")
+                writer.int(pair.target)
+                if detailed, let fields = changes(pair) {
+                    writer.raw(",\"changes\":")
+                    writer.fieldChanges(fields)
+                }
                 writer.raw("}")
             }
         }
+        raw("}")
+    }
+
+    /// Kept items whose values differ at all, as (old, new) positions: where a content filter
+    /// leaves fields out, they may differ without being reloads.
+    static func differingPairs(_ delta: IndexDelta, old: [JSONItem], new: [JSONItem]) -> [IndexPair] {
+        var isDeleted = [Bool](repeating: false, count: old.count)
+        for position in delta.deletions { isDeleted[position] = true }
+        var movedFrom = [Int?](repeating: nil, count: new.count)
+        var isMoved = [Bool](repeating: false, count: old.count)
+        for move in delta.moves {
+            movedFrom[move.target] = move.source
+            isMoved[move.source] = true
+        }
+        var isInserted = [Bool](repeating: false, count: new.count)
+        for position in delta.insertions { isInserted[position] = true }
+        var stayers = (0..<old.count).lazy.filter { !isDeleted[$0] && !isMoved[$0] }.makeIterator()
+        var pairs: [IndexPair] = []
+        for target in new.indices where !isInserted[target] {
+            guard let source = movedFrom[target] ?? stayers.next() else { break }
+            if !sameMeaning(old[source].text, new[target].text, counting: .fields(.allFields)) {
+                pairs.append(IndexPair(source: source, target: target))
+            }
+        }
+        return pairs.sorted { $0.source < $1.source }
+    }
+
+    /// `{"op": "remove"|"insert"|"change", "position", "count"}` and `{"op": "move", "from", "to"}`;
+    /// field by field, each change is its own, with what changed as its `payload`.
+    private mutating func sequentialOperations(_ steps: [ListStep], fieldByField: Bool, changes: (Int) -> FieldChanges?) {
+        var list = OperationList(writer: self)
+        for step in steps {
+            switch step {
+            case .remove(let position, let count): list.next { $0.range("remove", position, count) }
+            case .insert(let position, let count): list.next { $0.range("insert", position, count) }
+            case .change(let position, let count) where fieldByField:
+                for index in position..<position + count {
+                    list.next { writer in
+                        writer.raw("{\"op\":\"change\",\"position\":")
+                        writer.int(index)
+                        writer.raw(",\"count\":1")
+                        if let fields = changes(index) {
+                            writer.raw(",\"payload\":")
+                            writer.fieldChanges(fields)
+                        }
+                        writer.raw("}")
+                    }
+                }
+            case .change(let position, let count): list.next { $0.range("change", position, count) }
+            case .move(let from, let to):
+                list.next { writer in
+                    writer.raw("{\"op\":\"move\",\"from\":")
+                    writer.int(from)
+                    writer.raw(",\"to\":")
+                    writer.int(to)
+                    writer.raw("}")
+                }
+            }
+        }
+        self = list.finish()
     }
 
     mutating func range(_ op: StaticString, _ position: Int, _ count: Int) {
@@ -53,21 +148,16 @@ extension JSONWriter {
 
     /// The same steps as RFC 6902 operations on the array: a range is one operation per
     /// element (`remove` at the same path, `add` at successive ones, with the new item);
-    /// `move` is RFC 6902's own (remove at `from`, add at `path`); a change `replace`s.
-    private mutating func jsonPatch(_ steps: [ListStep], new: [JSONItem]) {
-        raw("[")
-        var first = true
-        func operation(_ write: (inout JSONWriter) -> Void) {
-            if !first { raw(",") }
-            first = false
-            write(&self)
-        }
+    /// `move` is RFC 6902's own (remove at `from`, add at `path`); a change `replace`s the item,
+    /// or its changed fields where `changes` says what they are.
+    private mutating func jsonPatch(_ steps: [ListStep], new: [JSONItem], changes: (Int) -> FieldChanges?) {
+        var list = OperationList(writer: self)
         for step in steps {
             switch step {
             case .remove(let position, let count):
-                for _ in 0..<count { operation { $0.patch("remove", path: position) } }
+                for _ in 0..<count { list.next { $0.patch("remove", path: position) } }
             case .move(let from, let to):
-                operation { writer in
+                list.next { writer in
                     writer.raw("{\"op\":\"move\",\"from\":\"/")
                     writer.int(from)
                     writer.raw("\",\"path\":\"/")
@@ -75,12 +165,18 @@ extension JSONWriter {
                     writer.raw("\"}")
                 }
             case .insert(let position, let count):
-                for index in position..<position + count { operation { $0.patch("add", path: index, value: new[index]) } }
+                for index in position..<position + count { list.next { $0.patch("add", path: index, value: new[index]) } }
             case .change(let position, let count):
-                for index in position..<position + count { operation { $0.patch("replace", path: index, value: new[index]) } }
+                for index in position..<position + count {
+                    if let fields = changes(index) {
+                        list.fieldPatch(fields, at: "/\(index)")
+                    } else {
+                        list.next { $0.patch("replace", path: index, value: new[index]) }
+                    }
+                }
             }
         }
-        raw("]")
+        self = list.finish()
     }
 
     private mutating func patch(_ op: StaticString, path index: Int, value: JSONItem? = nil) {
@@ -97,9 +193,11 @@ extension JSONWriter {
     }
 
     /// Removals, moves (each right before the element that follows it in the end), insertions
-    /// (before the next kept element), updates: by id, or by `{"id", "occurrence"}` where ids
-    /// repeat.
-    private mutating func keyedOperations(_ delta: IndexDelta, moves: [SequentialMove], old: [JSONItem], new: [JSONItem]) {
+    /// (before the next kept element), updates (the new item, or what changed): by id, or by
+    /// `{"id", "occurrence"}` where ids repeat.
+    private mutating func keyedOperations(
+        _ delta: IndexDelta, moves: [SequentialMove], old: [JSONItem], new: [JSONItem], changes: (IndexPair) -> FieldChanges?
+    ) {
         var isKept = [Bool](repeating: true, count: new.count)
         for position in delta.insertions { isKept[position] = false }
         // The kept element after each new position, for insertions: from the end backwards.
@@ -107,32 +205,34 @@ extension JSONWriter {
         for position in stride(from: new.count - 1, through: 0, by: -1) {
             nextKept[position] = isKept[position] ? position : nextKept[position + 1]
         }
-        raw("[")
-        var first = true
-        func operation(_ op: StaticString, _ item: JSONItem, before: JSONItem?? = nil, value: JSONItem? = nil) {
-            if !first { raw(",") }
-            first = false
-            raw("{\"op\":\"")
-            raw(op)
-            raw("\",\"id\":")
-            key(of: item)
-            if let before {
-                raw(",\"before\":")
-                if let before { key(of: before) } else { raw("null") }
+        var list = OperationList(writer: self)
+        func operation(_ op: StaticString, _ item: JSONItem, before: JSONItem?? = nil, value: JSONItem? = nil, fields: FieldChanges? = nil) {
+            list.next { writer in
+                writer.raw("{\"op\":\"")
+                writer.raw(op)
+                writer.raw("\",\"id\":")
+                writer.key(of: item)
+                if let before {
+                    writer.raw(",\"before\":")
+                    if let before { writer.key(of: before) } else { writer.raw("null") }
+                }
+                if let fields {
+                    writer.raw(",\"changes\":")
+                    writer.fieldChanges(fields)
+                } else if let value {
+                    writer.raw(",\"item\":")
+                    writer.raw(value.text)
+                }
+                writer.raw("}")
             }
-            if let value {
-                raw(",\"item\":")
-                raw(value.text)
-            }
-            raw("}")
         }
         for position in delta.deletions { operation("remove", old[position]) }
         for move in moves { operation("move", old[move.source], before: .some(move.before.map { old[$0] })) }
         for position in delta.insertions {
             operation("insert", new[position], before: .some(nextKept[position + 1].map { new[$0] }), value: new[position])
         }
-        for reload in delta.reloads { operation("update", new[reload.target], value: new[reload.target]) }
-        raw("]")
+        for reload in delta.reloads { operation("update", new[reload.target], value: new[reload.target], fields: changes(reload)) }
+        self = list.finish()
     }
 
     /// An item's key: its id as JSON, with its occurrence where ids repeat.

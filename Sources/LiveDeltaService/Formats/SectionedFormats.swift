@@ -11,29 +11,67 @@ struct SectionedFormatting {
     let delta: SectionedDelta
     let old: [JSONSection]
     let new: [JSONSection]
-    let itemsKey: String
+    let spelling: DeltaSpelling
     let sequential: SectionedSequentialDelta
     /// For each new section that survived, the old section it was.
     private let source: [Int?]
+    private let stageOne: [Int]
 
-    init(sectionDelta: IndexDelta, itemDelta: IndexPathDelta, old: [JSONSection], new: [JSONSection], itemsKey: String) {
+    init(sectionDelta: IndexDelta, itemDelta: IndexPathDelta, old: [JSONSection], new: [JSONSection], spelling: DeltaSpelling) {
         delta = SectionedDelta(sectionDelta: sectionDelta, itemDelta: itemDelta)
         self.old = old
         self.new = new
-        self.itemsKey = itemsKey
+        self.spelling = spelling
         let oldIndex = Dictionary(old.enumerated().map { ($0.element.uniqueID, $0.offset) }, uniquingKeysWith: { first, _ in first })
         let inserted = Set(sectionDelta.insertions)
         let source = new.enumerated().map { inserted.contains($0.offset) ? nil : oldIndex[$0.element.uniqueID] }
         self.source = source
         let stageOne = new.indices.map { index in source[index].map { old[$0].items.count } ?? new[index].items.count }
+        self.stageOne = stageOne
         sequential = delta.sequential(oldSectionCount: old.count, stageOneSizes: stageOne, finalSizes: new.map(\.items.count))
+    }
+
+    func newItem(_ path: ItemPath) -> JSONItem { new[path.section].items[path.item] }
+
+    /// What changed in a kept item, where answers say it field by field.
+    func changes(_ pair: ItemPathPair, filter: ContentFilter) -> FieldChanges? {
+        spelling.changes == .fields ? FieldChanges(old: stageOneItem(pair.source).text, new: newItem(pair.target).text, filter: filter) : nil
+    }
+
+    /// Kept items whose values differ at all, counted fields or not (see `differingPairs`).
+    func differingPairs() -> [ItemPathPair] {
+        let deleted = Set(delta.itemDelta.deletions)
+        let inserted = Set(delta.itemDelta.insertions)
+        var movedFrom = [ItemPath: ItemPath]()
+        for move in delta.itemDelta.moves { movedFrom[move.target] = move.source }
+        let moved = Set(delta.itemDelta.moves.map(\.source))
+        var pairs: [ItemPathPair] = []
+        for section in new.indices where source[section] != nil {
+            var stayers = (0..<stageOne[section]).lazy.map { ItemPath(section: section, item: $0) }
+                .filter { !deleted.contains($0) && !moved.contains($0) }.makeIterator()
+            for row in new[section].items.indices {
+                let target = ItemPath(section: section, item: row)
+                guard !inserted.contains(target), let from = movedFrom[target] ?? stayers.next() else { continue }
+                if !sameMeaning(stageOneItem(from).text, newItem(target).text, counting: .fields(.allFields)) {
+                    pairs.append(ItemPathPair(source: from, target: target))
+                }
+            }
+        }
+        return pairs.sorted { $0.source < $1.source }
+    }
+
+    /// The same, with other item reloads (for a patch that must reach the new document exactly).
+    private init(copying other: SectionedFormatting, reloads: [ItemPathPair]) {
+        var itemDelta = other.delta.itemDelta
+        itemDelta.reloads = reloads
+        self.init(sectionDelta: other.delta.sectionDelta, itemDelta: itemDelta, old: other.old, new: other.new, spelling: other.spelling)
     }
 
     /// An item where the section stage left it.
     func stageOneItem(_ path: ItemPath) -> JSONItem { old[source[path.section]!].items[path.item] }
 
-    func write(_ format: DeltaFormat, to writer: inout JSONWriter) {
-        switch format {
+    func write(to writer: inout JSONWriter) {
+        switch spelling.format {
         case .batch: break
         case .sequential: sequentialOperations(&writer)
         case .jsonPatch: jsonPatch(&writer)
@@ -41,9 +79,38 @@ struct SectionedFormatting {
         }
     }
 
+    // MARK: - batch
+
+    /// The batch item delta, each reload with what changed.
+    func writeBatchItemDelta(to writer: inout JSONWriter) {
+        let itemDelta = delta.itemDelta
+        writer.raw("{\"deletions\":")
+        writer.array(itemDelta.deletions) { $0.path($1) }
+        writer.raw(",\"insertions\":")
+        writer.array(itemDelta.insertions) { $0.path($1) }
+        for (name, pairs, detailed) in [("moves", itemDelta.moves, false), ("reloads", itemDelta.reloads, true)] {
+            writer.raw(",")
+            writer.string(name)
+            writer.raw(":")
+            writer.array(pairs) { writer, pair in
+                writer.raw("{\"source\":")
+                writer.path(pair.source)
+                writer.raw(",\"target\":")
+                writer.path(pair.target)
+                if detailed, let fields = changes(pair, filter: spelling.filter) {
+                    writer.raw(",\"changes\":")
+                    writer.fieldChanges(fields)
+                }
+                writer.raw("}")
+            }
+        }
+        writer.raw("}")
+    }
+
     // MARK: - sequential
 
     private func sequentialOperations(_ writer: inout JSONWriter) {
+        let reloadSources = Dictionary(delta.itemDelta.reloads.map { ($0.target, $0.source) }, uniquingKeysWith: { first, _ in first })
         var list = OperationList(writer: writer)
         for step in sequential.sectionSteps {
             list.next { writer in
@@ -65,6 +132,21 @@ struct SectionedFormatting {
                 switch step {
                 case .remove(let section, let position, let count): writer.rows("remove", section, position, count)
                 case .insert(let section, let position, let count): writer.rows("insert", section, position, count)
+                case .change(let section, let position, let count) where spelling.changes == .fields:
+                    for row in position..<position + count {
+                        let target = ItemPath(section: section, item: row)
+                        writer.raw("{\"op\":\"change\",\"section\":")
+                        writer.int(section)
+                        writer.raw(",\"position\":")
+                        writer.int(row)
+                        writer.raw(",\"count\":1")
+                        if let fields = reloadSources[target].flatMap({ changes(ItemPathPair(source: $0, target: target), filter: spelling.filter) }) {
+                            writer.raw(",\"payload\":")
+                            writer.fieldChanges(fields)
+                        }
+                        writer.raw("}")
+                        if row + 1 < position + count { writer.raw(",") }
+                    }
                 case .change(let section, let position, let count): writer.rows("change", section, position, count)
                 case .move(let from, let to):
                     writer.raw("{\"op\":\"move\",\"from\":")
@@ -84,8 +166,12 @@ struct SectionedFormatting {
     // MARK: - jsonPatch
 
     private func jsonPatch(_ writer: inout JSONWriter) {
+        // The new document exactly: every kept item whose value differs, counted or not.
+        let exact = spelling.filter == .allFields ? self : SectionedFormatting(copying: self, reloads: differingPairs())
+        let sources = Dictionary(exact.delta.itemDelta.reloads.map { ($0.target, $0.source) }, uniquingKeysWith: { first, _ in first })
+        let sequential = exact.sequential
         var list = OperationList(writer: writer)
-        let items = "/" + itemsKey.replacingOccurrences("~", "~0").replacingOccurrences("/", "~1")
+        let items = "/" + spelling.itemsKey.replacingOccurrences("~", "~0").replacingOccurrences("/", "~1")
         func patch(_ op: StaticString, _ path: String, from: String? = nil, value: UnsafeBufferPointer<UInt8>? = nil) {
             list.next { writer in
                 writer.raw("{\"op\":\"")
@@ -125,7 +211,12 @@ struct SectionedFormatting {
                 for index in position..<position + count { patch("add", row(ItemPath(section: s, item: index)), value: new[s].items[index].text) }
             case .change(let s, let position, let count):
                 for index in position..<position + count {
-                    patch("replace", row(ItemPath(section: s, item: index)), value: new[s].items[index].text)
+                    let target = ItemPath(section: s, item: index)
+                    if let fields = sources[target].flatMap({ changes(ItemPathPair(source: $0, target: target), filter: .allFields) }) {
+                        list.fieldPatch(fields, at: row(target))
+                    } else {
+                        patch("replace", row(target), value: newItem(target).text)
+                    }
                 }
             }
         }
@@ -158,7 +249,9 @@ struct SectionedFormatting {
                 writer.raw("}")
             }
         }
-        func itemOperation(_ op: StaticString, _ item: JSONItem, section: Int? = nil, before: JSONItem?? = nil, value: JSONItem? = nil) {
+        func itemOperation(
+            _ op: StaticString, _ item: JSONItem, section: Int? = nil, before: JSONItem?? = nil, value: JSONItem? = nil, fields: FieldChanges? = nil
+        ) {
             list.next { writer in
                 writer.raw("{\"op\":\"")
                 writer.raw(op)
@@ -172,7 +265,10 @@ struct SectionedFormatting {
                     writer.raw(",\"before\":")
                     if let before { writer.key(of: before) } else { writer.raw("null") }
                 }
-                if let value {
+                if let fields {
+                    writer.raw(",\"changes\":")
+                    writer.fieldChanges(fields)
+                } else if let value {
                     writer.raw(",\"item\":")
                     writer.raw(value.text)
                 }
@@ -200,33 +296,11 @@ struct SectionedFormatting {
             itemOperation("insert", rows[path.item], section: path.section, before: .some(next.map { rows[$0] }), value: rows[path.item])
         }
         for reload in delta.itemDelta.reloads {
-            let item = new[reload.target.section].items[reload.target.item]
-            itemOperation("update", item, value: item)
+            let item = newItem(reload.target)
+            itemOperation("update", item, value: item, fields: changes(reload, filter: spelling.filter))
         }
         for reload in delta.sectionDelta.reloads { sectionOperation("updateSection", new[reload.target].uniqueID, value: new[reload.target]) }
         writer = list.finish()
-    }
-}
-
-/// A JSON array written one element at a time.
-private struct OperationList {
-    private var writer: JSONWriter
-    private var first = true
-
-    init(writer: JSONWriter) {
-        self.writer = writer
-        self.writer.raw("[")
-    }
-
-    mutating func next(_ write: (inout JSONWriter) -> Void) {
-        if !first { writer.raw(",") }
-        first = false
-        write(&writer)
-    }
-
-    consuming func finish() -> JSONWriter {
-        writer.raw("]")
-        return writer
     }
 }
 

@@ -73,10 +73,16 @@ struct SessionEndpoints {
         let condition = try Self.condition(ifMatch: request.header("If-Match"), baseVersion: body.baseVersion)
         let given = try body.options
         var readWith = held ?? given ?? DiffOptions()
-        // Options are the session's, but for `format`, which each request may choose.
-        let format = given?.format ?? readWith.format
+        // Options are the session's, but for how the answer is spelled (`format`, `changes`),
+        // which each request may choose.
+        var spelling = readWith.spelling
+        if let given {
+            spelling.format = given.format
+            spelling.changes = given.changes
+        }
         if var given, held != nil {
             given.format = readWith.format
+            given.changes = readWith.changes
             guard given == readWith else {
                 throw .invalidOption(
                     JSONPointer("options"), "options are fixed when a session is created; this one's differ (GET /sessions/\(id) shows them)")
@@ -94,7 +100,7 @@ struct SessionEndpoints {
                     change = try store.update(id: id, to: collection, readWith: readWith, condition: condition, commit: action == .update)
                 }
                 // The body holds the request's share of the item budget until the answer is written.
-                return withExtendedLifetime(body) { answer(change, format: format) }
+                return withExtendedLifetime(body) { answer(change, spelling: spelling) }
             } catch {
                 if case .optionsChanged(let options) = error, attempt == 0 {
                     readWith = options
@@ -106,7 +112,7 @@ struct SessionEndpoints {
         throw APIError(.busy, message: "the session was replaced twice while this request was read; send it again")
     }
 
-    private func answer(_ change: SessionChange, format: DeltaFormat) -> HTTPResponse {
+    private func answer(_ change: SessionChange, spelling: DeltaSpelling) -> HTTPResponse {
         var writer = JSONWriter()
         writer.raw("{")
         let includeDeleted = change.options.includeDeletedItems
@@ -114,7 +120,7 @@ struct SessionEndpoints {
         case .flat(let update, let old, let new):
             metrics?.diff(itemsIn: old.count + new.count, changesOut: update.delta?.changeCount)
             writer.flatMembers(
-                animation: update.animation, delta: update.delta, format: format, old: old, new: new,
+                animation: update.animation, delta: update.delta, spelling: spelling, old: old, new: new,
                 deletedItems: includeDeleted ? update.deletedItems : nil)
             writer.versions(id: change.id, version: update.version, baseVersion: update.baseVersion)
         case .sectioned(let update, let old, let new):
@@ -123,7 +129,7 @@ struct SessionEndpoints {
                 changesOut: update.sectionDelta.map { $0.changeCount + (update.itemDelta?.changeCount ?? 0) })
             writer.sectionedMembers(
                 sectionAnimation: update.sectionAnimation, itemAnimation: update.itemAnimation, sectionDelta: update.sectionDelta,
-                itemDelta: update.itemDelta, format: format, itemsKey: change.options.itemsKey, old: old, new: new,
+                itemDelta: update.itemDelta, spelling: spelling, old: old, new: new,
                 deletedItems: includeDeleted ? update.deletedItems : nil)
             writer.versions(id: change.id, version: update.version, baseVersion: update.baseVersion)
         }
