@@ -207,24 +207,7 @@ extension JSONWriter {
         }
         var list = OperationList(writer: self)
         func operation(_ op: StaticString, _ item: JSONItem, before: JSONItem?? = nil, value: JSONItem? = nil, fields: FieldChanges? = nil) {
-            list.next { writer in
-                writer.raw("{\"op\":\"")
-                writer.raw(op)
-                writer.raw("\",\"id\":")
-                writer.key(of: item)
-                if let before {
-                    writer.raw(",\"before\":")
-                    if let before { writer.key(of: before) } else { writer.raw("null") }
-                }
-                if let fields {
-                    writer.raw(",\"changes\":")
-                    writer.fieldChanges(fields)
-                } else if let value {
-                    writer.raw(",\"item\":")
-                    writer.raw(value.text)
-                }
-                writer.raw("}")
-            }
+            list.next { $0.keyedItemOperation(op, item, before: before, value: value, fields: fields) }
         }
         for position in delta.deletions { operation("remove", old[position]) }
         for move in moves { operation("move", old[move.source], before: .some(move.before.map { old[$0] })) }
@@ -233,6 +216,33 @@ extension JSONWriter {
         }
         for reload in delta.reloads { operation("update", new[reload.target], value: new[reload.target], fields: changes(reload)) }
         self = list.finish()
+    }
+
+    /// One keyed operation on an item: `{"op", "id", "section"?, "before"?, "changes" | "item"?}`
+    /// (`before` given as nil: null, the end).
+    mutating func keyedItemOperation(
+        _ op: StaticString, _ item: JSONItem, section: JSONItemID? = nil, before: JSONItem??, value: JSONItem?, fields: FieldChanges?
+    ) {
+        raw("{\"op\":\"")
+        raw(op)
+        raw("\",\"id\":")
+        key(of: item)
+        if let section {
+            raw(",\"section\":")
+            identity(section)
+        }
+        if let before {
+            raw(",\"before\":")
+            if let before { key(of: before) } else { raw("null") }
+        }
+        if let fields {
+            raw(",\"changes\":")
+            fieldChanges(fields)
+        } else if let value {
+            raw(",\"item\":")
+            raw(value.text)
+        }
+        raw("}")
     }
 
     /// An item's key: its id as JSON, with its occurrence where ids repeat.

@@ -252,27 +252,8 @@ struct SectionedFormatting {
         func itemOperation(
             _ op: StaticString, _ item: JSONItem, section: Int? = nil, before: JSONItem?? = nil, value: JSONItem? = nil, fields: FieldChanges? = nil
         ) {
-            list.next { writer in
-                writer.raw("{\"op\":\"")
-                writer.raw(op)
-                writer.raw("\",\"id\":")
-                writer.key(of: item)
-                if let section {
-                    writer.raw(",\"section\":")
-                    writer.identity(new[section].uniqueID)
-                }
-                if let before {
-                    writer.raw(",\"before\":")
-                    if let before { writer.key(of: before) } else { writer.raw("null") }
-                }
-                if let fields {
-                    writer.raw(",\"changes\":")
-                    writer.fieldChanges(fields)
-                } else if let value {
-                    writer.raw(",\"item\":")
-                    writer.raw(value.text)
-                }
-                writer.raw("}")
+            list.next {
+                $0.keyedItemOperation(op, item, section: section.map { new[$0].uniqueID }, before: before, value: value, fields: fields)
             }
         }
         // Items leave first: an item that goes on into an inserted section arrives with it, and
