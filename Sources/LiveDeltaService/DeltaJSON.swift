@@ -91,7 +91,7 @@ extension JSONWriter {
             }
             if let itemDelta {
                 member("itemDelta")
-                if spelling.changes == .fields, let sectionDelta {
+                if spelling.changes == .fields || !spelling.nested.isEmpty, let sectionDelta {
                     SectionedFormatting(sectionDelta: sectionDelta, itemDelta: itemDelta, old: old, new: new, spelling: spelling)
                         .writeBatchItemDelta(to: &self)
                 } else {

@@ -23,6 +23,11 @@ public struct DiffOptions: Sendable, Equatable {
     public var format = DeltaFormat.batch
     /// How much a changed item says.
     public var changes = ChangeDetail.rows
+    /// Fields of items that hold lists of their own, each with the options it is diffed by: a
+    /// changed item's list is answered with its own delta.
+    public var nested: [String: DiffOptions] = [:]
+    /// The most levels of lists within lists `nested` may describe.
+    public static let maxNestedLevels = 4
 
     public init() {}
 
@@ -53,11 +58,15 @@ public struct DiffOptions: Sendable, Equatable {
 
     static let keys = [
         "idKey", "sectionIdKey", "itemsKey", "unique", "compareKeys", "ignoreKeys",
-        "dataCountAnimationThreshold", "deltaCountAnimationThreshold", "includeDeletedItems", "format", "changes",
+        "dataCountAnimationThreshold", "deltaCountAnimationThreshold", "includeDeletedItems", "format", "changes", "nested",
     ]
 
     /// Reads options from their JSON object; every mistake is a 422 that points at it.
     public init(_ value: JSONValue, at pointer: JSONPointer) throws(APIError) {
+        try self.init(value, at: pointer, level: 0)
+    }
+
+    private init(_ value: JSONValue, at pointer: JSONPointer, level: Int) throws(APIError) {
         guard case .object(let members) = value else {
             throw .invalidOption(pointer, "options must be an object")
         }
@@ -122,6 +131,23 @@ public struct DiffOptions: Sendable, Equatable {
                     pointer.appending("changes"), "changes must be one of \(ChangeDetail.allCases.map(\.rawValue).joined(separator: ", "))")
             }
             self.changes = changes
+        }
+        if let value = member("nested") {
+            guard case .object(let fields) = value else {
+                throw .invalidOption(pointer.appending("nested"), "nested must be an object: list fields, each with its options")
+            }
+            guard level < Self.maxNestedLevels else {
+                throw .invalidOption(pointer.appending("nested"), "nested lists go at most \(Self.maxNestedLevels) levels deep")
+            }
+            for (name, options) in fields {
+                let field = String(decoding: name, as: UTF8.self)
+                let at = pointer.appending("nested").appending(field)
+                let inner = try DiffOptions(options, at: at, level: level + 1)
+                guard inner.format == .batch, inner.changes == .rows, !field.isEmpty else {
+                    throw .invalidOption(at, "a nested list takes the answer's format and changes, and needs a field name; give them at the top")
+                }
+                nested[field] = inner
+            }
         }
         unique = try flag("unique") ?? unique
         includeDeletedItems = try flag("includeDeletedItems") ?? includeDeletedItems

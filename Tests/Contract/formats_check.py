@@ -15,6 +15,8 @@ The same runs through a session's update, and for sectioned collections (section
 coming and going, items moving between them, headers and items changing, empty sections).
 With `changes: "fields"`, every changed item says exactly which fields changed (set, removed),
 under `compareKeys`/`ignoreKeys` too, and a `jsonPatch` still reaches the new document exactly.
+With `nested`, a changed row's list comes as its own delta in the answer's format, and each
+replays the old row's list to the new one (flat rows, and rows in sections).
 """
 import json
 import sys
@@ -78,15 +80,20 @@ def keyed_apply(old, operations):
             assert key not in [k for k, _ in rows]
             place((key, op["item"]), before)
         elif op["op"] == "update":
-            rows[index(key)] = (key, op["item"])
+            current = rows[index(key)][1]
+            rows[index(key)] = (key, op["item"] if "item" in op else changed(current, op["changes"], op.get("nested")))
         else:
             raise AssertionError(op)
     return rows
 
 
-def changed(item, changes):
-    """An item with what a field-by-field change says: fields set, fields removed."""
-    return {**{k: v for k, v in item.items() if k not in changes["removed"]}, **changes["set"]}
+def changed(item, changes, nested=None):
+    """An item with what a field-by-field change says: fields set, fields removed, and nested
+    lists changed by their own keyed operations."""
+    result = {**{k: v for k, v in item.items() if k not in changes["removed"]}, **changes["set"]}
+    for field, answer in (nested or {}).items():
+        result[field] = [row for _, row in keyed_apply(keyed(item[field], True), answer["keyed"])]
+    return result
 
 
 def keyed(items, unique):
@@ -205,7 +212,7 @@ def sectioned_keyed_apply(old, operations, items_key="items"):
                 rows.insert([k for k, _ in rows].index(before), element)
         elif kind == "update":
             s, r = find_item(key)
-            sections[s][2][r] = (key, op["item"] if "item" in op else changed(sections[s][2][r][1], op["changes"]))
+            sections[s][2][r] = (key, op["item"] if "item" in op else changed(sections[s][2][r][1], op["changes"], op.get("nested")))
         else:
             raise AssertionError(op)
     return [{**fields, items_key: [item for _, item in rows]} for _, fields, rows in sections]
@@ -336,8 +343,91 @@ def field_changes_are_exact(old, new, filter_options):
         assert normalized(updates[json.dumps(new[reload["target"]]["id"])]) == normalized(reload["changes"])
 
 
+inner_lists = st.lists(st.builds(lambda i, v: {"id": i, "v": v}, st.integers(0, 8), st.integers(0, 1)),
+                       max_size=8, unique_by=lambda item: item["id"])
+rows_with_lists = st.lists(st.builds(lambda i, t, movies: {"id": i, "t": t, "movies": movies},
+                                     st.integers(0, 12), st.integers(0, 1), inner_lists),
+                           max_size=12, unique_by=lambda item: item["id"])
+
+
+@checks
+@given(rows_with_lists, rows_with_lists, st.sampled_from(["rows", "fields"]))
+def nested_lists_replay(old, new, detail):
+    """A changed row's list comes as its own delta, in the answer's format, and replays."""
+    options = {"nested": {"movies": {}}, "changes": detail}
+    answers = {f: post("/diff", {"old": old, "new": new, "options": {**options, "format": f}}) for f in FORMATS}
+    assert jsonpatch.apply_patch(old, answers["jsonPatch"]["jsonPatch"]) == new, (old, new, answers["jsonPatch"])
+    # sequential: the rows replay; each change with a nested delta turns the old row's list into
+    # the new one by the same replayer, and says nothing else of that field.
+    old_by_id = {row["id"]: row for row in old}
+    rows, _ = android_apply(old, answers["sequential"]["sequential"], new)
+    assert rows == new
+    for op in answers["sequential"]["sequential"]:
+        if op["op"] == "change" and "nested" in op:
+            row = new[op["position"]]
+            inner = op["nested"]["movies"]
+            replayed, _ = android_apply(old_by_id[row["id"]]["movies"], inner["sequential"], row["movies"])
+            assert replayed == row["movies"]
+            assert "movies" not in op.get("payload", {"set": {}})["set"]
+    # keyed: updates carry the nested list's keyed operations.
+    assert [row for _, row in keyed_apply(keyed(old, True), answers["keyed"]["keyed"])] == new
+    for op in answers["keyed"]["keyed"]:
+        if op["op"] == "update" and "nested" in op:
+            row_id = op["id"]
+            before = old_by_id[row_id]["movies"]
+            after = next(r for r in new if r["id"] == row_id)["movies"]
+            assert keyed_apply(keyed(before, True), op["nested"]["movies"]["keyed"]) == keyed(after, True)
+    # batch: a reload with a nested delta holds a delta that replays the list.
+    for reload in answers["batch"]["delta"]["reloads"]:
+        if "nested" in reload:
+            inner = reload["nested"]["movies"]["delta"]
+            before, after = old[reload["source"]]["movies"], new[reload["target"]]["movies"]
+            assert batch_replay(before, inner, after) == after
+
+
+@checks
+@given(rows_with_lists, rows_with_lists, st.sampled_from(["rows", "fields"]))
+def nested_lists_in_sections_replay(old, new, detail):
+    """The same within sections: rows split between two sections, their lists nested."""
+    def split(rows):
+        return [{"id": "a", "items": rows[:len(rows) // 2]}, {"id": "b", "items": rows[len(rows) // 2:]}]
+    old_s, new_s = split(old), split(new)
+    options = {"nested": {"movies": {}}, "changes": detail}
+    answers = {f: post("/diff", {"old": {"sections": old_s}, "new": {"sections": new_s}, "options": {**options, "format": f}})
+               for f in FORMATS}
+    assert jsonpatch.apply_patch({"sections": old_s}, answers["jsonPatch"]["jsonPatch"]) == {"sections": new_s}
+    assert sectioned_android_apply(old_s, answers["sequential"]["sequential"], new_s) == new_s
+    assert sectioned_keyed_apply(old_s, answers["keyed"]["keyed"]) == new_s
+    stage_one = sections_after_stage_one(old_s, new_s)
+    for reload in answers["batch"]["itemDelta"]["reloads"]:
+        if "nested" in reload:
+            before = stage_one[reload["source"]["section"]][reload["source"]["item"]]["movies"]
+            after = new_s[reload["target"]["section"]]["items"][reload["target"]["item"]]["movies"]
+            assert batch_replay(before, reload["nested"]["movies"]["delta"], after) == after
+
+
+def batch_replay(old, delta, new):
+    """UIKit's batch reading: deletions in old positions, insertions and move targets in new
+    ones, the other survivors in order in the remaining places, reloads after."""
+    moved = {m["source"]: m["target"] for m in delta["moves"]}
+    result = [None] * len(new)
+    for position in delta["insertions"]:
+        result[position] = new[position]
+    for source, target in moved.items():
+        result[target] = old[source]
+    stayers = iter([old[i] for i in range(len(old)) if i not in delta["deletions"] and i not in moved])
+    for position in range(len(new)):
+        if result[position] is None:
+            result[position] = next(stayers)
+    for reload in delta["reloads"]:
+        result[reload["target"]] = new[reload["target"]]
+    return result
+
+
 diffs_of_objects_replay()
 field_changes_are_exact()
+nested_lists_replay()
+nested_lists_in_sections_replay()
 diffs_of_sections_replay()
 sections_under_another_items_key_replay()
 diffs_of_repeated_ids_replay()

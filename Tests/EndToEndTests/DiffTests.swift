@@ -211,3 +211,40 @@ import TestSupport
         #expect(answer.json["delta", "reloads"] == expected)
     }
 }
+
+/// `nested`: a changed row's list comes as its own delta, in the answer's format.
+@Suite struct NestedListTests {
+    static let body = #"{"old":[{"id":1,"shelf":"Sci-fi","movies":[{"id":10},{"id":11}]}],"#
+        + #""new":[{"id":1,"shelf":"Sci-fi!","movies":[{"id":11},{"id":12}]}],"#
+
+    @Test func aRowsListIsAnsweredWithItsOwnDelta() throws {
+        let server = try ServerProcess()
+        let connection = try server.connection()
+        let batch = try connection.request("POST", "/diff", json: Self.body + #""options":{"nested":{"movies":{}},"changes":"fields"}}"#)
+        let expected = try JSONValue(
+            parsing: #"[{"source":0,"target":0,"changes":{"set":{"shelf":"Sci-fi!"},"removed":[]},"nested":{"movies":"#
+                + #"{"animation":"preciseAnimations","delta":{"deletions":[0],"insertions":[1],"moves":[],"reloads":[]},"changeCount":2,"oldCount":2,"newCount":2}}}]"#)
+        #expect(batch.status == 200)
+        #expect(batch.json["delta", "reloads"] == expected)
+        let patch = try connection.request("POST", "/diff", json: Self.body + #""options":{"nested":{"movies":{}},"format":"jsonPatch"}}"#)
+        let operations = try JSONValue(
+            parsing: #"[{"op":"replace","path":"/0/shelf","value":"Sci-fi!"},{"op":"remove","path":"/0/movies/0"},{"op":"add","path":"/0/movies/1","value":{"id":12}}]"#)
+        #expect(patch.json["jsonPatch"] == operations)
+    }
+
+    @Test func nestedOptionsAreCheckedAndBounded() throws {
+        let server = try ServerProcess()
+        let connection = try server.connection()
+        let formatInside = try connection.request("POST", "/diff", json: Self.body + #""options":{"nested":{"movies":{"format":"keyed"}}}}"#)
+        #expect(formatInside.status == 422 && formatInside.json["error", "pointer"]?.stringValue == "/options/nested/movies")
+        let deep = #"{"nested":{"a":{"nested":{"b":{"nested":{"c":{"nested":{"d":{"nested":{"e":{}}}}}}}}}}}"#
+        let tooDeep = try connection.request("POST", "/diff", json: Self.body + #""options":\#(deep)}"#)
+        #expect(tooDeep.status == 422 && tooDeep.errorCode == "invalid_option")
+        // A list its options cannot diff (an item without its id) changes as any other field.
+        let noIDs = #"{"old":[{"id":1,"movies":[{"x":1}]}],"new":[{"id":1,"movies":[{"x":2}]}],"options":{"nested":{"movies":{}},"changes":"fields"}}"#
+        let whole = try connection.request("POST", "/diff", json: noIDs)
+        let asField = try JSONValue(parsing: #"[{"source":0,"target":0,"changes":{"set":{"movies":[{"x":2}]},"removed":[]}}]"#)
+        #expect(whole.status == 200)
+        #expect(whole.json["delta", "reloads"] == asField)
+    }
+}

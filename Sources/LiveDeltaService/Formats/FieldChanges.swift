@@ -20,17 +20,18 @@ struct FieldChanges {
     var existing: Set<[UInt8]> = []
 
     /// Nil where either is not an object (a scalar item is its own id, so it never changes).
-    init?(old: UnsafeBufferPointer<UInt8>, new: UnsafeBufferPointer<UInt8>, filter: ContentFilter) {
+    /// `excluding`: fields left out (nested lists, answered with deltas of their own).
+    init?(old: UnsafeBufferPointer<UInt8>, new: UnsafeBufferPointer<UInt8>, filter: ContentFilter, excluding excluded: Set<[UInt8]> = []) {
         guard let before = Self.members(of: old, filter: filter), let after = Self.members(of: new, filter: filter) else { return nil }
         existing = before.all
         var oldValues = [[UInt8]: JSONValue]()
         for member in before.counted { oldValues[member.name] = member.value }
         var seen = Set<[UInt8]>()
-        for member in after.counted.reversed() where seen.insert(member.name).inserted {
+        for member in after.counted.reversed() where seen.insert(member.name).inserted && !excluded.contains(member.name) {
             if oldValues[member.name] != member.value { set.append((member.name, member.text)) }
         }
         set.reverse()
-        removed = before.counted.map(\.name).filter { !seen.contains($0) }.reduce(into: [[UInt8]]()) { names, name in
+        removed = before.counted.map(\.name).filter { !seen.contains($0) && !excluded.contains($0) }.reduce(into: [[UInt8]]()) { names, name in
             if !names.contains(name) { names.append(name) }
         }
     }

@@ -8,10 +8,14 @@ struct DeltaSpelling: Sendable {
     var changes: ChangeDetail = .rows
     var filter: ContentFilter = .allFields
     var itemsKey = "items"
+    /// Items' list fields answered with deltas of their own.
+    var nested: [String: DiffOptions] = [:]
 }
 
 extension DiffOptions {
-    var spelling: DeltaSpelling { DeltaSpelling(format: format, changes: self.changes, filter: filter, itemsKey: itemsKey) }
+    var spelling: DeltaSpelling {
+        DeltaSpelling(format: format, changes: self.changes, filter: filter, itemsKey: itemsKey, nested: nested)
+    }
 }
 
 /// A flat delta in each format (see `DeltaFormat`); the steps in sequence come from
@@ -21,12 +25,25 @@ extension JSONWriter {
     /// named after it (`sequential`, `jsonPatch`, `keyed`), so that each has one schema.
     mutating func flatDelta(_ delta: IndexDelta, spelling: DeltaSpelling, old: [JSONItem], new: [JSONItem]) {
         let format = spelling.format
-        func changes(_ pair: IndexPair, filter: ContentFilter) -> FieldChanges? {
-            spelling.changes == .fields ? FieldChanges(old: old[pair.source].text, new: new[pair.target].text, filter: filter) : nil
+        // Lists within changed items, by the item's new position (reloads, and for a patch
+        // every kept item that differs).
+        var nestedByTarget = [Int: [NestedDelta]]()
+        if !spelling.nested.isEmpty {
+            let pairs = format == .jsonPatch && spelling.filter != .allFields ? Self.differingPairs(delta, old: old, new: new) : delta.reloads
+            for pair in pairs {
+                let found = NestedDelta.deltas(old: old[pair.source], new: new[pair.target], nested: spelling.nested)
+                if !found.isEmpty { nestedByTarget[pair.target] = found }
+            }
         }
+        func changes(_ pair: IndexPair, filter: ContentFilter, always: Bool = false) -> FieldChanges? {
+            guard spelling.changes == .fields || always else { return nil }
+            let excluded = Set(nestedByTarget[pair.target]?.map(\.field) ?? [])
+            return FieldChanges(old: old[pair.source].text, new: new[pair.target].text, filter: filter, excluding: excluded)
+        }
+        let nested = { (target: Int) in nestedByTarget[target] ?? [] }
         guard format != .batch else {
             member("delta")
-            batchDelta(delta) { changes($0, filter: spelling.filter) }
+            batchDelta(delta, spelling: spelling, nested: nested) { changes($0, filter: spelling.filter) }
             return
         }
         member("format")
@@ -36,24 +53,78 @@ extension JSONWriter {
         case .batch: break
         case .sequential:
             let sources = Dictionary(delta.reloads.map { ($0.target, $0.source) }, uniquingKeysWith: { first, _ in first })
-            sequentialOperations(delta.sequential(oldCount: old.count).steps, fieldByField: spelling.changes == .fields) { target in
+            sequentialOperations(
+                delta.sequential(oldCount: old.count).steps, fieldByField: spelling.changes == .fields, spelling: spelling, nested: nested
+            ) { target in
                 sources[target].flatMap { changes(IndexPair(source: $0, target: target), filter: spelling.filter) }
             }
         case .jsonPatch:
-            // The new document exactly: every kept item whose value differs, counted or not.
-            var exact = delta
-            exact.reloads = spelling.filter == .allFields ? delta.reloads : Self.differingPairs(delta, old: old, new: new)
-            let sources = Dictionary(exact.reloads.map { ($0.target, $0.source) }, uniquingKeysWith: { first, _ in first })
-            jsonPatch(exact.sequential(oldCount: old.count).steps, new: new) { target in
-                sources[target].flatMap { changes(IndexPair(source: $0, target: target), filter: .allFields) }
-            }
+            var list = OperationList(writer: self)
+            Self.patchOperations(into: &list, prefix: "", delta: delta, old: old, new: new, spelling: spelling, nestedByTarget: nestedByTarget)
+            self = list.finish()
         case .keyed:
-            keyedOperations(delta, moves: delta.sequential(oldCount: old.count).moves, old: old, new: new) { changes($0, filter: spelling.filter) }
+            keyedOperations(delta, moves: delta.sequential(oldCount: old.count).moves, old: old, new: new, spelling: spelling, nested: nested) {
+                changes($0, filter: spelling.filter)
+            }
+        }
+    }
+
+    /// A flat delta as RFC 6902 operations under `prefix` (a JSON Pointer to the array), onto
+    /// `list`: the new document exactly, so every kept item whose value differs is patched,
+    /// counted or not; a changed item is replaced whole, or field by field where answers say
+    /// what changed or where it holds a nested list, whose own patch then follows under it.
+    static func patchOperations(
+        into list: inout OperationList, prefix: String, delta: IndexDelta, old: [JSONItem], new: [JSONItem], spelling: DeltaSpelling,
+        nestedByTarget: [Int: [NestedDelta]]? = nil
+    ) {
+        var exact = delta
+        exact.reloads = spelling.filter == .allFields ? delta.reloads : differingPairs(delta, old: old, new: new)
+        var nestedByTarget = nestedByTarget ?? [:]
+        if nestedByTarget.isEmpty && !spelling.nested.isEmpty {
+            for pair in exact.reloads {
+                let found = NestedDelta.deltas(old: old[pair.source], new: new[pair.target], nested: spelling.nested)
+                if !found.isEmpty { nestedByTarget[pair.target] = found }
+            }
+        }
+        let sources = Dictionary(exact.reloads.map { ($0.target, $0.source) }, uniquingKeysWith: { first, _ in first })
+        func path(_ index: Int) -> String { "\(prefix)/\(index)" }
+        for step in exact.sequential(oldCount: old.count).steps {
+            switch step {
+            case .remove(let position, let count):
+                for _ in 0..<count { list.next { $0.patch("remove", path: path(position)) } }
+            case .move(let from, let to): list.next { $0.patch("move", path: path(to), from: path(from)) }
+            case .insert(let position, let count):
+                for index in position..<position + count { list.next { $0.patch("add", path: path(index), value: new[index]) } }
+            case .change(let position, let count):
+                for index in position..<position + count {
+                    let nested = nestedByTarget[index] ?? []
+                    if nested.isEmpty && spelling.changes == .rows {
+                        list.next { $0.patch("replace", path: path(index), value: new[index]) }
+                        continue
+                    }
+                    let excluded = Set(nested.map(\.field))
+                    if let source = sources[index],
+                        let fields = FieldChanges(old: old[source].text, new: new[index].text, filter: .allFields, excluding: excluded)
+                    {
+                        list.fieldPatch(fields, at: path(index))
+                    } else {
+                        list.next { $0.patch("replace", path: path(index), value: new[index]) }
+                        continue
+                    }
+                    for inner in nested {
+                        patchOperations(
+                            into: &list, prefix: path(index) + "/" + JSONWriter.pointerToken(inner.field), delta: inner.delta, old: inner.old,
+                            new: inner.new, spelling: inner.spelling(within: spelling))
+                    }
+                }
+            }
         }
     }
 
     /// The batch delta, each reload with what changed where `changes` says.
-    private mutating func batchDelta(_ delta: IndexDelta, changes: (IndexPair) -> FieldChanges?) {
+    private mutating func batchDelta(
+        _ delta: IndexDelta, spelling: DeltaSpelling, nested: (Int) -> [NestedDelta], changes: (IndexPair) -> FieldChanges?
+    ) {
         raw("{\"deletions\":")
         array(delta.deletions) { $0.int($1) }
         raw(",\"insertions\":")
@@ -70,6 +141,10 @@ extension JSONWriter {
                 if detailed, let fields = changes(pair) {
                     writer.raw(",\"changes\":")
                     writer.fieldChanges(fields)
+                }
+                if detailed, case let inner = nested(pair.target), !inner.isEmpty {
+                    writer.raw(",\"nested\":")
+                    writer.nestedDeltas(inner, within: spelling)
                 }
                 writer.raw("}")
             }
@@ -103,13 +178,15 @@ extension JSONWriter {
 
     /// `{"op": "remove"|"insert"|"change", "position", "count"}` and `{"op": "move", "from", "to"}`;
     /// field by field, each change is its own, with what changed as its `payload`.
-    private mutating func sequentialOperations(_ steps: [ListStep], fieldByField: Bool, changes: (Int) -> FieldChanges?) {
+    private mutating func sequentialOperations(
+        _ steps: [ListStep], fieldByField: Bool, spelling: DeltaSpelling, nested: (Int) -> [NestedDelta], changes: (Int) -> FieldChanges?
+    ) {
         var list = OperationList(writer: self)
         for step in steps {
             switch step {
             case .remove(let position, let count): list.next { $0.range("remove", position, count) }
             case .insert(let position, let count): list.next { $0.range("insert", position, count) }
-            case .change(let position, let count) where fieldByField:
+            case .change(let position, let count) where fieldByField || (position..<position + count).contains { !nested($0).isEmpty }:
                 for index in position..<position + count {
                     list.next { writer in
                         writer.raw("{\"op\":\"change\",\"position\":")
@@ -118,6 +195,10 @@ extension JSONWriter {
                         if let fields = changes(index) {
                             writer.raw(",\"payload\":")
                             writer.fieldChanges(fields)
+                        }
+                        if case let inner = nested(index), !inner.isEmpty {
+                            writer.raw(",\"nested\":")
+                            writer.nestedDeltas(inner, within: spelling)
                         }
                         writer.raw("}")
                     }
@@ -146,45 +227,18 @@ extension JSONWriter {
         raw("}")
     }
 
-    /// The same steps as RFC 6902 operations on the array: a range is one operation per
-    /// element (`remove` at the same path, `add` at successive ones, with the new item);
-    /// `move` is RFC 6902's own (remove at `from`, add at `path`); a change `replace`s the item,
-    /// or its changed fields where `changes` says what they are.
-    private mutating func jsonPatch(_ steps: [ListStep], new: [JSONItem], changes: (Int) -> FieldChanges?) {
-        var list = OperationList(writer: self)
-        for step in steps {
-            switch step {
-            case .remove(let position, let count):
-                for _ in 0..<count { list.next { $0.patch("remove", path: position) } }
-            case .move(let from, let to):
-                list.next { writer in
-                    writer.raw("{\"op\":\"move\",\"from\":\"/")
-                    writer.int(from)
-                    writer.raw("\",\"path\":\"/")
-                    writer.int(to)
-                    writer.raw("\"}")
-                }
-            case .insert(let position, let count):
-                for index in position..<position + count { list.next { $0.patch("add", path: index, value: new[index]) } }
-            case .change(let position, let count):
-                for index in position..<position + count {
-                    if let fields = changes(index) {
-                        list.fieldPatch(fields, at: "/\(index)")
-                    } else {
-                        list.next { $0.patch("replace", path: index, value: new[index]) }
-                    }
-                }
-            }
-        }
-        self = list.finish()
-    }
-
-    private mutating func patch(_ op: StaticString, path index: Int, value: JSONItem? = nil) {
+    /// One RFC 6902 operation: `{"op", "from"?, "path", "value"?}`.
+    mutating func patch(_ op: StaticString, path: String, from: String? = nil, value: JSONItem? = nil) {
         raw("{\"op\":\"")
         raw(op)
-        raw("\",\"path\":\"/")
-        int(index)
-        raw("\"")
+        raw("\",")
+        if let from {
+            key("from")
+            string(from)
+            raw(",")
+        }
+        key("path")
+        string(path)
         if let value {
             raw(",\"value\":")
             raw(value.text)
@@ -196,7 +250,8 @@ extension JSONWriter {
     /// (before the next kept element), updates (the new item, or what changed): by id, or by
     /// `{"id", "occurrence"}` where ids repeat.
     private mutating func keyedOperations(
-        _ delta: IndexDelta, moves: [SequentialMove], old: [JSONItem], new: [JSONItem], changes: (IndexPair) -> FieldChanges?
+        _ delta: IndexDelta, moves: [SequentialMove], old: [JSONItem], new: [JSONItem], spelling: DeltaSpelling, nested: (Int) -> [NestedDelta],
+        changes: (IndexPair) -> FieldChanges?
     ) {
         var isKept = [Bool](repeating: true, count: new.count)
         for position in delta.insertions { isKept[position] = false }
@@ -206,22 +261,27 @@ extension JSONWriter {
             nextKept[position] = isKept[position] ? position : nextKept[position + 1]
         }
         var list = OperationList(writer: self)
-        func operation(_ op: StaticString, _ item: JSONItem, before: JSONItem?? = nil, value: JSONItem? = nil, fields: FieldChanges? = nil) {
-            list.next { $0.keyedItemOperation(op, item, before: before, value: value, fields: fields) }
+        func operation(
+            _ op: StaticString, _ item: JSONItem, before: JSONItem?? = nil, value: JSONItem? = nil, fields: FieldChanges? = nil, inner: [NestedDelta] = []
+        ) {
+            list.next { $0.keyedItemOperation(op, item, before: before, value: value, fields: fields, nested: inner, spelling: spelling) }
         }
         for position in delta.deletions { operation("remove", old[position]) }
         for move in moves { operation("move", old[move.source], before: .some(move.before.map { old[$0] })) }
         for position in delta.insertions {
             operation("insert", new[position], before: .some(nextKept[position + 1].map { new[$0] }), value: new[position])
         }
-        for reload in delta.reloads { operation("update", new[reload.target], value: new[reload.target], fields: changes(reload)) }
+        for reload in delta.reloads {
+            operation("update", new[reload.target], value: new[reload.target], fields: changes(reload), inner: nested(reload.target))
+        }
         self = list.finish()
     }
 
     /// One keyed operation on an item: `{"op", "id", "section"?, "before"?, "changes" | "item"?}`
     /// (`before` given as nil: null, the end).
     mutating func keyedItemOperation(
-        _ op: StaticString, _ item: JSONItem, section: JSONItemID? = nil, before: JSONItem??, value: JSONItem?, fields: FieldChanges?
+        _ op: StaticString, _ item: JSONItem, section: JSONItemID? = nil, before: JSONItem??, value: JSONItem?, fields: FieldChanges?,
+        nested: [NestedDelta] = [], spelling: DeltaSpelling = DeltaSpelling()
     ) {
         raw("{\"op\":\"")
         raw(op)
@@ -241,6 +301,10 @@ extension JSONWriter {
         } else if let value {
             raw(",\"item\":")
             raw(value.text)
+        }
+        if !nested.isEmpty {
+            raw(",\"nested\":")
+            nestedDeltas(nested, within: spelling)
         }
         raw("}")
     }

@@ -16,6 +16,8 @@ struct SectionedFormatting {
     /// For each new section that survived, the old section it was.
     private let source: [Int?]
     private let stageOne: [Int]
+    /// Nested lists of changed items, by the item's final path.
+    private var nestedByTarget: [ItemPath: [NestedDelta]] = [:]
 
     init(sectionDelta: IndexDelta, itemDelta: IndexPathDelta, old: [JSONSection], new: [JSONSection], spelling: DeltaSpelling) {
         delta = SectionedDelta(sectionDelta: sectionDelta, itemDelta: itemDelta)
@@ -29,13 +31,25 @@ struct SectionedFormatting {
         let stageOne = new.indices.map { index in source[index].map { old[$0].items.count } ?? new[index].items.count }
         self.stageOne = stageOne
         sequential = delta.sequential(oldSectionCount: old.count, stageOneSizes: stageOne, finalSizes: new.map(\.items.count))
+        if !spelling.nested.isEmpty {
+            let pairs = spelling.format == .jsonPatch && spelling.filter != .allFields ? differingPairs() : itemDelta.reloads
+            for pair in pairs {
+                let found = NestedDelta.deltas(old: stageOneItem(pair.source), new: newItem(pair.target), nested: spelling.nested)
+                if !found.isEmpty { nestedByTarget[pair.target] = found }
+            }
+        }
     }
+
+    /// The nested lists of the item changed at `target`.
+    func nested(_ target: ItemPath) -> [NestedDelta] { nestedByTarget[target] ?? [] }
 
     func newItem(_ path: ItemPath) -> JSONItem { new[path.section].items[path.item] }
 
     /// What changed in a kept item, where answers say it field by field.
-    func changes(_ pair: ItemPathPair, filter: ContentFilter) -> FieldChanges? {
-        spelling.changes == .fields ? FieldChanges(old: stageOneItem(pair.source).text, new: newItem(pair.target).text, filter: filter) : nil
+    func changes(_ pair: ItemPathPair, filter: ContentFilter, always: Bool = false) -> FieldChanges? {
+        guard spelling.changes == .fields || always else { return nil }
+        return FieldChanges(
+            old: stageOneItem(pair.source).text, new: newItem(pair.target).text, filter: filter, excluding: Set(nested(pair.target).map(\.field)))
     }
 
     /// Kept items whose values differ at all, counted fields or not (see `differingPairs`).
@@ -101,6 +115,10 @@ struct SectionedFormatting {
                     writer.raw(",\"changes\":")
                     writer.fieldChanges(fields)
                 }
+                if detailed, case let inner = nested(pair.target), !inner.isEmpty {
+                    writer.raw(",\"nested\":")
+                    writer.nestedDeltas(inner, within: spelling)
+                }
                 writer.raw("}")
             }
         }
@@ -132,7 +150,8 @@ struct SectionedFormatting {
                 switch step {
                 case .remove(let section, let position, let count): writer.rows("remove", section, position, count)
                 case .insert(let section, let position, let count): writer.rows("insert", section, position, count)
-                case .change(let section, let position, let count) where spelling.changes == .fields:
+                case .change(let section, let position, let count)
+                where spelling.changes == .fields || (position..<position + count).contains { !nested(ItemPath(section: section, item: $0)).isEmpty }:
                     for row in position..<position + count {
                         let target = ItemPath(section: section, item: row)
                         writer.raw("{\"op\":\"change\",\"section\":")
@@ -143,6 +162,10 @@ struct SectionedFormatting {
                         if let fields = reloadSources[target].flatMap({ changes(ItemPathPair(source: $0, target: target), filter: spelling.filter) }) {
                             writer.raw(",\"payload\":")
                             writer.fieldChanges(fields)
+                        }
+                        if case let inner = nested(target), !inner.isEmpty {
+                            writer.raw(",\"nested\":")
+                            writer.nestedDeltas(inner, within: spelling)
                         }
                         writer.raw("}")
                         if row + 1 < position + count { writer.raw(",") }
@@ -212,10 +235,18 @@ struct SectionedFormatting {
             case .change(let s, let position, let count):
                 for index in position..<position + count {
                     let target = ItemPath(section: s, item: index)
-                    if let fields = sources[target].flatMap({ changes(ItemPathPair(source: $0, target: target), filter: .allFields) }) {
-                        list.fieldPatch(fields, at: row(target))
-                    } else {
+                    let inner = exact.nested(target)
+                    let detailed = spelling.changes == .fields || !inner.isEmpty
+                    guard detailed, let fields = sources[target].flatMap({ exact.changes(ItemPathPair(source: $0, target: target), filter: .allFields, always: true) })
+                    else {
                         patch("replace", row(target), value: newItem(target).text)
+                        continue
+                    }
+                    list.fieldPatch(fields, at: row(target))
+                    for nested in inner {
+                        JSONWriter.patchOperations(
+                            into: &list, prefix: row(target) + "/" + JSONWriter.pointerToken(nested.field), delta: nested.delta, old: nested.old,
+                            new: nested.new, spelling: nested.spelling(within: spelling))
                     }
                 }
             }
@@ -250,10 +281,12 @@ struct SectionedFormatting {
             }
         }
         func itemOperation(
-            _ op: StaticString, _ item: JSONItem, section: Int? = nil, before: JSONItem?? = nil, value: JSONItem? = nil, fields: FieldChanges? = nil
+            _ op: StaticString, _ item: JSONItem, section: Int? = nil, before: JSONItem?? = nil, value: JSONItem? = nil, fields: FieldChanges? = nil,
+            inner: [NestedDelta] = []
         ) {
             list.next {
-                $0.keyedItemOperation(op, item, section: section.map { new[$0].uniqueID }, before: before, value: value, fields: fields)
+                $0.keyedItemOperation(
+                    op, item, section: section.map { new[$0].uniqueID }, before: before, value: value, fields: fields, nested: inner, spelling: spelling)
             }
         }
         // Items leave first: an item that goes on into an inserted section arrives with it, and
@@ -278,7 +311,7 @@ struct SectionedFormatting {
         }
         for reload in delta.itemDelta.reloads {
             let item = newItem(reload.target)
-            itemOperation("update", item, value: item, fields: changes(reload, filter: spelling.filter))
+            itemOperation("update", item, value: item, fields: changes(reload, filter: spelling.filter), inner: nested(reload.target))
         }
         for reload in delta.sectionDelta.reloads { sectionOperation("updateSection", new[reload.target].uniqueID, value: new[reload.target]) }
         writer = list.finish()

@@ -53,6 +53,19 @@ extension JSONWriter {
         bool(options.includeDeletedItems)
         member("format")
         string(options.format.rawValue)
+        member("changes")
+        string(options.changes.rawValue)
+        if !options.nested.isEmpty {
+            member("nested")
+            raw("{")
+            for (index, (field, inner)) in options.nested.sorted(by: { $0.key < $1.key }).enumerated() {
+                if index > 0 { raw(",") }
+                string(field)
+                raw(":")
+                self.options(inner)
+            }
+            raw("}")
+        }
         raw("}")
     }
 }
