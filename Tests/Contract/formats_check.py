@@ -190,8 +190,10 @@ def sectioned_keyed_apply(old, operations, items_key="items"):
                 element = sections.pop(section_index(key))
             else:
                 value = op["section"]
-                element = (key, {k: v for k, v in value.items() if k != items_key},
-                           [(json.dumps(i["id"]), i) for i in value[items_key]])
+                keys = [json.dumps(k) for k in op["keys"]] if "keys" in op else [json.dumps(i["id"]) for i in value[items_key]]
+                rows = [(k, {"id": json.loads(k), "item": i}) for k, i in zip(keys, value[items_key])] if "keys" in op \
+                    else list(zip(keys, value[items_key]))
+                element = (key, {k: v for k, v in value.items() if k != items_key}, rows)
             sections.insert(section_index(before), element) if before is not None else sections.append(element)
         elif kind == "updateSection":
             index = section_index(key)
@@ -406,6 +408,41 @@ def nested_lists_in_sections_replay(old, new, detail):
             assert batch_replay(before, reload["nested"]["movies"]["delta"], after) == after
 
 
+@st.composite
+def repeated_shelves(draw):
+    """Sections holding scalar items whose ids repeat, within and across sections."""
+    ids = draw(st.lists(st.integers(0, 4), max_size=4, unique=True))
+    return [{"id": i, "items": draw(st.lists(st.sampled_from(["A", "B", "C"]), max_size=5))} for i in ids]
+
+
+def numbered_sections(sections):
+    """Sections with each item keyed as the keyed format names repeated ids: {id, occurrence},
+    counted over the whole collection in order."""
+    seen, result = {}, []
+    for section in sections:
+        rows = []
+        for item in section["items"]:
+            seen[item] = seen.get(item, 0) + 1
+            rows.append({"id": {"id": item, "occurrence": seen[item]}, "item": item})
+        result.append({"id": section["id"], "items": rows})
+    return result
+
+
+@checks
+@given(repeated_shelves(), repeated_shelves())
+def sections_with_repeated_ids_replay(old, new):
+    answers = {f: post("/diff", {"old": {"sections": old}, "new": {"sections": new}, "options": {"format": f, "unique": False}})
+               for f in FORMATS[1:]}
+    assert jsonpatch.apply_patch({"sections": old}, answers["jsonPatch"]["jsonPatch"]) == {"sections": new}
+    assert sectioned_android_apply(old, answers["sequential"]["sequential"], new) == new
+    # Keyed: the replayer keys items by {id, occurrence}; inserted items arrive as the item
+    # itself, so compare keys in order and items by value.
+    operations = [{**op, "item": {"id": op["id"], "item": op["item"]}} if op["op"] == "insert" else op for op in answers["keyed"]["keyed"]]
+    replayed = sectioned_keyed_apply(numbered_sections(old), operations)
+    assert [[row["item"] for row in s["items"]] for s in replayed] == [s["items"] for s in new]
+    assert replayed == numbered_sections(new)
+
+
 def batch_replay(old, delta, new):
     """UIKit's batch reading: deletions in old positions, insertions and move targets in new
     ones, the other survivors in order in the remaining places, reloads after."""
@@ -428,6 +465,7 @@ diffs_of_objects_replay()
 field_changes_are_exact()
 nested_lists_replay()
 nested_lists_in_sections_replay()
+sections_with_repeated_ids_replay()
 diffs_of_sections_replay()
 sections_under_another_items_key_replay()
 diffs_of_repeated_ids_replay()

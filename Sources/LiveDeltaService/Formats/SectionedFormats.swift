@@ -263,7 +263,7 @@ struct SectionedFormatting {
     private func keyedOperations(_ writer: inout JSONWriter) {
         var list = OperationList(writer: writer)
         let insertedSections = Set(delta.sectionDelta.insertions)
-        func sectionOperation(_ op: StaticString, _ id: JSONItemID, before: JSONItemID?? = nil, value: JSONSection? = nil) {
+        func sectionOperation(_ op: StaticString, _ id: JSONItemID, before: JSONItemID?? = nil, value: JSONSection? = nil, withKeys: Bool = false) {
             list.next { writer in
                 writer.raw("{\"op\":\"")
                 writer.raw(op)
@@ -276,6 +276,11 @@ struct SectionedFormatting {
                 if let value {
                     writer.raw(",\"section\":")
                     writer.raw(value.text)
+                    // Where ids repeat, the keys its items go by from now on.
+                    if withKeys && value.items.contains(where: { $0.occurrence > 0 }) {
+                        writer.raw(",\"keys\":")
+                        writer.array(value.items) { writer, item in writer.key(of: item) }
+                    }
                 }
                 writer.raw("}")
             }
@@ -298,7 +303,8 @@ struct SectionedFormatting {
         }
         for position in delta.sectionDelta.insertions {
             let next = (position + 1..<new.count).first { !insertedSections.contains($0) }
-            sectionOperation("insertSection", new[position].uniqueID, before: .some(next.map { new[$0].uniqueID }), value: new[position])
+            sectionOperation(
+                "insertSection", new[position].uniqueID, before: .some(next.map { new[$0].uniqueID }), value: new[position], withKeys: true)
         }
         for move in sequential.itemMoves {
             itemOperation("move", stageOneItem(move.source), section: move.section, before: .some(move.before.map(stageOneItem)))
