@@ -20,7 +20,10 @@ public struct Reply: Sendable, CustomStringConvertible {
 
 public enum ClientError: Error {
     case connect(Int32)
+    /// The server closed the connection (or reset it).
     case closed
+    /// No answer within the connection's timeout.
+    case timedOut
     case malformed(String)
 }
 
@@ -63,6 +66,7 @@ public final class HTTPConnection {
         var sent = 0
         while sent < bytes.count {
             let n = bytes[sent...].withUnsafeBytes { Glibc.send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            if n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) { throw ClientError.timedOut }
             if n <= 0 { throw ClientError.closed }
             sent += n
         }
@@ -124,6 +128,7 @@ public final class HTTPConnection {
     private func fill() throws {
         var chunk = [UInt8](repeating: 0, count: 65_536)
         let n = chunk.withUnsafeMutableBytes { recv(socket, $0.baseAddress, $0.count, 0) }
+        if n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) { throw ClientError.timedOut }
         if n <= 0 { throw ClientError.closed }
         buffer.append(contentsOf: chunk[..<n])
     }
