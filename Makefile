@@ -5,7 +5,7 @@ SWIFT ?= swift
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 APT_GET := $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get
 
-.PHONY: run test contract test-thread lint deps build release fuzz fuzz-build bench bench-engine bench-service bench-load bench-sessions bench-redis bench-memory bench-slowloris smoke clean
+.PHONY: run test contract test-thread lint deps build release fuzz fuzz-build bench bench-engine bench-service bench-load bench-sessions bench-redis bench-memory bench-slowloris bench-baseline smoke clean
 
 ## Build and run the server on port 8080 (flags: make run ARGS="--port 9000").
 run: deps
@@ -68,6 +68,12 @@ bench: bench-engine bench-service bench-load bench-sessions bench-redis bench-me
 bench-engine: deps
 	$(SWIFT) build -c release --product EngineBenchmark
 	for scenario in 1 2 3 4 5; do .build/release/EngineBenchmark $$scenario; done
+
+## LiveDelta beside a raw libmicrohttpd server answering a fixed reply, same wrk load, rounds
+## taking turns: the ratio of requests/s for the 20-item and a 30-byte body.
+bench-baseline: deps
+	$(SWIFT) build -c release --product livedelta
+	Benchmarks/baseline/run.sh
 
 bench-service: deps
 	$(SWIFT) build -c release --product ServiceBenchmark

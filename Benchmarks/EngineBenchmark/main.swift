@@ -1,6 +1,7 @@
 // Times the delta engine through its public API, from another module, on the five scenarios of
-// issue #2. Prints the median and minimum of several runs, the change counts and peak memory.
-// Usage: EngineBenchmark [scenario number ...]   (all five when none is given)
+// issue #2 and issue #13's String-UUID case. Prints the median and minimum of several runs, the
+// change counts and peak memory.
+// Usage: EngineBenchmark [scenario number ...]   (all six when none is given)
 import Foundation
 import LiveCollections
 
@@ -18,6 +19,10 @@ struct SplitMix: RandomNumberGenerator {
 
 struct UUIDItem: UniquelyIdentifiable, Sendable {
     let uniqueID: UUID
+}
+
+struct StringItem: UniquelyIdentifiable, Sendable {
+    let uniqueID: String
 }
 
 struct Movie: UniquelyIdentifiable, Sendable {
@@ -52,6 +57,19 @@ func uuidScenario(count: Int, deleted: Range<Int>, insertAt: Int, shuffled: Int)
     new.removeSubrange(deleted)
     new.insert(contentsOf: uuids(deleted.count, &rng), at: insertAt)
     shuffle(&new, at: Array(0..<shuffled), &rng)
+    return (old, new)
+}
+
+/// Issue #13's case: 5,000 String UUIDs; 1,000 deleted, 1,000 inserted, 200 swapped (100
+/// pairs, scattered).
+func stringScenario() -> (old: [StringItem], new: [StringItem]) {
+    var rng = SplitMix(state: 6)
+    let old = uuids(5_000, &rng).map { StringItem(uniqueID: $0.uniqueID.uuidString) }
+    var new = old
+    for _ in 0..<1_000 { new.remove(at: Int.random(in: 0..<new.count, using: &rng)) }
+    for item in uuids(1_000, &rng) { new.insert(StringItem(uniqueID: item.uniqueID.uuidString), at: Int.random(in: 0...new.count, using: &rng)) }
+    let swapped = Array((0..<new.count).shuffled(using: &rng).prefix(200))
+    for pair in stride(from: 0, to: swapped.count, by: 2) { new.swapAt(swapped[pair], swapped[pair + 1]) }
     return (old, new)
 }
 
@@ -111,7 +129,7 @@ func measure(_ name: String, runs: Int, target: Double, _ body: () -> String) {
     times.sort()
     let median = times[times.count / 2]
     print(String(
-        format: "%@: median %.3f ms, min %.3f ms (%d runs; target <= %.1f ms: %@); %@; peak RSS %.0f MB",
+        format: "%@: median %.3f ms, min %.3f ms (%d runs; target <= %.2f ms: %@); %@; peak RSS %.0f MB",
         name, median, times[0], runs, target, median <= target ? "met" : "MISSED", counts, peakMemoryMB()))
 }
 
@@ -136,6 +154,12 @@ let scenarios: [Int: () -> Void] = [
         let (old, new) = movieScenario()
         measure("4. 100,000 movies", runs: 21, target: 15) { describe(try! IndexDelta(from: old, to: new)) }
     },
+    6: {
+        let (old, new) = stringScenario()
+        measure("6. 5,000 String UUIDs (1,000 deleted, 1,000 inserted, 200 swapped)", runs: 201, target: 0.45) {
+            describe(try! IndexDelta(from: old, to: new))
+        }
+    },
     5: {
         let (old, new) = sectionScenario()
         measure("5. 100,000 items in 100 sections", runs: 21, target: 30) {
@@ -150,7 +174,7 @@ let scenarios: [Int: () -> Void] = [
 let chosen = CommandLine.arguments.dropFirst().compactMap { Int($0) }
 for number in chosen.isEmpty ? scenarios.keys.sorted() : chosen {
     guard let run = scenarios[number] else {
-        print("no scenario \(number); choose 1 to 5")
+        print("no scenario \(number); choose 1 to 6")
         exit(2)
     }
     run()
