@@ -32,11 +32,16 @@ public final class CollectionData<Item: UniquelyIdentifiable & Sendable>: Sendab
 
     /// A holder whose `update(raw:)` builds items with `build`. `version` is where its versions
     /// start (0 for a new collection; another for one restored from storage).
-    public init(
+    public convenience init(
         items: [Item], policy: AnimationPolicy = AnimationPolicy(), version: UInt64 = 0,
         build: @escaping @Sendable ([Item.RawType]) -> [Item]
     ) throws(DuplicateIdentifierError) {
         _ = try matchItems(items, [])
+        self.init(checked: items, policy: policy, version: version, build: build)
+    }
+
+    /// A holder of items whose identities are already known to be distinct.
+    fileprivate init(checked items: [Item], policy: AnimationPolicy, version: UInt64, build: @escaping @Sendable ([Item.RawType]) -> [Item]) {
         store = VersionedValue(items, policy: policy, version: version)
         self.build = build
     }
@@ -146,7 +151,7 @@ extension CollectionData {
     /// A holder of non-unique values, numbered by occurrence on every update.
     public convenience init<Base>(nonUnique values: [Base] = [], policy: AnimationPolicy = AnimationPolicy())
     where Item == NonUniqueDatum<Base> {
-        // Numbered values never repeat an identity, so this cannot throw.
-        try! self.init(items: NonUniqueDatum.numbering(values), policy: policy, build: NonUniqueDatum.numbering)
+        // Numbered values never repeat an identity: there is nothing to check.
+        self.init(checked: NonUniqueDatum.numbering(values), policy: policy, version: 0, build: NonUniqueDatum.numbering)
     }
 }

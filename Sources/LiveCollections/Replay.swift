@@ -171,25 +171,31 @@ extension SectionedDelta {
         }
         try applyReloads(itemDelta.reloads, to: &finalRows, landedAt: itemLandedAt)
 
-        return new.indices.map { section in
+        var replayed: [ReplayedSection<Section, Section.Item>] = []
+        for section in new.indices {
             let value: Section
             switch sectionValues[section]! {
             case .old(let i): value = old[i]
             case .new(let j): value = new[j]
             }
             if insertedSections.contains(section) {
-                return ReplayedSection(section: value, items: new[section].items)
+                replayed.append(ReplayedSection(section: value, items: new[section].items))
+                continue
             }
-            let items = (0..<new[section].items.count).map { row -> Section.Item in
+            var items: [Section.Item] = []
+            for row in new[section].items.indices {
                 switch finalRows[ItemPath(section: section, item: row)]! {
                 case .old(let source):
                     // Sources address stage 1, where a surviving section still holds its old items.
-                    guard case .old(let i) = sectionOrigins[source.section] else { preconditionFailure("checked above") }
-                    return old[i].items[source.item]
-                case .new(let target): return new[target.section].items[target.item]
+                    guard case .old(let i) = sectionOrigins[source.section] else {
+                        throw ReplayError("item source \(source) is in a section inserted by the section stage")
+                    }
+                    items.append(old[i].items[source.item])
+                case .new(let target): items.append(new[target.section].items[target.item])
                 }
             }
-            return ReplayedSection(section: value, items: items)
+            replayed.append(ReplayedSection(section: value, items: items))
         }
+        return replayed
     }
 }
