@@ -53,19 +53,19 @@ extension SectionedDelta {
         var sectionStage = sectionDelta
         sectionStage.reloads = []
         let sections = sectionStage.sequential(oldCount: oldSectionCount)
-        let sectionChanges = IndexDelta(reloads: sectionDelta.reloads).sequential(oldCount: 0).steps
+        let sectionChanges = adjacentRuns(sectionDelta.reloads.map(\.target).sorted()).map { ListStep.change(position: $0.lowerBound, count: $0.count) }
 
         var steps: [PathStep] = []
         for (section, positions) in Self.bySection(itemDelta.deletions).reversed() {
-            for run in Self.runs(positions).reversed() { steps.append(.remove(section: section, position: run.lowerBound, count: run.count)) }
+            for run in adjacentRuns(positions).reversed() { steps.append(.remove(section: section, position: run.lowerBound, count: run.count)) }
         }
         let moves = itemMoves(stageOneSizes: stageOneSizes, finalSizes: finalSizes)
         steps += moves.map { .move(from: $0.from, to: $0.to) }
         for (section, positions) in Self.bySection(itemDelta.insertions) {
-            for run in Self.runs(positions) { steps.append(.insert(section: section, position: run.lowerBound, count: run.count)) }
+            for run in adjacentRuns(positions) { steps.append(.insert(section: section, position: run.lowerBound, count: run.count)) }
         }
         for (section, positions) in Self.bySection(itemDelta.reloads.map(\.target).sorted()) {
-            for run in Self.runs(positions) { steps.append(.change(section: section, position: run.lowerBound, count: run.count)) }
+            for run in adjacentRuns(positions) { steps.append(.change(section: section, position: run.lowerBound, count: run.count)) }
         }
         return SectionedSequentialDelta(
             sectionSteps: sections.steps, sectionMoves: sections.moves, itemSteps: steps, itemMoves: moves, sectionChanges: sectionChanges)
@@ -82,18 +82,6 @@ extension SectionedDelta {
             }
         }
         return groups
-    }
-
-    private static func runs(_ positions: [Int]) -> [ClosedRange<Int>] {
-        var runs: [ClosedRange<Int>] = []
-        for position in positions {
-            if let last = runs.last, last.upperBound + 1 == position {
-                runs[runs.count - 1] = last.lowerBound...position
-            } else {
-                runs.append(position...position)
-            }
-        }
-        return runs
     }
 
     /// The item moves, after the item removals: as for a flat delta (`Delta.sequential`), each

@@ -47,26 +47,14 @@ extension Delta where Position == Int {
     /// O((n + m) log n).
     public func sequential(oldCount: Int) -> SequentialDelta {
         var steps: [ListStep] = []
-        for run in Self.runs(deletions).reversed() { steps.append(.remove(position: run.lowerBound, count: run.count)) }
+        for run in adjacentRuns(deletions).reversed() { steps.append(.remove(position: run.lowerBound, count: run.count)) }
         let moves = sequentialMoves(oldCount: oldCount)
         steps += moves.map { .move(from: $0.from, to: $0.to) }
-        for run in Self.runs(insertions) { steps.append(.insert(position: run.lowerBound, count: run.count)) }
-        for run in Self.runs(reloads.map(\.target).sorted()) { steps.append(.change(position: run.lowerBound, count: run.count)) }
+        for run in adjacentRuns(insertions) { steps.append(.insert(position: run.lowerBound, count: run.count)) }
+        for run in adjacentRuns(reloads.map(\.target).sorted()) { steps.append(.change(position: run.lowerBound, count: run.count)) }
         return SequentialDelta(steps: steps, moves: moves)
     }
 
-    /// Ascending positions as runs of adjacent ones.
-    private static func runs(_ positions: [Int]) -> [ClosedRange<Int>] {
-        var runs: [ClosedRange<Int>] = []
-        for position in positions {
-            if let last = runs.last, last.upperBound + 1 == position {
-                runs[runs.count - 1] = last.lowerBound...position
-            } else {
-                runs.append(position...position)
-            }
-        }
-        return runs
-    }
 
     /// The moves, after the removals: every kept element has a slot where it stands now (its
     /// old place) and each moved one a slot where it will stand (right before the kept element
@@ -124,6 +112,19 @@ extension Delta where Position == Int {
         }
         return result
     }
+}
+
+/// Ascending positions as runs of adjacent ones.
+func adjacentRuns(_ positions: [Int]) -> [ClosedRange<Int>] {
+    var runs: [ClosedRange<Int>] = []
+    for position in positions {
+        if let last = runs.last, last.upperBound + 1 == position {
+            runs[runs.count - 1] = last.lowerBound...position
+        } else {
+            runs.append(position...position)
+        }
+    }
+    return runs
 }
 
 /// Counts over positions with prefix sums in O(log n) (a Fenwick tree).

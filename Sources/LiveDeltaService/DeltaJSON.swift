@@ -25,12 +25,16 @@ extension JSONWriter {
         raw("}")
     }
 
-    mutating func delta<Position>(_ delta: Delta<Position>, _ position: (inout JSONWriter, Position) -> Void) {
+    /// A batch delta; `reloadDetails` adds members to each reload (what changed, nested lists).
+    mutating func delta<Position>(
+        _ delta: Delta<Position>, _ position: (inout JSONWriter, Position) -> Void,
+        reloadDetails: (inout JSONWriter, PositionPair<Position>) -> Void = { _, _ in }
+    ) {
         raw("{\"deletions\":")
         array(delta.deletions, position)
         raw(",\"insertions\":")
         array(delta.insertions, position)
-        for (name, pairs) in [("moves", delta.moves), ("reloads", delta.reloads)] {
+        for (name, pairs, detailed) in [("moves", delta.moves, false), ("reloads", delta.reloads, true)] {
             raw(",")
             string(name)
             raw(":")
@@ -39,10 +43,23 @@ extension JSONWriter {
                 position(&writer, pair.source)
                 writer.raw(",\"target\":")
                 position(&writer, pair.target)
+                if detailed { reloadDetails(&writer, pair) }
                 writer.raw("}")
             }
         }
         raw("}")
+    }
+
+    /// A reload's `changes` and `nested` members, where there are any.
+    mutating func reloadDetails(_ fields: FieldChanges?, nested: [NestedDelta], within spelling: DeltaSpelling) {
+        if let fields {
+            raw(",\"changes\":")
+            fieldChanges(fields)
+        }
+        if !nested.isEmpty {
+            raw(",\"nested\":")
+            nestedDeltas(nested, within: spelling)
+        }
     }
 
     mutating func indexDelta(_ delta: IndexDelta) { self.delta(delta) { $0.int($1) } }

@@ -94,7 +94,7 @@ public enum KeyedReplayer {
 /// operations first (an inserted section arrives with its new rows), then row operations within
 /// sections (a move may cross sections), then sections whose own content changed.
 public enum SectionedReplayer {
-    public enum Operation: Equatable {
+    public enum Operation {
         case removeSections(position: Int, count: Int)
         case moveSection(from: Int, to: Int)
         case insertSections(position: Int, count: Int)
@@ -103,8 +103,6 @@ public enum SectionedReplayer {
         case move(from: (section: Int, item: Int), to: (section: Int, item: Int))
         case insert(section: Int, position: Int, count: Int)
         case change(section: Int, position: Int, count: Int)
-
-        public static func == (lhs: Self, rhs: Self) -> Bool { "\(lhs)" == "\(rhs)" }
     }
 
     public struct Failure: Error, CustomStringConvertible {

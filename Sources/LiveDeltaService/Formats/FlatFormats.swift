@@ -25,32 +25,36 @@ extension JSONWriter {
     /// named after it (`sequential`, `jsonPatch`, `keyed`), so that each has one schema.
     mutating func flatDelta(_ delta: IndexDelta, spelling: DeltaSpelling, old: [JSONItem], new: [JSONItem]) {
         let format = spelling.format
-        // Lists within changed items, by the item's new position (reloads, and for a patch
-        // every kept item that differs).
-        var nestedByTarget = [Int: [NestedDelta]]()
-        if !spelling.nested.isEmpty {
-            let pairs = format == .jsonPatch && spelling.filter != .allFields ? Self.differingPairs(delta, old: old, new: new) : delta.reloads
-            for pair in pairs {
-                let found = NestedDelta.deltas(old: old[pair.source], new: new[pair.target], nested: spelling.nested)
-                if !found.isEmpty { nestedByTarget[pair.target] = found }
-            }
+        if format == .jsonPatch {
+            // A patch finds its own changed items: every kept one whose value differs.
+            member("format")
+            string(format.rawValue)
+            member(format.memberName)
+            var list = OperationList(writer: self)
+            Self.patchOperations(into: &list, prefix: "", delta: delta, old: old, new: new, spelling: spelling)
+            self = list.finish()
+            return
         }
-        func changes(_ pair: IndexPair, filter: ContentFilter, always: Bool = false) -> FieldChanges? {
-            guard spelling.changes == .fields || always else { return nil }
+        // Lists within changed items, by the item's new position.
+        let nestedByTarget = NestedDelta.byTarget(delta.reloads, nested: spelling.nested, old: { old[$0] }, new: { new[$0] })
+        func changes(_ pair: IndexPair, filter: ContentFilter) -> FieldChanges? {
+            guard spelling.changes == .fields else { return nil }
             let excluded = Set(nestedByTarget[pair.target]?.map(\.field) ?? [])
             return FieldChanges(old: old[pair.source].text, new: new[pair.target].text, filter: filter, excluding: excluded)
         }
         let nested = { (target: Int) in nestedByTarget[target] ?? [] }
         guard format != .batch else {
             member("delta")
-            batchDelta(delta, spelling: spelling, nested: nested) { changes($0, filter: spelling.filter) }
+            self.delta(delta, { $0.int($1) }) { writer, pair in
+                writer.reloadDetails(changes(pair, filter: spelling.filter), nested: nested(pair.target), within: spelling)
+            }
             return
         }
         member("format")
         string(format.rawValue)
         member(format.memberName)
         switch format {
-        case .batch: break
+        case .batch, .jsonPatch: break
         case .sequential:
             let sources = Dictionary(delta.reloads.map { ($0.target, $0.source) }, uniquingKeysWith: { first, _ in first })
             sequentialOperations(
@@ -58,10 +62,6 @@ extension JSONWriter {
             ) { target in
                 sources[target].flatMap { changes(IndexPair(source: $0, target: target), filter: spelling.filter) }
             }
-        case .jsonPatch:
-            var list = OperationList(writer: self)
-            Self.patchOperations(into: &list, prefix: "", delta: delta, old: old, new: new, spelling: spelling, nestedByTarget: nestedByTarget)
-            self = list.finish()
         case .keyed:
             keyedOperations(delta, moves: delta.sequential(oldCount: old.count).moves, old: old, new: new, spelling: spelling, nested: nested) {
                 changes($0, filter: spelling.filter)
@@ -74,18 +74,11 @@ extension JSONWriter {
     /// counted or not; a changed item is replaced whole, or field by field where answers say
     /// what changed or where it holds a nested list, whose own patch then follows under it.
     static func patchOperations(
-        into list: inout OperationList, prefix: String, delta: IndexDelta, old: [JSONItem], new: [JSONItem], spelling: DeltaSpelling,
-        nestedByTarget: [Int: [NestedDelta]]? = nil
+        into list: inout OperationList, prefix: String, delta: IndexDelta, old: [JSONItem], new: [JSONItem], spelling: DeltaSpelling
     ) {
         var exact = delta
         exact.reloads = spelling.filter == .allFields ? delta.reloads : differingPairs(delta, old: old, new: new)
-        var nestedByTarget = nestedByTarget ?? [:]
-        if nestedByTarget.isEmpty && !spelling.nested.isEmpty {
-            for pair in exact.reloads {
-                let found = NestedDelta.deltas(old: old[pair.source], new: new[pair.target], nested: spelling.nested)
-                if !found.isEmpty { nestedByTarget[pair.target] = found }
-            }
-        }
+        let nestedByTarget = NestedDelta.byTarget(exact.reloads, nested: spelling.nested, old: { old[$0] }, new: { new[$0] })
         let sources = Dictionary(exact.reloads.map { ($0.target, $0.source) }, uniquingKeysWith: { first, _ in first })
         func path(_ index: Int) -> String { "\(prefix)/\(index)" }
         for step in exact.sequential(oldCount: old.count).steps {
@@ -119,37 +112,6 @@ extension JSONWriter {
                 }
             }
         }
-    }
-
-    /// The batch delta, each reload with what changed where `changes` says.
-    private mutating func batchDelta(
-        _ delta: IndexDelta, spelling: DeltaSpelling, nested: (Int) -> [NestedDelta], changes: (IndexPair) -> FieldChanges?
-    ) {
-        raw("{\"deletions\":")
-        array(delta.deletions) { $0.int($1) }
-        raw(",\"insertions\":")
-        array(delta.insertions) { $0.int($1) }
-        for (name, pairs, detailed) in [("moves", delta.moves, false), ("reloads", delta.reloads, true)] {
-            raw(",")
-            string(name)
-            raw(":")
-            array(pairs) { writer, pair in
-                writer.raw("{\"source\":")
-                writer.int(pair.source)
-                writer.raw(",\"target\":")
-                writer.int(pair.target)
-                if detailed, let fields = changes(pair) {
-                    writer.raw(",\"changes\":")
-                    writer.fieldChanges(fields)
-                }
-                if detailed, case let inner = nested(pair.target), !inner.isEmpty {
-                    writer.raw(",\"nested\":")
-                    writer.nestedDeltas(inner, within: spelling)
-                }
-                writer.raw("}")
-            }
-        }
-        raw("}")
     }
 
     /// Kept items whose values differ at all, as (old, new) positions: where a content filter
@@ -188,20 +150,7 @@ extension JSONWriter {
             case .insert(let position, let count): list.next { $0.range("insert", position, count) }
             case .change(let position, let count) where fieldByField || (position..<position + count).contains { !nested($0).isEmpty }:
                 for index in position..<position + count {
-                    list.next { writer in
-                        writer.raw("{\"op\":\"change\",\"position\":")
-                        writer.int(index)
-                        writer.raw(",\"count\":1")
-                        if let fields = changes(index) {
-                            writer.raw(",\"payload\":")
-                            writer.fieldChanges(fields)
-                        }
-                        if case let inner = nested(index), !inner.isEmpty {
-                            writer.raw(",\"nested\":")
-                            writer.nestedDeltas(inner, within: spelling)
-                        }
-                        writer.raw("}")
-                    }
+                    list.next { $0.changeOperation(position: index, fields: changes(index), nested: nested(index), within: spelling) }
                 }
             case .change(let position, let count): list.next { $0.range("change", position, count) }
             case .move(let from, let to):
@@ -215,6 +164,29 @@ extension JSONWriter {
             }
         }
         self = list.finish()
+    }
+
+    /// A sequential `change` of one item (in `section`, for a sectioned answer), with what changed
+    /// in it as its `payload` and its nested lists.
+    mutating func changeOperation(section: Int? = nil, position: Int, fields: FieldChanges?, nested: [NestedDelta], within spelling: DeltaSpelling) {
+        raw("{\"op\":\"change\",")
+        if let section {
+            raw("\"section\":")
+            int(section)
+            raw(",")
+        }
+        raw("\"position\":")
+        int(position)
+        raw(",\"count\":1")
+        if let fields {
+            raw(",\"payload\":")
+            fieldChanges(fields)
+        }
+        if !nested.isEmpty {
+            raw(",\"nested\":")
+            nestedDeltas(nested, within: spelling)
+        }
+        raw("}")
     }
 
     mutating func range(_ op: StaticString, _ position: Int, _ count: Int) {

@@ -17,7 +17,6 @@ struct NestedDelta {
     /// id, an id twice where ids must be unique, more items than the thresholds take) is left
     /// out: it changes as any other field does.
     static func deltas(old: JSONItem, new: JSONItem, nested: [String: DiffOptions]) -> [NestedDelta] {
-        guard !nested.isEmpty else { return [] }
         var found: [NestedDelta] = []
         for (field, options) in nested.sorted(by: { $0.key < $1.key }) {
             let name = Array(field.utf8)
@@ -26,6 +25,19 @@ struct NestedDelta {
             else { continue }
             guard delta.hasChanges else { continue }
             found.append(NestedDelta(field: name, options: options, old: before, new: after, animation: result.animation, delta: delta))
+        }
+        return found
+    }
+
+    /// The nested deltas of changed items, by their new positions (none where `nested` is empty).
+    static func byTarget<Position: Hashable>(
+        _ pairs: [PositionPair<Position>], nested: [String: DiffOptions], old: (Position) -> JSONItem, new: (Position) -> JSONItem
+    ) -> [Position: [NestedDelta]] {
+        guard !nested.isEmpty else { return [:] }
+        var found = [Position: [NestedDelta]]()
+        for pair in pairs {
+            let deltas = deltas(old: old(pair.source), new: new(pair.target), nested: nested)
+            if !deltas.isEmpty { found[pair.target] = deltas }
         }
         return found
     }

@@ -31,13 +31,8 @@ struct SectionedFormatting {
         let stageOne = new.indices.map { index in source[index].map { old[$0].items.count } ?? new[index].items.count }
         self.stageOne = stageOne
         sequential = delta.sequential(oldSectionCount: old.count, stageOneSizes: stageOne, finalSizes: new.map(\.items.count))
-        if !spelling.nested.isEmpty {
-            let pairs = spelling.format == .jsonPatch && spelling.filter != .allFields ? differingPairs() : itemDelta.reloads
-            for pair in pairs {
-                let found = NestedDelta.deltas(old: stageOneItem(pair.source), new: newItem(pair.target), nested: spelling.nested)
-                if !found.isEmpty { nestedByTarget[pair.target] = found }
-            }
-        }
+        let pairs = spelling.format == .jsonPatch && spelling.filter != .allFields ? differingPairs() : itemDelta.reloads
+        nestedByTarget = NestedDelta.byTarget(pairs, nested: spelling.nested, old: stageOneItem, new: newItem)
     }
 
     /// The nested lists of the item changed at `target`.
@@ -95,34 +90,11 @@ struct SectionedFormatting {
 
     // MARK: - batch
 
-    /// The batch item delta, each reload with what changed.
+    /// The batch item delta, each reload with what changed and its nested lists.
     func writeBatchItemDelta(to writer: inout JSONWriter) {
-        let itemDelta = delta.itemDelta
-        writer.raw("{\"deletions\":")
-        writer.array(itemDelta.deletions) { $0.path($1) }
-        writer.raw(",\"insertions\":")
-        writer.array(itemDelta.insertions) { $0.path($1) }
-        for (name, pairs, detailed) in [("moves", itemDelta.moves, false), ("reloads", itemDelta.reloads, true)] {
-            writer.raw(",")
-            writer.string(name)
-            writer.raw(":")
-            writer.array(pairs) { writer, pair in
-                writer.raw("{\"source\":")
-                writer.path(pair.source)
-                writer.raw(",\"target\":")
-                writer.path(pair.target)
-                if detailed, let fields = changes(pair, filter: spelling.filter) {
-                    writer.raw(",\"changes\":")
-                    writer.fieldChanges(fields)
-                }
-                if detailed, case let inner = nested(pair.target), !inner.isEmpty {
-                    writer.raw(",\"nested\":")
-                    writer.nestedDeltas(inner, within: spelling)
-                }
-                writer.raw("}")
-            }
+        writer.delta(delta.itemDelta, { $0.path($1) }) { writer, pair in
+            writer.reloadDetails(changes(pair, filter: spelling.filter), nested: nested(pair.target), within: spelling)
         }
-        writer.raw("}")
     }
 
     // MARK: - sequential
@@ -146,32 +118,20 @@ struct SectionedFormatting {
             }
         }
         for step in sequential.itemSteps {
-            list.next { writer in
-                switch step {
-                case .remove(let section, let position, let count): writer.rows("remove", section, position, count)
-                case .insert(let section, let position, let count): writer.rows("insert", section, position, count)
-                case .change(let section, let position, let count)
-                where spelling.changes == .fields || (position..<position + count).contains { !nested(ItemPath(section: section, item: $0)).isEmpty }:
-                    for row in position..<position + count {
-                        let target = ItemPath(section: section, item: row)
-                        writer.raw("{\"op\":\"change\",\"section\":")
-                        writer.int(section)
-                        writer.raw(",\"position\":")
-                        writer.int(row)
-                        writer.raw(",\"count\":1")
-                        if let fields = reloadSources[target].flatMap({ changes(ItemPathPair(source: $0, target: target), filter: spelling.filter) }) {
-                            writer.raw(",\"payload\":")
-                            writer.fieldChanges(fields)
-                        }
-                        if case let inner = nested(target), !inner.isEmpty {
-                            writer.raw(",\"nested\":")
-                            writer.nestedDeltas(inner, within: spelling)
-                        }
-                        writer.raw("}")
-                        if row + 1 < position + count { writer.raw(",") }
-                    }
-                case .change(let section, let position, let count): writer.rows("change", section, position, count)
-                case .move(let from, let to):
+            switch step {
+            case .remove(let section, let position, let count): list.next { $0.rows("remove", section, position, count) }
+            case .insert(let section, let position, let count): list.next { $0.rows("insert", section, position, count) }
+            case .change(let section, let position, let count)
+            where spelling.changes == .fields || (position..<position + count).contains { !nested(ItemPath(section: section, item: $0)).isEmpty }:
+                // One item each, with what changed in it.
+                for row in position..<position + count {
+                    let target = ItemPath(section: section, item: row)
+                    let fields = reloadSources[target].flatMap { changes(ItemPathPair(source: $0, target: target), filter: spelling.filter) }
+                    list.next { $0.changeOperation(section: section, position: row, fields: fields, nested: nested(target), within: spelling) }
+                }
+            case .change(let section, let position, let count): list.next { $0.rows("change", section, position, count) }
+            case .move(let from, let to):
+                list.next { writer in
                     writer.raw("{\"op\":\"move\",\"from\":")
                     writer.path(from)
                     writer.raw(",\"to\":")
