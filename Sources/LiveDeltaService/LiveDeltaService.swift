@@ -41,8 +41,10 @@ public final class LiveDeltaService: Sendable {
     public func handle(_ request: HTTPRequest) -> HTTPResponse {
         let started = ContinuousClock.now
         let response: HTTPResponse
+        // Matched once: for the answer, and for the label it is counted under.
+        let matched = Self.routeTable.match(request.path)
         do {
-            response = try Self.routeTable.respond(to: request, in: self)
+            response = try Self.routeTable.respond(to: request, matched: matched, in: self)
         } catch {
             metrics?.error(code: error.code)
             response = error.response
@@ -53,7 +55,7 @@ public final class LiveDeltaService: Sendable {
                 "internal failure",
                 metadata: ["method": "\(request.method)", "path": "\(request.path)", "answer": "\(String(decoding: response.body, as: UTF8.self))"])
         }
-        metrics?.request(route: Self.routeTable.match(request.path)?.template ?? "other", status: response.status, duration: elapsed, bodyBytes: request.body.count)
+        metrics?.request(route: matched?.template ?? "other", status: response.status, duration: elapsed, bodyBytes: request.body.count)
         logger.info(
             "request",
             metadata: [

@@ -56,10 +56,13 @@ struct RouteTable: Sendable {
         routes.filter { $0.template == template }.flatMap { $0.method == "GET" ? ["GET", "HEAD"] : [$0.method] }
     }
 
-    /// Answers the request by the route its path and method name: 404 where no template
-    /// matches, 405 with `Allow` where the template takes other methods.
-    func respond(to request: HTTPRequest, in service: LiveDeltaService) throws(APIError) -> HTTPResponse {
-        guard let (template, parameters) = match(request.path) else { throw .notFound(request.path) }
+    /// Answers the request by the route its path (`matched`, as `match` found it) and method
+    /// name: 404 where no template matches, 405 with `Allow` where the template takes other
+    /// methods.
+    func respond(
+        to request: HTTPRequest, matched: (template: String, parameters: RouteParameters)?, in service: LiveDeltaService
+    ) throws(APIError) -> HTTPResponse {
+        guard let (template, parameters) = matched else { throw .notFound(request.path) }
         let method = request.method == "HEAD" ? "GET" : request.method
         guard let route = routes.first(where: { $0.template == template && $0.method == method }) else {
             throw .methodNotAllowed(request.method, request.path, allowed: methods(of: template))
