@@ -1,7 +1,8 @@
 // Times the request path in process: the JSON reader on a 100,000-object document (beside
 // Foundation's JSONSerialization), whole /diff bodies of 20 and 10,000 items, and each delta
 // format against batch on 100,000 items with 10% changed.
-// Usage: ServiceBenchmark [reader|diff|formats]...   (all when none is given)
+// Usage: ServiceBenchmark [reader|diff|formats]...   (all when none is given); for profiling,
+// validate-loop, scan-loop and read-loop repeat one part of the reader 200 times.
 import ByteJSON
 import Foundation
 import LiveDeltaService
@@ -49,6 +50,13 @@ func reader() throws {
         precondition(collection.itemCount == 100_000)
     }
     let validateOnly = try measure(15) { try document.withUnsafeBufferPointer { try JSONScanner.validate($0) } }
+    let hashedScan = try measure(15) {
+        try document.withUnsafeBufferPointer { bytes in
+            var scanner = JSONScanner(bytes)
+            _ = try scanner.scanDocument()
+        }
+    }
+    print(String(format: "  one scan with hashes: median %.2f ms", hashedScan.median))
     let data = Data(document)
     let foundation = CommandLine.arguments.contains("--no-foundation")
         ? (median: Double.nan, min: Double.nan) : try measure(5) { _ = try JSONSerialization.jsonObject(with: data) }
@@ -102,5 +110,22 @@ let chosen = CommandLine.arguments.dropFirst()
 if chosen.isEmpty || chosen.contains("reader") { try reader() }
 if chosen.isEmpty || chosen.contains("diff") { try diff() }
 if chosen.isEmpty || chosen.contains("formats") { try formats() }
+// For profiling the reader's parts alone.
+if chosen.contains("validate-loop") || chosen.contains("read-loop") || chosen.contains("scan-loop") {
+    let document = Array(("[" + (0..<100_000).map { movie($0) }.joined(separator: ",") + "]").utf8)
+    let body = ByteBuffer(document)
+    for _ in 0..<200 {
+        if chosen.contains("validate-loop") {
+            try document.withUnsafeBufferPointer { try JSONScanner.validate($0) }
+        } else if chosen.contains("scan-loop") {
+            try document.withUnsafeBufferPointer { bytes in
+                var scanner = JSONScanner(bytes)
+                _ = try scanner.scanDocument()
+            }
+        } else {
+            _ = try CollectionDocument.read(body)
+        }
+    }
+}
 // For profiling the small request alone.
 if chosen.contains("small") { try diff(sizes: [(20, 200_001)]) }

@@ -182,6 +182,22 @@ extension JSONScanner {
     /// The value of a valid number when it is a whole number that fits in Int64 (whatever its
     /// spelling: 5, 5.0 and 50e-1 are all 5); nil otherwise.
     public func exactInteger(_ range: Range<Int>) -> Int64? {
+        // Plain integers (the usual ids) directly: a valid number of digits alone has no
+        // leading zero, and 18 digits cannot overflow.
+        let negative = base[range.lowerBound] == 0x2D
+        if range.count - (negative ? 1 : 0) <= 18 {
+            var value: Int64 = 0
+            var plain = true
+            for offset in (range.lowerBound + (negative ? 1 : 0))..<range.upperBound {
+                let digit = base[offset] &- 0x30
+                if digit >= 10 {
+                    plain = false
+                    break
+                }
+                value = value &* 10 &+ Int64(digit)
+            }
+            if plain { return negative ? -value : value }
+        }
         let parts = numberParts(range)
         guard let significant = parts.significant else { return 0 }
         guard parts.exponent >= parts.digitCount, parts.exponent <= 19 else { return nil }

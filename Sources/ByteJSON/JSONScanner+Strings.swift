@@ -6,7 +6,40 @@
 
 extension JSONScanner {
     /// At a quote: reads a string, checking UTF-8 and escapes, and hashes what it says.
+    ///
+    /// Most strings (keys, ids, short values) are plain ASCII and end within 16 bytes: those
+    /// are read here, inline in the caller, from two 8-byte words; anything else goes to
+    /// `scanLongString`.
+    @inline(__always)
     public mutating func scanString() throws(JSONError) -> ScannedString {
+        let start = position + 1
+        guard start + 16 <= count else { return try scanLongString() }
+        let first = UnsafeRawPointer(base + start).loadUnaligned(as: UInt64.self)
+        let firstAttention = Self.attentionMask(first)
+        var hasher = StreamHasher(seed: ValueHash.stringTag, key: key)
+        let length: Int
+        if firstAttention != 0 {
+            length = firstAttention.trailingZeroBitCount >> 3
+            guard base[start + length] == 0x22 else { return try scanLongString() }
+            if hashing { hasher.feed(partial: first & ~(UInt64.max << UInt64(length * 8)), count: length) }
+        } else {
+            let second = UnsafeRawPointer(base + start + 8).loadUnaligned(as: UInt64.self)
+            let secondAttention = Self.attentionMask(second)
+            let tail = secondAttention.trailingZeroBitCount >> 3
+            guard secondAttention != 0, base[start + 8 + tail] == 0x22 else { return try scanLongString() }
+            length = 8 + tail
+            if hashing {
+                hasher.feed(word: first)
+                hasher.feed(partial: second & ~(UInt64.max << UInt64(tail * 8)), count: tail)
+            }
+        }
+        position = start + length + 1
+        return ScannedString(hash: hashing ? hasher.finish() : 0, start: start, end: start + length, hasEscapes: false)
+    }
+
+    /// `scanString` for any string: long ones, escapes, non-ASCII, errors.
+    @inline(never)
+    mutating func scanLongString() throws(JSONError) -> ScannedString {
         // Locals, not properties, in the loop: they stay in registers.
         let base = self.base, count = self.count, hashing = self.hashing
         var position = self.position + 1  // past the opening quote

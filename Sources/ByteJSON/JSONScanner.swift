@@ -48,7 +48,6 @@ public struct JSONScanner {
     public var hashing = true
     /// The process's hash key, read once here rather than on every string.
     let key = ValueHash.processKey
-    private let frames = FrameStack()
 
     /// `bytes` must stay valid while the scanner is used.
     public init(_ bytes: UnsafeBufferPointer<UInt8>, maxDepth: Int = 512) {
@@ -94,11 +93,54 @@ public struct JSONScanner {
     /// Reads one complete value after optional whitespace.
     public mutating func scanValue() throws(JSONError) -> ScannedValue {
         skipWhitespace()
+        guard position < count else { throw JSONError(.unexpectedEnd, at: position) }
+        let start = position
+        switch base[position] {
+        case 0x7B, 0x5B: break
+        case 0x22:
+            let string = try scanString()
+            return ScannedValue(kind: .string, hash: string.hash, start: start, end: position, hasEscapes: string.hasEscapes)
+        case 0x2D, 0x30...0x39: return ScannedValue(kind: .number, hash: try scanNumber(), start: start, end: position)
+        case 0x74: return try literal(.bool, "true", ValueHash.true)
+        case 0x66: return try literal(.bool, "false", ValueHash.false)
+        case 0x6E: return try literal(.null, "null", ValueHash.null)
+        case let byte: throw JSONError(.unexpectedByte(byte, expected: "a value"), at: position)
+        }
+        var nobody = NoObserver()
+        return try scanContainer(observing: &nobody)
+    }
+
+    /// Reads one complete value, and picks out the member called `name` where it is an object:
+    /// that member's value (the first, where the name repeats), and whether the name repeats.
+    /// One pass, as fast as `scanValue()`.
+    public mutating func scanValue(findingMember name: JSONName) throws(JSONError) -> (value: ScannedValue, member: ScannedValue?, repeated: Bool) {
+        skipWhitespace()
+        var finder = MemberFinder(name: name)
+        let value = try scanContainer(observing: &finder)
+        return (value, finder.found, finder.repeated)
+    }
+
+    private mutating func scanContainer<Observer: TopMembers>(observing observer: inout Observer) throws(JSONError) -> ScannedValue {
+        // The open containers live on the stack while they fit there (32 levels); deeper
+        // texts move them to the heap. No reference means nothing to retain per call.
+        try withUnsafeTemporaryAllocation(of: Frame.self, capacity: 32) { (inline) throws(JSONError) -> ScannedValue in
+            var frames = FrameStack(inline)
+            defer { frames.release() }
+            return try scanValue(frames: &frames, observer: &observer)
+        }
+    }
+
+    /// The whole value at the cursor, without recursion: containers are frames on a stack.
+    /// `observer` hears of the outermost object's keys and values (depth 1).
+    private mutating func scanValue<Observer: TopMembers>(frames: inout FrameStack, observer: inout Observer) throws(JSONError) -> ScannedValue {
         let start = position
         var depth = 0
+        var memberStart = 0
+        var stringEscapes = false
         value: while true {
             skipWhitespace()
             guard position < count else { throw JSONError(.unexpectedEnd, at: position) }
+            if Observer.listens && depth == 1 { memberStart = position }
             var hash: UInt64
             switch base[position] {
             case 0x7B:  // {
@@ -109,7 +151,9 @@ public struct JSONScanner {
                     position += 1
                     hash = ValueHash.object(memberSum: 0, count: 0)
                 } else {
-                    try push(&depth, Frame(isObject: true, accumulator: 0, count: 0, keyHash: try scanKeyAndColon().hash))
+                    let key = try scanKeyAndColon()
+                    frames.push(Frame(isObject: true, accumulator: 0, count: 0, keyHash: key.hash), at: &depth)
+                    if Observer.listens && depth == 1 { observer.key(key, in: self) }
                     continue value
                 }
             case 0x5B:  // [
@@ -120,7 +164,7 @@ public struct JSONScanner {
                     position += 1
                     hash = ValueHash.mix(ValueHash.arrayTag, 0)
                 } else {
-                    try push(&depth, Frame(isObject: false, accumulator: ValueHash.arrayTag, count: 0, keyHash: 0))
+                    frames.push(Frame(isObject: false, accumulator: ValueHash.arrayTag, count: 0, keyHash: 0), at: &depth)
                     continue value
                 }
             case 0x22:
@@ -129,6 +173,7 @@ public struct JSONScanner {
                     return ScannedValue(kind: .string, hash: string.hash, start: start, end: position, hasEscapes: string.hasEscapes)
                 }
                 hash = string.hash
+                if Observer.listens { stringEscapes = string.hasEscapes }
             case 0x2D, 0x30...0x39: hash = try scanNumber()
             case 0x74: hash = try scanLiteral("true", ValueHash.true)
             case 0x66: hash = try scanLiteral("false", ValueHash.false)
@@ -138,6 +183,10 @@ public struct JSONScanner {
             // Hand the finished value to its container, closing containers that end here.
             while depth > 0 {
                 let top = frames.base + (depth - 1)
+                if Observer.listens && depth == 1 {
+                    let kind = Self.kind(ofFirstByte: base[memberStart])
+                    observer.value(ScannedValue(kind: kind, hash: hash, start: memberStart, end: position, hasEscapes: kind == .string && stringEscapes))
+                }
                 if hashing {
                     top.pointee.accumulator = top.pointee.isObject
                         ? top.pointee.accumulator &+ ValueHash.member(key: top.pointee.keyHash, value: hash)
@@ -150,7 +199,11 @@ public struct JSONScanner {
                 let isObject = top.pointee.isObject
                 if byte == 0x2C {  // ,
                     position += 1
-                    if isObject { top.pointee.keyHash = try scanKeyAndColon().hash }
+                    if isObject {
+                        let key = try scanKeyAndColon()
+                        top.pointee.keyHash = key.hash
+                        if Observer.listens && depth == 1 { observer.key(key, in: self) }
+                    }
                     continue value
                 }
                 guard byte == (isObject ? 0x7D : 0x5D) else {
@@ -164,14 +217,6 @@ public struct JSONScanner {
             }
             return ScannedValue(kind: Self.kind(ofFirstByte: base[start]), hash: hashing ? hash : 0, start: start, end: position)
         }
-    }
-
-    /// Opens a container; the caller has checked `depth < maxDepth`.
-    @inline(__always)
-    private func push(_ depth: inout Int, _ frame: Frame) throws(JSONError) {
-        if depth == frames.capacity { frames.grow() }
-        (frames.base + depth).initialize(to: frame)
-        depth += 1
     }
 
     private mutating func scanKeyAndColon() throws(JSONError) -> ScannedString {
@@ -188,6 +233,12 @@ public struct JSONScanner {
         }
         position += 1
         return key
+    }
+
+    private mutating func literal(_ kind: JSONKind, _ word: StaticString, _ hash: UInt64) throws(JSONError) -> ScannedValue {
+        let start = position
+        let hash = try scanLiteral(word, hash)
+        return ScannedValue(kind: kind, hash: hashing ? hash : 0, start: start, end: position)
     }
 
     private mutating func scanLiteral(_ word: StaticString, _ hash: UInt64) throws(JSONError) -> UInt64 {
@@ -292,6 +343,48 @@ public struct JSONScanner {
     }
 }
 
+/// What `scanValue` tells about the members of the outermost object it reads. Observers are
+/// generic parameters, so that the plain scan (`NoObserver`) compiles without any of it.
+protocol TopMembers {
+    static var listens: Bool { get }
+    /// A key of the outermost object, read.
+    mutating func key(_ key: ScannedString, in scanner: JSONScanner)
+    /// The value of the member whose key came last.
+    mutating func value(_ value: ScannedValue)
+}
+
+struct NoObserver: TopMembers {
+    static var listens: Bool { false }
+    func key(_ key: ScannedString, in scanner: JSONScanner) {}
+    func value(_ value: ScannedValue) {}
+}
+
+/// Picks out the member with one name.
+struct MemberFinder: TopMembers {
+    static var listens: Bool { true }
+    /// The name, where it is short; else `long`.
+    let short: JSONName.Short?
+    let long: JSONName?
+    var found: ScannedValue?
+    var repeated = false
+    private var matched = false
+
+    init(name: JSONName) {
+        short = name.short
+        long = name.short == nil ? name : nil
+    }
+
+    mutating func key(_ key: ScannedString, in scanner: JSONScanner) {
+        if let short { matched = scanner.string(key, isShort: short) } else if let long { matched = scanner.string(key, is: long) }
+    }
+
+    mutating func value(_ value: ScannedValue) {
+        guard matched else { return }
+        matched = false
+        if found == nil { found = value } else { repeated = true }
+    }
+}
+
 /// One open container while `scanValue` reads.
 struct Frame {
     var isObject: Bool
@@ -300,25 +393,37 @@ struct Frame {
     var keyHash: UInt64
 }
 
-/// The open containers of `scanValue`, in memory that grows as deep as the text goes (never
-/// past `maxDepth`). Copies of a scanner share it; a scanner is used by one thread, and
-/// `scanValue` never runs inside another, so they never use it at once.
-final class FrameStack {
+/// The open containers of one `scanValue` call: first in stack memory the caller lends, then,
+/// for deeper texts, on the heap (never past `maxDepth`).
+struct FrameStack {
     private(set) var base: UnsafeMutablePointer<Frame>
-    private(set) var capacity: Int
+    private var capacity: Int
+    private var onHeap = false
 
-    init() {
-        capacity = 32
-        base = .allocate(capacity: capacity)
+    init(_ inline: UnsafeMutableBufferPointer<Frame>) {
+        base = inline.baseAddress!
+        capacity = inline.count
     }
 
-    func grow() {
+    /// Opens a container; the caller has checked the depth limit.
+    @inline(__always)
+    mutating func push(_ frame: Frame, at depth: inout Int) {
+        if depth == capacity { grow() }
+        (base + depth).initialize(to: frame)
+        depth += 1
+    }
+
+    private mutating func grow() {
         let larger = UnsafeMutablePointer<Frame>.allocate(capacity: capacity * 2)
         larger.moveInitialize(from: base, count: capacity)
-        base.deallocate()
+        if onHeap { base.deallocate() }
         base = larger
         capacity *= 2
+        onHeap = true
     }
 
-    deinit { base.deallocate() }
+    /// Gives back heap memory, if any was taken.
+    func release() {
+        if onHeap { base.deallocate() }
+    }
 }

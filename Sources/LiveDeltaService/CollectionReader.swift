@@ -46,10 +46,11 @@ struct CollectionReader {
     let options: DiffOptions
     private let idPath: [[UInt8]]
     /// The first key of `idPath`, and whether it is all of it (the common case).
-    private let idKey: [UInt8]
+    private let idKey: JSONName
     private let idKeyIsPath: Bool
     private let sectionIdPath: [[UInt8]]
-    private let itemsKey: [UInt8]
+    private let sectionIdKey: JSONName
+    private let itemsKey: JSONName
     private let filtersFields: Bool
     private(set) var arena: [UInt8] = []
     private(set) var items: [ItemRecord] = []
@@ -62,10 +63,11 @@ struct CollectionReader {
         self.options = options
         self.lease = lease
         idPath = options.idPath
-        idKey = idPath[0]
+        idKey = JSONName(idPath[0])
         idKeyIsPath = idPath.count > 1
         sectionIdPath = options.sectionIdPath
-        itemsKey = options.itemsKeyBytes
+        sectionIdKey = JSONName(sectionIdPath[0])
+        itemsKey = JSONName(options.itemsKeyBytes)
         filtersFields = options.filter != .allFields
     }
 
@@ -89,7 +91,7 @@ struct CollectionReader {
                 var sections: [SectionRecord]?
                 var key = try scanner.beginObject()
                 while let current = key {
-                    guard scanner.string(current, equals: Array("sections".utf8)) else {
+                    guard scanner.string(current, is: Self.sectionsName) else {
                         let name = String(decoding: scanner.decoded(current), as: UTF8.self)
                         throw APIError.invalidShape(pointer.appending(name), "a sectioned collection holds only \"sections\", not \"\(name)\"")
                     }
@@ -105,6 +107,8 @@ struct CollectionReader {
             }
         }
     }
+
+    private static let sectionsName = JSONName("sections")
 
     /// Runs a read, turning the scanner's errors into 400s.
     private static func reporting<T>(_ read: () throws -> T) throws(APIError) -> T {
@@ -150,7 +154,7 @@ struct CollectionReader {
         var members = 0
         var key = try scanner.beginObject()
         while let current = key {
-            if scanner.string(current, equals: itemsKey) {
+            if scanner.string(current, is: itemsKey) {
                 if sectionItems != nil { throw APIError.duplicateMember(pointer.appending(options.itemsKey)) }
                 guard scanner.peek() == UInt8(ascii: "[") else {
                     throw APIError.invalidShape(pointer.appending(options.itemsKey), "\"\(options.itemsKey)\" must be an array of items")
@@ -166,7 +170,7 @@ struct CollectionReader {
                 sectionItems = first..<items.count
             } else {
                 let value = try scanner.scanValue()
-                if scanner.string(current, equals: sectionIdPath[0]) {
+                if scanner.string(current, is: sectionIdKey) {
                     if id != nil { throw APIError.duplicateMember(pointer.appending(options.sectionIdKey.splitPath[0])) }
                     id = try lookup(sectionIdPath.dropFirst(), in: value)
                 }
@@ -192,6 +196,13 @@ struct CollectionReader {
         guard let first = scanner.peek() else { throw JSONError(.unexpectedEnd, at: scanner.position) }
         let start = scanner.position
         switch first {
+        case UInt8(ascii: "{") where !filtersFields:
+            // Every member counts: the scanner's own object hash is the content hash, and it
+            // picks out the id on the way, in one pass over the item.
+            let (value, idMember, repeated) = try scanner.scanValue(findingMember: idKey)
+            if repeated { throw APIError.duplicateMember(pointer.appending(index).appending(options.idKey.splitPath[0])) }
+            let id = try idMember.flatMap { member throws in idKeyIsPath ? try lookup(idPath.dropFirst(), in: member) : member }
+            return try record(id: id, contentHash: value.hash, raw: start..<scanner.position, pointer, index)
         case UInt8(ascii: "{"):
             var id: ScannedValue?
             var sawID = false
@@ -200,7 +211,7 @@ struct CollectionReader {
             var key = try scanner.beginObject()
             while let current = key {
                 let value = try scanner.scanValue()
-                if scanner.string(current, equals: idKey) {
+                if scanner.string(current, is: idKey) {
                     if sawID { throw APIError.duplicateMember(pointer.appending(index).appending(options.idKey.splitPath[0])) }
                     sawID = true
                     id = idKeyIsPath ? try lookup(idPath.dropFirst(), in: value) : value
@@ -211,17 +222,7 @@ struct CollectionReader {
                 }
                 key = try scanner.nextKey()
             }
-            guard let id else {
-                let itemPointer = pointer.appending(index)
-                throw APIError(
-                    .missingID, message: "the item at \(itemPointer) has no \"\(options.idKey)\"",
-                    pointer: itemPointer.description)
-            }
-            guard let identity = identity(of: id, scalarItem: false) else {
-                throw invalidID(id, at: pointer.appending(index).appending(path: options.idKey.splitPath))
-            }
-            return ItemRecord(
-                contentHash: fold(ValueHash.object(memberSum: memberSum, count: members)), raw: ByteRange(start..<scanner.position), id: identity)
+            return try record(id: id, contentHash: ValueHash.object(memberSum: memberSum, count: members), raw: start..<scanner.position, pointer, index)
         case UInt8(ascii: "["):
             throw APIError(
                 .invalidItem, pointer: pointer.appending(index),
@@ -231,6 +232,20 @@ struct CollectionReader {
             guard let identity = identity(of: value, scalarItem: true) else { throw invalidID(value, at: pointer.appending(index)) }
             return ItemRecord(contentHash: fold(value.hash), raw: ByteRange(value.start..<value.end), id: identity)
         }
+    }
+
+    /// An object item's record, once its id (if any) and content hash are known.
+    private mutating func record(id: ScannedValue?, contentHash: UInt64, raw: Range<Int>, _ pointer: JSONPointer, _ index: Int) throws(APIError) -> ItemRecord {
+        guard let id else {
+            let itemPointer = pointer.appending(index)
+            throw APIError(
+                .missingID, message: "the item at \(itemPointer) has no \"\(options.idKey)\"",
+                pointer: itemPointer.description)
+        }
+        guard let identity = identity(of: id, scalarItem: false) else {
+            throw invalidID(id, at: pointer.appending(index).appending(path: options.idKey.splitPath))
+        }
+        return ItemRecord(contentHash: fold(contentHash), raw: ByteRange(raw), id: identity)
     }
 
     /// Follows the rest of a dotted path into `value`; nil where it leads nowhere.

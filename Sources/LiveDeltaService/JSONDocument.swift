@@ -33,14 +33,7 @@ public struct KeySet: Sendable, Equatable {
     }
 
     /// The hash the scanner gives a string with this text.
-    private static func hash(_ key: [UInt8]) -> UInt64 {
-        var writer = JSONWriter()
-        key.withUnsafeBufferPointer { writer.string(generalizedUTF8: $0) }
-        return writer.bytes.withUnsafeBufferPointer { text in
-            var scanner = JSONScanner(text)
-            return (try? scanner.scanValue().hash) ?? 0
-        }
-    }
+    private static func hash(_ key: [UInt8]) -> UInt64 { JSONName(key).hash }
 
     @inline(__always)
     func contains(_ key: ScannedString, in scanner: JSONScanner) -> Bool {
