@@ -67,7 +67,7 @@ bench: bench-engine bench-service bench-load bench-sessions bench-redis bench-me
 
 bench-engine: deps
 	$(SWIFT) build -c release --product EngineBenchmark
-	for scenario in 1 2 3 4 5; do .build/release/EngineBenchmark $$scenario; done
+	for scenario in 1 2 3 4 5 6; do .build/release/EngineBenchmark $$scenario; done
 
 ## LiveDelta beside a raw libmicrohttpd server answering a fixed reply, same wrk load, rounds
 ## taking turns: the ratio of requests/s for the 20-item and a 30-byte body.

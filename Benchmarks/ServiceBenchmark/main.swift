@@ -56,15 +56,16 @@ func reader() throws {
             _ = try scanner.scanDocument()
         }
     }
-    print(String(format: "  one scan with hashes: median %.2f ms", hashedScan.median))
     let data = Data(document)
     let foundation = CommandLine.arguments.contains("--no-foundation")
         ? (median: Double.nan, min: Double.nan) : try measure(5) { _ = try JSONSerialization.jsonObject(with: data) }
-    func rate(_ ms: Double) -> String { String(format: "%.0f MB/s", megabytes / (ms / 1000)) }
-    print(String(format: "JSON reader, 100,000 movies (%.1f MB): ids and content hashes: median %.2f ms (%@), min %.2f ms (target >= 400 MB/s: %@)",
-                 megabytes, ours.median, rate(ours.median), ours.min, megabytes / (ours.median / 1000) >= 400 ? "met" : "MISSED"))
-    print(String(format: "  validation alone: median %.2f ms (%@); JSONSerialization: median %.2f ms (%@)",
-                 validateOnly.median, rate(validateOnly.median), foundation.median, rate(foundation.median)))
+    func rate(_ ms: Double) -> Double { megabytes / (ms / 1000) }
+    func verdict(_ met: Bool) -> String { met ? "met" : "MISSED" }
+    print(String(format: "JSON reader, 100,000 movies (%.1f MB): ids and content hashes: median %.2f ms (%.0f MB/s), min %.2f ms (target >= 1,000 MB/s: %@)",
+                 megabytes, ours.median, rate(ours.median), ours.min, verdict(rate(ours.median) >= 1_000)))
+    print(String(format: "  validation alone: median %.2f ms (%.0f MB/s; target >= 2,000 MB/s: %@); one scan with hashes: median %.2f ms (%.0f MB/s)",
+                 validateOnly.median, rate(validateOnly.median), verdict(rate(validateOnly.median) >= 2_000), hashedScan.median, rate(hashedScan.median)))
+    print(String(format: "  JSONSerialization: median %.2f ms (%.0f MB/s)", foundation.median, rate(foundation.median)))
 }
 
 func diff(sizes: [(Int, Int)] = [(20, 2_001), (10_000, 41)]) throws {
@@ -129,3 +130,4 @@ if chosen.contains("validate-loop") || chosen.contains("read-loop") || chosen.co
 }
 // For profiling the small request alone.
 if chosen.contains("small") { try diff(sizes: [(20, 200_001)]) }
+if chosen.contains("large") { try diff(sizes: [(10_000, 1_001)]) }
