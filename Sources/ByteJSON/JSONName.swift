@@ -57,11 +57,7 @@ extension JSONScanner {
     func string(_ string: ScannedString, isShort name: JSONName.Short) -> Bool {
         if hashing && string.hash != name.hash && name.hash != 0 { return false }
         let length = string.end - string.start
-        if string.hasEscapes {
-            var copy = self
-            copy.hashing = false
-            return copy.decoded(string).elementsEqual(name.bytes)
-        }
+        if string.hasEscapes { return decoded(string) == name.bytes }
         guard length == name.count else { return false }
         for k in 0..<length {
             let word = k < 8 ? name.low : name.high

@@ -198,6 +198,11 @@ extension JSONScanner {
             }
             if plain { return negative ? -value : value }
         }
+        return exactIntegerByParts(range)
+    }
+
+    /// `exactInteger` for any spelling, through the number's parts.
+    func exactIntegerByParts(_ range: Range<Int>) -> Int64? {
         let parts = numberParts(range)
         guard let significant = parts.significant else { return 0 }
         guard parts.exponent >= parts.digitCount, parts.exponent <= 19 else { return nil }

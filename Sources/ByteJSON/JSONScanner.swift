@@ -95,6 +95,8 @@ public struct JSONScanner {
         skipWhitespace()
         guard position < count else { throw JSONError(.unexpectedEnd, at: position) }
         let start = position
+        // Scalars need no frames. The same dispatch stands again in the value loop: one shared
+        // helper there measured 4-7% slower on the 100,000-movie reader.
         switch base[position] {
         case 0x7B, 0x5B: break
         case 0x22:

@@ -196,14 +196,6 @@ extension ReferenceScanner: ScannerLike {
     }
 }
 
-extension ReferenceScanner {
-    /// The reference's own `string(_:equals:)` lives in the library; this one resolves escapes
-    /// by decoding through the library too (decoding did not change).
-    func string(_ string: ScannedString, equals expected: [UInt8]) -> Bool {
-        library.string(string, equals: expected)
-    }
-}
-
 extension Result {
     var isFailure: Bool {
         if case .failure = self { true } else { false }

