@@ -52,8 +52,14 @@ extension JSONWriter {
 
     /// A reload's `changes` and `nested` members, where there are any.
     mutating func reloadDetails(_ fields: FieldChanges?, nested: [NestedDelta], within spelling: DeltaSpelling) {
+        changeDetails(fields, as: ",\"changes\":", nested: nested, within: spelling)
+    }
+
+    /// A changed item's fields under the member `fieldsMember` opens, and its `nested` deltas,
+    /// where there are any.
+    mutating func changeDetails(_ fields: FieldChanges?, as fieldsMember: StaticString, nested: [NestedDelta], within spelling: DeltaSpelling) {
         if let fields {
-            raw(",\"changes\":")
+            raw(fieldsMember)
             fieldChanges(fields)
         }
         if !nested.isEmpty {

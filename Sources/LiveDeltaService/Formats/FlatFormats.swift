@@ -178,14 +178,7 @@ extension JSONWriter {
         raw("\"position\":")
         int(position)
         raw(",\"count\":1")
-        if let fields {
-            raw(",\"payload\":")
-            fieldChanges(fields)
-        }
-        if !nested.isEmpty {
-            raw(",\"nested\":")
-            nestedDeltas(nested, within: spelling)
-        }
+        changeDetails(fields, as: ",\"payload\":", nested: nested, within: spelling)
         raw("}")
     }
 
