@@ -36,9 +36,7 @@ func matchItems<Item: UniquelyIdentifiable>(
     do {
         return try old.withUnsafeBufferPointer { old throws(DuplicateIndices) in
             try new.withUnsafeBufferPointer { new throws(DuplicateIndices) in
-                try matchIdentities(
-                    oldCount: old.count, oldID: { old[$0].uniqueID }, oldHash: { old[$0].identityHash },
-                    newCount: new.count, newID: { new[$0].uniqueID }, newHash: { new[$0].identityHash })
+                try matchIdentities(old, new)
             }
         }
     } catch {

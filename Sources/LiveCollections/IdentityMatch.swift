@@ -77,12 +77,12 @@ func hashes(count: Int, _ hash: (Int) -> Int) -> [Int] {
 ///
 /// Throws where one side holds an id twice (the two indices on that side).
 @inlinable
-func matchIdentities<ID: Hashable>(
-    oldCount: Int, oldID: (Int) -> ID, oldHash: (Int) -> Int,
-    newCount: Int, newID: (Int) -> ID, newHash: (Int) -> Int
+func matchIdentities<Item: UniquelyIdentifiable>(
+    _ old: UnsafeBufferPointer<Item>, _ new: UnsafeBufferPointer<Item>
 ) throws(DuplicateIndices) -> IdentityMatch {
-    let oldHashes = hashes(count: oldCount, oldHash)
-    let newHashes = hashes(count: newCount, newHash)
+    let (oldCount, newCount) = (old.count, new.count)
+    let oldHashes = hashes(count: oldCount) { old[$0].identityHash }
+    let newHashes = hashes(count: newCount) { new[$0].identityHash }
     let capacity = identityTableCapacity(forEntries: oldCount + newCount)
     let mask = capacity - 1
     var table = [IdentitySlot](repeating: IdentitySlot(hash: 0, old: -1, new: -1), count: capacity)
@@ -102,7 +102,7 @@ func matchIdentities<ID: Hashable>(
                             slots[p] = IdentitySlot(hash: hash, old: Int32(truncatingIfNeeded: i), new: -1)
                             break
                         }
-                        if slot.hash == hash && oldID(Int(slot.old)) == oldID(i) {
+                        if slot.hash == hash && old[Int(slot.old)].hasSameID(as: old[i]) {
                             duplicate = DuplicateIndices(collection: .old, first: Int(slot.old), second: i)
                             break oldLoop
                         }
@@ -120,7 +120,7 @@ func matchIdentities<ID: Hashable>(
                             break
                         }
                         if slot.hash == hash {
-                            let sameID = slot.old >= 0 ? oldID(Int(slot.old)) == newID(j) : newID(Int(slot.new)) == newID(j)
+                            let sameID = slot.old >= 0 ? old[Int(slot.old)].hasSameID(as: new[j]) : new[Int(slot.new)].hasSameID(as: new[j])
                             if sameID {
                                 if slot.new >= 0 {
                                     duplicate = DuplicateIndices(collection: .new, first: Int(slot.new), second: j)

@@ -47,9 +47,7 @@ struct SectionedMatch<Section: UniquelyIdentifiableSection> {
         do throws(DuplicateIndices) {
             items = try oldItems.withUnsafeBufferPointer { old throws(DuplicateIndices) in
                 try newItems.withUnsafeBufferPointer { new throws(DuplicateIndices) in
-                    try matchIdentities(
-                        oldCount: old.count, oldID: { old[$0].uniqueID }, oldHash: { old[$0].identityHash },
-                        newCount: new.count, newID: { new[$0].uniqueID }, newHash: { new[$0].identityHash })
+                    try matchIdentities(old, new)
                 }
             }
         } catch {
@@ -93,9 +91,9 @@ func matchSections<Section: UniquelyIdentifiableSection>(
     _ old: [Section], _ new: [Section]
 ) throws(DuplicateIdentifierError) -> IdentityMatch {
     do {
-        return try matchIdentities(
-            oldCount: old.count, oldID: { old[$0].uniqueID }, oldHash: { old[$0].identityHash },
-            newCount: new.count, newID: { new[$0].uniqueID }, newHash: { new[$0].identityHash })
+        return try old.withUnsafeBufferPointer { old throws(DuplicateIndices) in
+            try new.withUnsafeBufferPointer { new throws(DuplicateIndices) in try matchIdentities(old, new) }
+        }
     } catch {
         let side = error.collection == .old ? old : new
         throw DuplicateIdentifierError(

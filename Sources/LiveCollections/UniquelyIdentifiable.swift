@@ -15,6 +15,11 @@ public protocol UniquelyIdentifiable: Equatable {
     /// `uniqueID.hashValue`; a type that keeps a well-mixed hash of its id may return that and
     /// spare hashing it again.
     var identityHash: Int { get }
+
+    /// Whether `other` has the same id. By default `uniqueID == other.uniqueID`; a type whose
+    /// ids cost something to build (a reference to count, a string to make) may compare them
+    /// where they lie.
+    func hasSameID(as other: Self) -> Bool
 }
 
 extension UniquelyIdentifiable where RawType == Self {
@@ -24,6 +29,9 @@ extension UniquelyIdentifiable where RawType == Self {
 extension UniquelyIdentifiable {
     @inlinable
     public var identityHash: Int { uniqueID.hashValue }
+
+    @inlinable
+    public func hasSameID(as other: Self) -> Bool { uniqueID == other.uniqueID }
 }
 
 /// A section with its own identity and content, holding identifiable items.

@@ -1,20 +1,42 @@
 import ByteJSON
 import LiveCollections
 
-/// A collection read from JSON: flat items, or sections of items.
-public enum JSONCollection: Sendable {
-    case flat([JSONItem])
-    case sectioned([JSONSection])
+/// A collection read from JSON: flat items, or sections of items, with the documents they
+/// point into (which it keeps alive; its items do not).
+public struct JSONCollection: Sendable {
+    public enum Shape: Sendable {
+        case flat([JSONItem])
+        case sectioned([JSONSection])
+    }
+
+    public var shape: Shape
+    public var owners: DocumentOwners
+
+    public static func flat(_ items: [JSONItem], owners: DocumentOwners) -> JSONCollection {
+        JSONCollection(shape: .flat(items), owners: owners)
+    }
+
+    public static func sectioned(_ sections: [JSONSection], owners: DocumentOwners) -> JSONCollection {
+        JSONCollection(shape: .sectioned(sections), owners: owners)
+    }
+
+    /// An empty collection of the same kind.
+    var emptied: JSONCollection {
+        switch shape {
+        case .flat: .flat([], owners: DocumentOwners())
+        case .sectioned: .sectioned([], owners: DocumentOwners())
+        }
+    }
 
     public var itemCount: Int {
-        switch self {
+        switch shape {
         case .flat(let items): items.count
         case .sectioned(let sections): sections.itemCount
         }
     }
 
     var kindName: String {
-        switch self {
+        switch shape {
         case .flat: "flat (an array of items)"
         case .sectioned: "sectioned ({\"sections\": [...]})"
         }
@@ -313,13 +335,14 @@ struct CollectionReader {
         case .flat(let range):
             var flat = items[range].map(item)
             if !unique { numberOccurrences(&flat, seen: &seen) }
-            return .flat(flat)
+            return .flat(flat, owners: DocumentOwners(document))
         case .sectioned(let sections):
-            return .sectioned(sections.map { section in
+            let sections = sections.map { section in
                 var sectionItems = items[section.items].map(item)
                 if !unique { numberOccurrences(&sectionItems, seen: &seen) }
                 return JSONSection(document: document, headerHash: section.headerHash, storedID: section.id, raw: section.raw, items: sectionItems)
-            })
+            }
+            return .sectioned(sections, owners: DocumentOwners(document))
         }
     }
 }

@@ -30,7 +30,7 @@ struct DiffComputation {
 
     func respond(old: JSONCollection, new: JSONCollection) throws(APIError) -> [UInt8] {
         var writer = JSONWriter(capacity: 256 + 16 * max(old.itemCount, new.itemCount))
-        switch (old, new) {
+        switch (old.shape, new.shape) {
         case (.flat(let old), .flat(let new)):
             let result = try naming { () throws(DuplicateIdentifierError) in try options.policy.animatedDelta(from: old, to: new) }
             metrics?.diff(itemsIn: old.count + new.count, changesOut: result.delta?.changeCount)

@@ -74,6 +74,57 @@ public final class JSONDocument: @unchecked Sendable {  // read-only after init;
     }
 }
 
+/// The documents a collection's items point into. Items do not keep their document alive (a
+/// reference count on every copy of an item cost a sixth of a diff): whatever holds items
+/// holds these with them — a collection, a session, a change, a nested list's delta.
+public struct DocumentOwners: Sendable {
+    private(set) var documents: [JSONDocument] = []
+
+    init() {}
+
+    init(_ document: JSONDocument) { documents = [document] }
+
+    /// Both sets, each document once.
+    func merging(_ other: DocumentOwners) -> DocumentOwners {
+        var merged = self
+        for document in other.documents where !merged.documents.contains(where: { $0 === document }) {
+            merged.documents.append(document)
+        }
+        return merged
+    }
+}
+
+/// An item's reference to its document, which does not keep the document alive: the item's
+/// holder does, through `DocumentOwners`. Reading bytes through it counts no reference. Debug
+/// builds (every test) check on each use that the document is still there, so a holder that
+/// drops its owners too early fails loudly there.
+struct DocumentRef: Sendable {
+    #if DEBUG
+        private weak var checked: JSONDocument?
+
+        init(_ document: JSONDocument) { checked = document }
+
+        var document: JSONDocument {
+            guard let checked else { preconditionFailure("an item outlived its document: its holder dropped the DocumentOwners") }
+            return checked
+        }
+
+        func slice(_ range: ByteRange, in storage: IDStorage) -> UnsafeBufferPointer<UInt8> { document.slice(range, in: storage) }
+    #else
+        // Unmanaged: the document is kept alive by the item's holder (see above).
+        private let unmanaged: Unmanaged<JSONDocument>
+
+        init(_ document: JSONDocument) { unmanaged = Unmanaged.passUnretained(document) }
+
+        var document: JSONDocument { unmanaged.takeUnretainedValue() }
+
+        @inline(__always)
+        func slice(_ range: ByteRange, in storage: IDStorage) -> UnsafeBufferPointer<UInt8> {
+            unmanaged._withUnsafeGuaranteedRef { $0.slice(range, in: storage) }
+        }
+    #endif
+}
+
 /// Where an id's canonical bytes are.
 enum IDStorage: UInt8, Sendable {
     /// Verbatim in the body (a string without escapes, a boolean, null).

@@ -8,7 +8,8 @@ import LiveCollections
 #endif
 
 /// An item's identity: its id value by meaning (1 and 1.0 are one id, 1 and "1" two), and in
-/// non-unique mode its occurrence number.
+/// non-unique mode its occurrence number. Unlike an item, an id keeps its document alive: ids
+/// go into errors, which may outlive the request's collections.
 public struct JSONItemID: Hashable, Sendable, CustomStringConvertible {
     let document: JSONDocument
     let hash: UInt64
@@ -24,9 +25,7 @@ public struct JSONItemID: Hashable, Sendable, CustomStringConvertible {
             lhs.bytes.length == rhs.bytes.length
         else { return false }
         if lhs.storage == .inline { return lhs.bytes.start == rhs.bytes.start }
-        let a = lhs.document.slice(lhs.bytes, in: lhs.storage)
-        let b = rhs.document.slice(rhs.bytes, in: rhs.storage)
-        return a.isEmpty || memcmp(a.baseAddress!, b.baseAddress!, a.count) == 0
+        return sameBytes(lhs.document.slice(lhs.bytes, in: lhs.storage), rhs.document.slice(rhs.bytes, in: rhs.storage))
     }
 
     /// The id as JSON text.
@@ -61,19 +60,42 @@ struct StoredID: Sendable {
     func key(_ occurrence: UInt32) -> UInt64 {
         occurrence == 0 ? UInt64(hash) : ValueHash.mix(UInt64(hash), UInt64(occurrence))
     }
+
+    /// Whether this id, in `document`, is `other` in `otherDocument`.
+    @inline(__always)
+    func same(in document: DocumentRef, as other: StoredID, in otherDocument: DocumentRef) -> Bool {
+        guard hash == other.hash, kind == other.kind, storage == other.storage, bytes.length == other.bytes.length else { return false }
+        if storage == .inline { return bytes.start == other.bytes.start }
+        return sameBytes(document.slice(bytes, in: storage), otherDocument.slice(other.bytes, in: other.storage))
+    }
 }
 
-/// An item of a request: where its text is, its id and the hash of its content (40 bytes).
+/// An item of a request: where its text is, its id and the hash of its content (40 bytes). It
+/// points into its document without keeping it alive; see `DocumentOwners`.
 ///
 /// Content equality is JSON value equality over the fields the filter keeps: equal hashes are
 /// confirmed by comparing bytes, and where the bytes differ, by comparing the values.
 public struct JSONItem: UniquelyIdentifiable, Sendable {
-    let document: JSONDocument
+    fileprivate let reference: DocumentRef
     let contentHash: UInt32
     let storedID: StoredID
     let raw: ByteRange
     /// 0 where ids are unique; else 1 for an id's first occurrence, 2 for its second…
     var occurrence: UInt32
+
+    init(document: JSONDocument, contentHash: UInt32, storedID: StoredID, raw: ByteRange, occurrence: UInt32) {
+        reference = DocumentRef(document)
+        self.contentHash = contentHash
+        self.storedID = storedID
+        self.raw = raw
+        self.occurrence = occurrence
+    }
+
+    /// The document the item's text is in (kept alive by the item's holder, not the item).
+    var document: JSONDocument { reference.document }
+
+    /// The item's JSON text, as it was sent.
+    public var text: UnsafeBufferPointer<UInt8> { reference.slice(raw, in: .body) }
 
     public var uniqueID: JSONItemID { storedID.id(in: document, occurrence: occurrence) }
 
@@ -83,27 +105,44 @@ public struct JSONItem: UniquelyIdentifiable, Sendable {
     /// The id without its occurrence, for counting occurrences.
     var plainID: JSONItemID { storedID.id(in: document, occurrence: 0) }
 
-    /// The item's JSON text, as it was sent.
-    public var text: UnsafeBufferPointer<UInt8> { document.slice(raw, in: .body) }
+    /// The same id, compared in place (building `uniqueID` would count a reference).
+    public func hasSameID(as other: Self) -> Bool {
+        occurrence == other.occurrence && storedID.same(in: reference, as: other.storedID, in: other.reference)
+    }
 
     public static func == (lhs: Self, rhs: Self) -> Bool {
-        lhs.contentHash == rhs.contentHash && sameMeaning(lhs.text, rhs.text, counting: .fields(lhs.document.filter))
+        guard lhs.contentHash == rhs.contentHash else { return false }
+        let (a, b) = (lhs.text, rhs.text)
+        return sameBytes(a, b) || sameMeaning(a, b, counting: .fields(lhs.document.filter))
     }
 }
 
 /// A section of a request: its id, the hash of its own fields (all but its items) and items.
 public struct JSONSection: UniquelyIdentifiableSection, Sendable {
-    let document: JSONDocument
+    fileprivate let reference: DocumentRef
     let headerHash: UInt32
     let storedID: StoredID
     let raw: ByteRange
     public internal(set) var items: [JSONItem]
 
+    init(document: JSONDocument, headerHash: UInt32, storedID: StoredID, raw: ByteRange, items: [JSONItem]) {
+        reference = DocumentRef(document)
+        self.headerHash = headerHash
+        self.storedID = storedID
+        self.raw = raw
+        self.items = items
+    }
+
+    /// The document the section's text is in (kept alive by its holder, not the section).
+    var document: JSONDocument { reference.document }
+
     public var uniqueID: JSONItemID { storedID.id(in: document, occurrence: 0) }
 
     public var identityHash: Int { Int(storedID.hash) }
 
-    public var text: UnsafeBufferPointer<UInt8> { document.slice(raw, in: .body) }
+    public func hasSameID(as other: Self) -> Bool { storedID.same(in: reference, as: other.storedID, in: other.reference) }
+
+    public var text: UnsafeBufferPointer<UInt8> { reference.slice(raw, in: .body) }
 
     public func hasEqualSectionContent(to other: Self) -> Bool {
         guard headerHash == other.headerHash else { return false }
@@ -135,11 +174,17 @@ enum CountedMembers {
     }
 }
 
+/// Whether two byte strings are equal.
+@inline(__always)
+func sameBytes(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> Bool {
+    a.count == b.count && (a.isEmpty || memcmp(a.baseAddress!, b.baseAddress!, a.count) == 0)
+}
+
 /// Whether two valid JSON texts mean the same, counting only the top-level members `counted`
 /// names when they are objects: equal bytes do at once; otherwise (the slow path behind a
 /// hash match) the values are compared as trees.
 func sameMeaning(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>, counting counted: CountedMembers) -> Bool {
-    if a.count == b.count && (a.isEmpty || memcmp(a.baseAddress!, b.baseAddress!, a.count) == 0) { return true }
+    if sameBytes(a, b) { return true }
     func tree(_ bytes: UnsafeBufferPointer<UInt8>) -> JSONValue? {
         // Both texts were read under the request's depth limit, which is at most 1,000.
         var scanner = JSONScanner(bytes, maxDepth: 1_000)

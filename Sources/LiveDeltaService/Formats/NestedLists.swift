@@ -9,6 +9,8 @@ struct NestedDelta {
     let options: DiffOptions
     let old: [JSONItem]
     let new: [JSONItem]
+    /// The documents `old` and `new` point into: each list was read into one of its own.
+    let owners: DocumentOwners
     let animation: AnimationStyle
     let delta: IndexDelta
 
@@ -20,11 +22,15 @@ struct NestedDelta {
         var found: [NestedDelta] = []
         for (field, options) in nested.sorted(by: { $0.key < $1.key }) {
             let name = Array(field.utf8)
-            guard let before = list(named: name, in: old.text, options: options), let after = list(named: name, in: new.text, options: options),
+            guard let (before, beforeOwners) = list(named: name, in: old.text, options: options),
+                let (after, afterOwners) = list(named: name, in: new.text, options: options),
                 let result = try? options.policy.animatedDelta(from: before, to: after), let delta = result.delta
             else { continue }
             guard delta.hasChanges else { continue }
-            found.append(NestedDelta(field: name, options: options, old: before, new: after, animation: result.animation, delta: delta))
+            found.append(
+                NestedDelta(
+                    field: name, options: options, old: before, new: after, owners: beforeOwners.merging(afterOwners),
+                    animation: result.animation, delta: delta))
         }
         return found
     }
@@ -42,8 +48,11 @@ struct NestedDelta {
         return found
     }
 
-    /// An object's member `name` (the last, where it repeats), read as a flat collection.
-    private static func list(named name: [UInt8], in text: UnsafeBufferPointer<UInt8>, options: DiffOptions) -> [JSONItem]? {
+    /// An object's member `name` (the last, where it repeats), read as a flat collection: its
+    /// items and the document they point into.
+    private static func list(
+        named name: [UInt8], in text: UnsafeBufferPointer<UInt8>, options: DiffOptions
+    ) -> ([JSONItem], DocumentOwners)? {
         // The text was read under the request's depth limit, which is at most 1,000.
         var scanner = JSONScanner(text, maxDepth: 1_000)
         scanner.skipWhitespace()
@@ -63,10 +72,11 @@ struct NestedDelta {
             return nil
         }
         guard let found, found.first == UInt8(ascii: "[") else { return nil }
-        guard case .flat(let items)? = try? CollectionDocument.read(
-            ByteBuffer(Array(found)), options: options, limits: ReadLimits(maxDepth: 1_000, maxItems: .max))
+        guard let collection = try? CollectionDocument.read(
+            ByteBuffer(Array(found)), options: options, limits: ReadLimits(maxDepth: 1_000, maxItems: .max)),
+            case .flat(let items) = collection.shape
         else { return nil }
-        return items
+        return (items, collection.owners)
     }
 
     /// How the inner list's delta is spelled: the answer's format and detail, the list's own

@@ -75,7 +75,7 @@ public final class InMemorySessionStore: SessionStore {
     public func put(id: String, options: DiffOptions, collection: JSONCollection) throws(SessionError) -> (SessionSnapshot, created: Bool) {
         try SessionRules.checkSize(collection.itemCount, limit: limits.maxItemsPerSession)
         let holder = try SessionRules.holder(for: collection, options: options)
-        let stored = HeldSession(id: id, options: options, holder: holder, now: clock())
+        let stored = HeldSession(id: id, options: options, holder: holder, owners: collection.owners, now: clock())
         let (_, created) = try insert(stored, replacing: true)
         release(stored)
         return (SessionSnapshot(id: id, options: options, version: 0, collection: collection), created)
@@ -84,7 +84,8 @@ public final class InMemorySessionStore: SessionStore {
     public func snapshot(id: String) throws(SessionError) -> SessionSnapshot {
         let stored = try use(id)
         defer { release(stored) }
-        return SessionRules.snapshot(of: stored)
+        // Under the step: the items and the documents they point into are read as one.
+        return try step(stored) { SessionRules.snapshot(of: stored) }
     }
 
     public func options(id: String) -> DiffOptions? {
@@ -102,8 +103,9 @@ public final class InMemorySessionStore: SessionStore {
         } else {
             guard condition == .any else { throw .versionMismatch(expected: condition, current: nil) }
             guard commit else { throw .notFound(id: id) }
-            let empty: JSONCollection = if case .sectioned = collection { .sectioned([]) } else { .flat([]) }
-            let fresh = HeldSession(id: id, options: readWith, holder: try SessionRules.holder(for: empty, options: readWith), now: clock())
+            let fresh = HeldSession(
+                id: id, options: readWith, holder: try SessionRules.holder(for: collection.emptied, options: readWith), owners: DocumentOwners(),
+                now: clock())
             // Another request may create it first; then this one updates that session. Either
             // way the session comes back in use, so it cannot be evicted before this step.
             (stored, created) = try insert(fresh, replacing: false)

@@ -26,7 +26,7 @@ enum SessionCodec {
     /// The same text in pieces where they lie (the items' text in the request's body), for
     /// writing without copying it first. Valid while the collection's document is.
     static func pieces(_ collection: JSONCollection) -> [UnsafeRawBufferPointer] {
-        let (texts, open, close) = switch collection {
+        let (texts, open, close) = switch collection.shape {
         case .flat(let items): (items.map(\.text), Self.openFlat, Self.closeFlat)
         case .sectioned(let sections): (sections.map(\.text), Self.openSectioned, Self.closeSectioned)
         }
@@ -41,7 +41,7 @@ enum SessionCodec {
     }
 
     private static func byteCount(_ collection: JSONCollection) -> Int {
-        switch collection {
+        switch collection.shape {
         case .flat(let items): items.reduce(2) { $0 + $1.text.count + 1 }
         case .sectioned(let sections): sections.reduce(14) { $0 + $1.text.count + 1 }
         }
@@ -69,7 +69,7 @@ enum SessionCodec {
             throw .storeUnavailable("the stored session \(id) cannot be read: \(error.message)")
         }
         let holder = try SessionRules.holder(for: collection, options: parsed, version: version)
-        return HeldSession(id: id, options: parsed, holder: holder, now: 0)
+        return HeldSession(id: id, options: parsed, holder: holder, owners: collection.owners, now: 0)
     }
 }
 

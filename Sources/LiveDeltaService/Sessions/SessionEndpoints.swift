@@ -48,7 +48,7 @@ struct SessionEndpoints {
         writer.sessionSummary(snapshot)
         writer.member("options")
         writer.options(snapshot.options)
-        switch snapshot.collection {
+        switch snapshot.collection.shape {
         case .flat(let items):
             writer.member("items")
             writer.items(items)

@@ -9,7 +9,7 @@ extension JSONWriter {
         unsigned(UInt(snapshot.version))
         member("count")
         int(snapshot.collection.itemCount)
-        if case .sectioned(let sections) = snapshot.collection {
+        if case .sectioned(let sections) = snapshot.collection.shape {
             member("sectionCount")
             int(sections.count)
         }

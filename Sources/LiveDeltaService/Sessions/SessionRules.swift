@@ -14,12 +14,6 @@ enum Holder: Sendable {
         }
     }
 
-    var collection: JSONCollection {
-        switch self {
-        case .flat(let data): .flat(data.items)
-        case .sectioned(let data): .sectioned(data.sections)
-        }
-    }
 }
 
 /// A session held in memory: by the memory store for its life, by a shared store as the
@@ -37,12 +31,25 @@ final class HeldSession: Sendable {
     /// A shared store's copy that no longer matches storage (a commit there failed after the
     /// holder had moved on): whoever holds it next reads the session again.
     let stale = Atomic<Bool>(false)
+    /// The documents the holder's items point into. Read and written only under `step`, as are
+    /// the holder's items whenever they are read with them.
+    // nonisolated(unsafe): every access holds `step` (a lock), so no two threads race on it.
+    nonisolated(unsafe) var owners: DocumentOwners
 
-    init(id: String, options: DiffOptions, holder: Holder, now: UInt64) {
+    init(id: String, options: DiffOptions, holder: Holder, owners: DocumentOwners, now: UInt64) {
         self.id = id
         self.options = options
         self.holder = holder
+        self.owners = owners
         lastUsed = Atomic(now)
+    }
+
+    /// The items held now, with their documents. The caller holds `step`.
+    var collection: JSONCollection {
+        switch holder {
+        case .flat(let data): .flat(data.items, owners: owners)
+        case .sectioned(let data): .sectioned(data.sections, owners: owners)
+        }
     }
 }
 
@@ -55,18 +62,23 @@ enum SessionRules {
     ) throws(SessionError) -> SessionChange {
         do {
             let version = try check(condition, against: session.holder.version)
-            switch (session.holder, collection) {
+            let owners = session.owners.merging(collection.owners)
+            let outcome: SessionChange.Outcome
+            switch (session.holder, collection.shape) {
             case (.flat(let data), .flat(let items)):
                 let old = data.items
                 let update = commit ? try data.update(items, ifVersion: version) : try data.calculateDelta(items, ifVersion: version)
-                return SessionChange(id: session.id, created: created, options: session.options, outcome: .flat(update, old: old, new: items))
+                outcome = .flat(update, old: old, new: items)
             case (.sectioned(let data), .sectioned(let sections)):
                 let old = data.sections
                 let update = commit ? try data.update(sections, ifVersion: version) : try data.calculateDelta(sections, ifVersion: version)
-                return SessionChange(id: session.id, created: created, options: session.options, outcome: .sectioned(update, old: old, new: sections))
+                outcome = .sectioned(update, old: old, new: sections)
             case (.flat, _): throw SessionError.kindMismatch(sessionIsSectioned: false)
             case (.sectioned, _): throw SessionError.kindMismatch(sessionIsSectioned: true)
             }
+            // The holder now has the request's items alone.
+            if commit { session.owners = collection.owners }
+            return SessionChange(id: session.id, created: created, options: session.options, outcome: outcome, owners: owners)
         } catch {
             throw sessionError(error)
         }
@@ -77,7 +89,9 @@ enum SessionRules {
     ) throws(SessionError) -> SessionChange {
         do {
             let version = try check(condition, against: session.holder.version)
-            switch (session.holder, collection) {
+            let owners = session.owners.merging(collection.owners)
+            let outcome: SessionChange.Outcome
+            switch (session.holder, collection.shape) {
             case (.flat(let data), .flat(var items)):
                 let old = data.items
                 try checkSize(old.count + items.count, limit: maxItems)
@@ -86,9 +100,7 @@ enum SessionRules {
                     numberOccurrences(&items, seen: &seen)
                 }
                 let update = try data.append(items, ifVersion: version)
-                return SessionChange(
-                    id: session.id, created: false, options: session.options,
-                    outcome: .flat(update, old: old, new: old + items))
+                outcome = .flat(update, old: old, new: old + items)
             case (.sectioned(let data), .sectioned(var sections)):
                 let old = data.sections
                 try checkSize(old.itemCount + collection.itemCount, limit: maxItems)
@@ -97,10 +109,13 @@ enum SessionRules {
                     for index in sections.indices { numberOccurrences(&sections[index].items, seen: &seen) }
                 }
                 let update = try data.append(sections, ifVersion: version)
-                return SessionChange(id: session.id, created: false, options: session.options, outcome: .sectioned(update, old: old, new: old + sections))
+                outcome = .sectioned(update, old: old, new: old + sections)
             case (.flat, _): throw SessionError.kindMismatch(sessionIsSectioned: false)
             case (.sectioned, _): throw SessionError.kindMismatch(sessionIsSectioned: true)
             }
+            // The holder keeps its items and gains the request's.
+            session.owners = owners
+            return SessionChange(id: session.id, created: false, options: session.options, outcome: outcome, owners: owners)
         } catch {
             throw sessionError(error)
         }
@@ -127,7 +142,7 @@ enum SessionRules {
     /// A holder for a collection, at `version` (0 for a new session).
     static func holder(for collection: JSONCollection, options: DiffOptions, version: UInt64 = 0) throws(SessionError) -> Holder {
         do throws(DuplicateIdentifierError) {
-            switch collection {
+            switch collection.shape {
             case .flat(let items): return .flat(try CollectionData(items, policy: options.policy, version: version))
             case .sectioned(let sections): return .sectioned(try CollectionSectionData(sections, policy: options.policy, version: version))
             }
@@ -136,14 +151,16 @@ enum SessionRules {
         }
     }
 
+    /// What the session holds now; the caller holds its `step`.
     static func snapshot(of session: HeldSession) -> SessionSnapshot {
         switch session.holder {
         case .flat(let data):
             let (items, version) = data.versionedItems
-            return SessionSnapshot(id: session.id, options: session.options, version: version, collection: .flat(items))
+            return SessionSnapshot(id: session.id, options: session.options, version: version, collection: .flat(items, owners: session.owners))
         case .sectioned(let data):
             let (sections, version) = data.versionedSections
-            return SessionSnapshot(id: session.id, options: session.options, version: version, collection: .sectioned(sections))
+            return SessionSnapshot(
+                id: session.id, options: session.options, version: version, collection: .sectioned(sections, owners: session.owners))
         }
     }
 

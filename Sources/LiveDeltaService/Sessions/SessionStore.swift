@@ -20,6 +20,9 @@ public struct SessionChange: Sendable {
     public var created: Bool
     public var options: DiffOptions
     public var outcome: Outcome
+    /// The documents the outcome's items point into (the session's before the change, and the
+    /// request's).
+    public var owners: DocumentOwners
 
     public var version: UInt64 {
         switch outcome {

@@ -72,7 +72,8 @@ public final class SharedSessionStore: SessionStore {
 
     public func put(id: String, options: DiffOptions, collection: JSONCollection) throws(SessionError) -> (SessionSnapshot, created: Bool) {
         try SessionRules.checkSize(collection.itemCount, limit: limits.maxItemsPerSession)
-        let session = HeldSession(id: id, options: options, holder: try SessionRules.holder(for: collection, options: options), now: 0)
+        let session = HeldSession(
+            id: id, options: options, holder: try SessionRules.holder(for: collection, options: options), owners: collection.owners, now: 0)
         let incarnation = SessionCodec.newIncarnation()
         guard case .committed(let previous) = try commit(session, incarnation: incarnation, expecting: .any) else {
             throw .conflict
@@ -186,8 +187,9 @@ public final class SharedSessionStore: SessionStore {
                 if condition == .any { throw .notFound(id: id) }
                 throw .versionMismatch(expected: condition, current: nil)
             }
-            let empty: JSONCollection = if case .sectioned = creating.collection { .sectioned([]) } else { .flat([]) }
-            let fresh = HeldSession(id: id, options: creating.options, holder: try SessionRules.holder(for: empty, options: creating.options), now: 0)
+            let fresh = HeldSession(
+                id: id, options: creating.options, holder: try SessionRules.holder(for: creating.collection.emptied, options: creating.options),
+                owners: DocumentOwners(), now: 0)
             fresh.step.lock()
             defer { fresh.step.unlock() }
             if let change = try attempt(fresh, incarnation: nil) { return change }
@@ -209,7 +211,7 @@ public final class SharedSessionStore: SessionStore {
     ) throws(SessionError) -> CommitOutcome {
         try storage.commit(
             session.id, version: session.holder.version, incarnation: incarnation, options: SessionCodec.encode(session.options),
-            data: data ?? .bytes(SessionCodec.encode(session.holder.collection)), expecting: expected)
+            data: data ?? .bytes(SessionCodec.encode(session.collection)), expecting: expected)
     }
 
     /// Runs `body` on the session as stored now, holding its step lock: the cached copy where
