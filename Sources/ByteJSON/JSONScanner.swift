@@ -185,7 +185,7 @@ public struct JSONScanner {
             // Hand the finished value to its container, closing containers that end here.
             while depth > 0 {
                 let top = frames.base + (depth - 1)
-                if Observer.listens && depth == 1 {
+                if Observer.listens && depth == 1 && observer.wantsValue {
                     let kind = Self.kind(ofFirstByte: base[memberStart])
                     observer.value(ScannedValue(kind: kind, hash: hash, start: memberStart, end: position, hasEscapes: kind == .string && stringEscapes))
                 }
@@ -351,12 +351,15 @@ protocol TopMembers {
     static var listens: Bool { get }
     /// A key of the outermost object, read.
     mutating func key(_ key: ScannedString, in scanner: JSONScanner)
-    /// The value of the member whose key came last.
+    /// Whether it wants the value of the member whose key came last.
+    var wantsValue: Bool { get }
+    /// The value of the member whose key came last, where it wants it.
     mutating func value(_ value: ScannedValue)
 }
 
 struct NoObserver: TopMembers {
     static var listens: Bool { false }
+    var wantsValue: Bool { false }
     func key(_ key: ScannedString, in scanner: JSONScanner) {}
     func value(_ value: ScannedValue) {}
 }
@@ -369,7 +372,7 @@ struct MemberFinder: TopMembers {
     let long: JSONName?
     var found: ScannedValue?
     var repeated = false
-    private var matched = false
+    private(set) var matched = false
 
     init(name: JSONName) {
         short = name.short
@@ -380,8 +383,9 @@ struct MemberFinder: TopMembers {
         if let short { matched = scanner.string(key, isShort: short) } else if let long { matched = scanner.string(key, is: long) }
     }
 
+    var wantsValue: Bool { matched }
+
     mutating func value(_ value: ScannedValue) {
-        guard matched else { return }
         matched = false
         if found == nil { found = value } else { repeated = true }
     }
