@@ -85,11 +85,11 @@ struct CollectionReader {
         self.options = options
         self.lease = lease
         idPath = options.idPath
-        idKey = JSONName(idPath[0])
+        idKey = options.idName
         idKeyIsPath = idPath.count > 1
         sectionIdPath = options.sectionIdPath
-        sectionIdKey = JSONName(sectionIdPath[0])
-        itemsKey = JSONName(options.itemsKeyBytes)
+        sectionIdKey = options.sectionIdName
+        itemsKey = options.itemsName
         filtersFields = options.filter != .allFields
     }
 

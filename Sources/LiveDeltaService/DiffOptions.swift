@@ -5,13 +5,16 @@ import LiveCollections
 public struct DiffOptions: Sendable, Equatable {
     /// How an object item finds its id: a key, or a dotted path such as `movie.id`.
     public var idKey = "id" {
-        didSet { idPath = Self.path(idKey) }
+        didSet { (idPath, idName) = Self.path(idKey) }
     }
     public var sectionIdKey = "id" {
-        didSet { sectionIdPath = Self.path(sectionIdKey) }
+        didSet { (sectionIdPath, sectionIdName) = Self.path(sectionIdKey) }
     }
     public var itemsKey = "items" {
-        didSet { itemsKeyBytes = Array(itemsKey.utf8) }
+        didSet {
+            itemsKeyBytes = Array(itemsKey.utf8)
+            itemsName = JSONName(itemsKeyBytes)
+        }
     }
     /// False: repeated ids are allowed and matched by occurrence.
     public var unique = true
@@ -37,16 +40,23 @@ public struct DiffOptions: Sendable, Equatable {
         idKey == other.idKey && sectionIdKey == other.sectionIdKey && itemsKey == other.itemsKey && filter == other.filter
     }
 
-    /// The keys as UTF-8, worked out once rather than per request (the defaults once only).
+    /// The keys as UTF-8, and the first of each path as a name the scanner matches, worked out
+    /// once rather than per request (the defaults once only).
     private(set) var idPath: [[UInt8]] = Self.defaultPath
     private(set) var sectionIdPath: [[UInt8]] = Self.defaultPath
     private(set) var itemsKeyBytes: [UInt8] = Self.defaultItemsKey
+    private(set) var idName = Self.defaultIDName
+    private(set) var sectionIdName = Self.defaultIDName
+    private(set) var itemsName = Self.defaultItemsName
 
     private static let defaultPath = [Array("id".utf8)]
     private static let defaultItemsKey = Array("items".utf8)
+    private static let defaultIDName = JSONName("id")
+    private static let defaultItemsName = JSONName("items")
 
-    static func path(_ key: String) -> [[UInt8]] {
-        key.split(separator: ".", omittingEmptySubsequences: false).map { Array($0.utf8) }
+    static func path(_ key: String) -> (path: [[UInt8]], first: JSONName) {
+        let path = key.split(separator: ".", omittingEmptySubsequences: false).map { Array($0.utf8) }
+        return (path, JSONName(path[0]))
     }
 
     var policy: AnimationPolicy {
@@ -160,10 +170,13 @@ public struct DiffOptions: Sendable, Equatable {
         case (_?, _?):
             throw .invalidOption(pointer.appending("ignoreKeys"), "give compareKeys or ignoreKeys, not both")
         }
-        // Property observers do not run inside an initializer.
-        idPath = Self.path(idKey)
-        sectionIdPath = Self.path(sectionIdKey)
-        itemsKeyBytes = Array(itemsKey.utf8)
+        // Property observers do not run inside an initializer; the defaults are set already.
+        if idKey != "id" { (idPath, idName) = Self.path(idKey) }
+        if sectionIdKey != "id" { (sectionIdPath, sectionIdName) = Self.path(sectionIdKey) }
+        if itemsKey != "items" {
+            itemsKeyBytes = Array(itemsKey.utf8)
+            itemsName = JSONName(itemsKeyBytes)
+        }
     }
 }
 
