@@ -13,7 +13,6 @@ enum Holder: Sendable {
         case .sectioned(let data): data.version
         }
     }
-
 }
 
 /// A session held in memory: by the memory store for its life, by a shared store as the
