@@ -327,8 +327,9 @@ struct CollectionReader {
     /// Turns records into items of `document`, numbering occurrences where ids need not be
     /// unique (which does not change how items are read, so it is decided here).
     func materialize(_ records: Records, in document: JSONDocument, unique: Bool) -> JSONCollection {
+        let reference = DocumentRef(document)
         func item(_ record: ItemRecord) -> JSONItem {
-            JSONItem(document: document, contentHash: record.contentHash, storedID: record.id, raw: record.raw, occurrence: 0)
+            JSONItem(reference: reference, contentHash: record.contentHash, storedID: record.id, raw: record.raw, occurrence: 0)
         }
         var seen = [JSONItemID: UInt32]()
         switch records {
@@ -340,7 +341,7 @@ struct CollectionReader {
             let sections = sections.map { section in
                 var sectionItems = items[section.items].map(item)
                 if !unique { numberOccurrences(&sectionItems, seen: &seen) }
-                return JSONSection(document: document, headerHash: section.headerHash, storedID: section.id, raw: section.raw, items: sectionItems)
+                return JSONSection(reference: reference, headerHash: section.headerHash, storedID: section.id, raw: section.raw, items: sectionItems)
             }
             return .sectioned(sections, owners: DocumentOwners(document))
         }

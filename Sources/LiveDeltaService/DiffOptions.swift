@@ -11,10 +11,7 @@ public struct DiffOptions: Sendable, Equatable {
         didSet { (sectionIdPath, sectionIdName) = Self.path(sectionIdKey) }
     }
     public var itemsKey = "items" {
-        didSet {
-            itemsKeyBytes = Array(itemsKey.utf8)
-            itemsName = JSONName(itemsKeyBytes)
-        }
+        didSet { itemsName = JSONName(itemsKey) }
     }
     /// False: repeated ids are allowed and matched by occurrence.
     public var unique = true
@@ -44,13 +41,12 @@ public struct DiffOptions: Sendable, Equatable {
     /// once rather than per request (the defaults once only).
     private(set) var idPath: [[UInt8]] = Self.defaultPath
     private(set) var sectionIdPath: [[UInt8]] = Self.defaultPath
-    private(set) var itemsKeyBytes: [UInt8] = Self.defaultItemsKey
     private(set) var idName = Self.defaultIDName
     private(set) var sectionIdName = Self.defaultIDName
     private(set) var itemsName = Self.defaultItemsName
+    var itemsKeyBytes: [UInt8] { itemsName.bytes }
 
     private static let defaultPath = [Array("id".utf8)]
-    private static let defaultItemsKey = Array("items".utf8)
     private static let defaultIDName = JSONName("id")
     private static let defaultItemsName = JSONName("items")
 
@@ -173,10 +169,7 @@ public struct DiffOptions: Sendable, Equatable {
         // Property observers do not run inside an initializer; the defaults are set already.
         if idKey != "id" { (idPath, idName) = Self.path(idKey) }
         if sectionIdKey != "id" { (sectionIdPath, sectionIdName) = Self.path(sectionIdKey) }
-        if itemsKey != "items" {
-            itemsKeyBytes = Array(itemsKey.utf8)
-            itemsName = JSONName(itemsKeyBytes)
-        }
+        if itemsKey != "items" { itemsName = JSONName(itemsKey) }
     }
 }
 

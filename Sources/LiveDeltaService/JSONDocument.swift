@@ -97,7 +97,9 @@ public struct DocumentOwners: Sendable {
 /// An item's reference to its document, which does not keep the document alive: the item's
 /// holder does, through `DocumentOwners`. Reading bytes through it counts no reference. Debug
 /// builds (every test) check on each use that the document is still there, so a holder that
-/// drops its owners too early fails loudly there.
+/// drops its owners too early fails loudly there. That trap is a tripwire for a bug in this
+/// code's lifetimes, which no request's content can reach; release builds (`make run`, the
+/// Dockerfile) do not contain it.
 struct DocumentRef: Sendable {
     #if DEBUG
         private weak var checked: JSONDocument?

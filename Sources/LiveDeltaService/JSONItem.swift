@@ -12,27 +12,20 @@ import LiveCollections
 /// go into errors, which may outlive the request's collections.
 public struct JSONItemID: Hashable, Sendable, CustomStringConvertible {
     let document: JSONDocument
-    let hash: UInt64
-    let bytes: ByteRange
-    let storage: IDStorage
-    let kind: JSONKind
+    let stored: StoredID
     let occurrence: UInt32
 
-    public func hash(into hasher: inout Hasher) { hasher.combine(hash) }
+    public func hash(into hasher: inout Hasher) { hasher.combine(stored.key(occurrence)) }
 
     public static func == (lhs: Self, rhs: Self) -> Bool {
-        guard lhs.hash == rhs.hash, lhs.kind == rhs.kind, lhs.occurrence == rhs.occurrence, lhs.storage == rhs.storage,
-            lhs.bytes.length == rhs.bytes.length
-        else { return false }
-        if lhs.storage == .inline { return lhs.bytes.start == rhs.bytes.start }
-        return sameBytes(lhs.document.slice(lhs.bytes, in: lhs.storage), rhs.document.slice(rhs.bytes, in: rhs.storage))
+        lhs.occurrence == rhs.occurrence && lhs.stored.same(in: DocumentRef(lhs.document), as: rhs.stored, in: DocumentRef(rhs.document))
     }
 
     /// The id as JSON text.
     public var description: String {
-        if storage == .inline { return "\(bytes.inlineValue)" }
-        let text = document.slice(bytes, in: storage)
-        switch kind {
+        if stored.storage == .inline { return "\(stored.bytes.inlineValue)" }
+        let text = document.slice(stored.bytes, in: stored.storage)
+        switch stored.kind {
         case .number:
             return JSONScanner.number(fromIdentity: text).description
         case .string:
@@ -54,7 +47,7 @@ struct StoredID: Sendable {
 
     /// The id with an occurrence number (0 where ids are unique), mixed into its hash.
     func id(in document: JSONDocument, occurrence: UInt32) -> JSONItemID {
-        JSONItemID(document: document, hash: key(occurrence), bytes: bytes, storage: storage, kind: kind, occurrence: occurrence)
+        JSONItemID(document: document, stored: self, occurrence: occurrence)
     }
 
     func key(_ occurrence: UInt32) -> UInt64 {
@@ -76,20 +69,12 @@ struct StoredID: Sendable {
 /// Content equality is JSON value equality over the fields the filter keeps: equal hashes are
 /// confirmed by comparing bytes, and where the bytes differ, by comparing the values.
 public struct JSONItem: UniquelyIdentifiable, Sendable {
-    fileprivate let reference: DocumentRef
+    let reference: DocumentRef
     let contentHash: UInt32
     let storedID: StoredID
     let raw: ByteRange
     /// 0 where ids are unique; else 1 for an id's first occurrence, 2 for its second…
     var occurrence: UInt32
-
-    init(document: JSONDocument, contentHash: UInt32, storedID: StoredID, raw: ByteRange, occurrence: UInt32) {
-        reference = DocumentRef(document)
-        self.contentHash = contentHash
-        self.storedID = storedID
-        self.raw = raw
-        self.occurrence = occurrence
-    }
 
     /// The document the item's text is in (kept alive by the item's holder, not the item).
     var document: JSONDocument { reference.document }
@@ -119,19 +104,11 @@ public struct JSONItem: UniquelyIdentifiable, Sendable {
 
 /// A section of a request: its id, the hash of its own fields (all but its items) and items.
 public struct JSONSection: UniquelyIdentifiableSection, Sendable {
-    fileprivate let reference: DocumentRef
+    let reference: DocumentRef
     let headerHash: UInt32
     let storedID: StoredID
     let raw: ByteRange
     public internal(set) var items: [JSONItem]
-
-    init(document: JSONDocument, headerHash: UInt32, storedID: StoredID, raw: ByteRange, items: [JSONItem]) {
-        reference = DocumentRef(document)
-        self.headerHash = headerHash
-        self.storedID = storedID
-        self.raw = raw
-        self.items = items
-    }
 
     /// The document the section's text is in (kept alive by its holder, not the section).
     var document: JSONDocument { reference.document }
