@@ -131,3 +131,9 @@ if chosen.contains("validate-loop") || chosen.contains("read-loop") || chosen.co
 // For profiling the small request alone.
 if chosen.contains("small") { try diff(sizes: [(20, 200_001)]) }
 if chosen.contains("large") { try diff(sizes: [(10_000, 1_001)]) }
+if chosen.contains("tiny") {
+    // The load benchmark's 29-byte body: what a request costs with almost nothing to read.
+    let body = ByteBuffer(Array(#"{"old":[1,2,3],"new":[3,2,1]}"#.utf8))
+    let time = try measure(500_001) { _ = try DiffEndpoint.respond(to: body) }
+    print(String(format: "POST /diff, 29-byte body: median %.4f ms, min %.4f ms", time.median, time.min))
+}

@@ -231,6 +231,13 @@ extension JSONScanner {
         return bytes
     }
 
+    /// The text of a scanned string, escapes resolved. A short plain string is made straight
+    /// from the body, with no allocation.
+    public func text(_ string: ScannedString) -> String {
+        if string.hasEscapes { return String(decoding: decoded(string), as: UTF8.self) }
+        return String(decoding: UnsafeBufferPointer(start: base + string.start, count: string.end - string.start), as: UTF8.self)
+    }
+
     /// Whether a scanned string says exactly `expected` (UTF-8), escapes resolved.
     @inlinable
     public func string(_ string: ScannedString, equals expected: [UInt8]) -> Bool {

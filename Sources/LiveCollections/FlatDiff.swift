@@ -3,27 +3,37 @@
 @usableFromInline
 func flatDelta(from match: IdentityMatch, contentChanged: (Int, Int) -> Bool) -> IndexDelta {
     var delta = IndexDelta()
-    var keptNew = [Int32]()
-    var keptOld = [Int32]()
-    keptNew.reserveCapacity(min(match.oldToNew.count, match.newToOld.count))
-    keptOld.reserveCapacity(keptNew.capacity)
-    for (old, new) in match.oldToNew.enumerated() {
-        if new < 0 {
-            delta.deletions.append(old)
-        } else {
-            keptOld.append(Int32(truncatingIfNeeded: old))
-            keptNew.append(new)
-            if contentChanged(old, Int(new)) {
-                delta.reloads.append(IndexPair(source: old, target: Int(new)))
+    let kept = match.oldToNew.reduce(0) { $1 >= 0 ? $0 + 1 : $0 }
+    // Exact sizes: each list is allocated once, or not at all where it stays empty.
+    delta.deletions.reserveCapacity(match.oldToNew.count - kept)
+    delta.insertions.reserveCapacity(match.newToOld.count - kept)
+    // The kept items' old and new indices, and which of them stay, in one temporary
+    // allocation (on the stack where small).
+    withUnsafeTemporaryAllocation(of: Int32.self, capacity: 2 * kept) { scratch in
+        let keptOld = UnsafeMutableBufferPointer(rebasing: scratch[0..<kept])
+        let keptNew = UnsafeMutableBufferPointer(rebasing: scratch[kept..<2 * kept])
+        var k = 0
+        for (old, new) in match.oldToNew.enumerated() {
+            if new < 0 {
+                delta.deletions.append(old)
+            } else {
+                keptOld[k] = Int32(truncatingIfNeeded: old)
+                keptNew[k] = new
+                k += 1
+                if contentChanged(old, Int(new)) {
+                    delta.reloads.append(IndexPair(source: old, target: Int(new)))
+                }
             }
         }
-    }
-    for (new, old) in match.newToOld.enumerated() where old < 0 {
-        delta.insertions.append(new)
-    }
-    let stays = keptNew.withUnsafeBufferPointer(longestIncreasingSubsequenceMask)
-    for k in stays.indices where !stays[k] {
-        delta.moves.append(IndexPair(source: Int(keptOld[k]), target: Int(keptNew[k])))
+        for (new, old) in match.newToOld.enumerated() where old < 0 {
+            delta.insertions.append(new)
+        }
+        withUnsafeTemporaryAllocation(of: Bool.self, capacity: kept) { stays in
+            markLongestIncreasingSubsequence(UnsafeBufferPointer(keptNew), in: stays)
+            for k in 0..<kept where !stays[k] {
+                delta.moves.append(IndexPair(source: Int(keptOld[k]), target: Int(keptNew[k])))
+            }
+        }
     }
     return delta
 }

@@ -57,18 +57,6 @@ func identityTableCapacity(forEntries entries: Int) -> Int {
     return capacity
 }
 
-/// Each id's hash, computed in one sequential pass.
-@inlinable
-func hashes(count: Int, _ hash: (Int) -> Int) -> [Int] {
-    // An empty one is the shared empty array: its count is not written (concurrent writes of
-    // 0 there are harmless, but ThreadSanitizer rightly reports them).
-    guard count > 0 else { return [] }
-    return [Int](unsafeUninitializedCapacity: count) { buffer, initialized in
-        for i in 0..<count { buffer[i] = hash(i) }
-        initialized = count
-    }
-}
-
 /// Matches ids of two collections, hashing each id once.
 ///
 /// The table is far larger than the caches for big collections, so its first probe is a
@@ -81,58 +69,64 @@ func matchIdentities<Item: UniquelyIdentifiable>(
     _ old: UnsafeBufferPointer<Item>, _ new: UnsafeBufferPointer<Item>
 ) throws(DuplicateIndices) -> IdentityMatch {
     let (oldCount, newCount) = (old.count, new.count)
-    let oldHashes = hashes(count: oldCount) { old[$0].identityHash }
-    let newHashes = hashes(count: newCount) { new[$0].identityHash }
     let capacity = identityTableCapacity(forEntries: oldCount + newCount)
     let mask = capacity - 1
-    var table = [IdentitySlot](repeating: IdentitySlot(hash: 0, old: -1, new: -1), count: capacity)
     var oldToNew = [Int32](repeating: -1, count: oldCount)
     var newToOld = [Int32](repeating: -1, count: newCount)
     var duplicate: DuplicateIndices?
 
-    table.withUnsafeMutableBufferPointer { slots in
-        oldToNew.withUnsafeMutableBufferPointer { oldToNew in
-            newToOld.withUnsafeMutableBufferPointer { newToOld in
-                oldLoop: for i in 0..<oldCount {
-                    let hash = oldHashes[i]
-                    var p = hash & mask
-                    while true {
-                        let slot = slots[p]
-                        if slot.isEmpty {
-                            slots[p] = IdentitySlot(hash: hash, old: Int32(truncatingIfNeeded: i), new: -1)
-                            break
-                        }
-                        if slot.hash == hash && old[Int(slot.old)].hasSameID(as: old[i]) {
-                            duplicate = DuplicateIndices(collection: .old, first: Int(slot.old), second: i)
-                            break oldLoop
-                        }
-                        p = (p &+ 1) & mask
-                    }
-                }
-                if duplicate != nil { return }
-                newLoop: for j in 0..<newCount {
-                    let hash = newHashes[j]
-                    var p = hash & mask
-                    while true {
-                        let slot = slots[p]
-                        if slot.isEmpty {
-                            slots[p] = IdentitySlot(hash: hash, old: -1, new: Int32(truncatingIfNeeded: j))
-                            break
-                        }
-                        if slot.hash == hash {
-                            let sameID = slot.old >= 0 ? old[Int(slot.old)].hasSameID(as: new[j]) : new[Int(slot.new)].hasSameID(as: new[j])
-                            if sameID {
-                                if slot.new >= 0 {
-                                    duplicate = DuplicateIndices(collection: .new, first: Int(slot.new), second: j)
-                                    break newLoop
-                                }
-                                slots[p].new = Int32(truncatingIfNeeded: j)
-                                oldToNew[Int(slot.old)] = Int32(truncatingIfNeeded: j)
-                                newToOld[j] = slot.old
+    // The hashes and the table are working memory: temporary allocations (on the stack where
+    // small) cost no reference counting and no array set-up.
+    withUnsafeTemporaryAllocation(of: Int.self, capacity: oldCount + newCount) { hashes in
+        withUnsafeTemporaryAllocation(of: IdentitySlot.self, capacity: capacity) { slots in
+            let oldHashes = UnsafeMutableBufferPointer(rebasing: hashes[0..<oldCount])
+            let newHashes = UnsafeMutableBufferPointer(rebasing: hashes[oldCount...])
+            for i in 0..<oldCount { oldHashes[i] = old[i].identityHash }
+            for j in 0..<newCount { newHashes[j] = new[j].identityHash }
+            _ = slots.initialize(repeating: IdentitySlot(hash: 0, old: -1, new: -1))
+            oldToNew.withUnsafeMutableBufferPointer { oldToNew in
+                newToOld.withUnsafeMutableBufferPointer { newToOld in
+                    oldLoop: for i in 0..<oldCount {
+                        let hash = oldHashes[i]
+                        var p = hash & mask
+                        while true {
+                            let slot = slots[p]
+                            if slot.isEmpty {
+                                slots[p] = IdentitySlot(hash: hash, old: Int32(truncatingIfNeeded: i), new: -1)
                                 break
                             }
+                            if slot.hash == hash && old[Int(slot.old)].hasSameID(as: old[i]) {
+                                duplicate = DuplicateIndices(collection: .old, first: Int(slot.old), second: i)
+                                break oldLoop
+                            }
+                            p = (p &+ 1) & mask
                         }
-                        p = (p &+ 1) & mask
+                    }
+                    if duplicate != nil { return }
+                    newLoop: for j in 0..<newCount {
+                        let hash = newHashes[j]
+                        var p = hash & mask
+                        while true {
+                            let slot = slots[p]
+                            if slot.isEmpty {
+                                slots[p] = IdentitySlot(hash: hash, old: -1, new: Int32(truncatingIfNeeded: j))
+                                break
+                            }
+                            if slot.hash == hash {
+                                let sameID = slot.old >= 0 ? old[Int(slot.old)].hasSameID(as: new[j]) : new[Int(slot.new)].hasSameID(as: new[j])
+                                if sameID {
+                                    if slot.new >= 0 {
+                                        duplicate = DuplicateIndices(collection: .new, first: Int(slot.new), second: j)
+                                        break newLoop
+                                    }
+                                    slots[p].new = Int32(truncatingIfNeeded: j)
+                                    oldToNew[Int(slot.old)] = Int32(truncatingIfNeeded: j)
+                                    newToOld[j] = slot.old
+                                    break
+                                }
+                            }
+                            p = (p &+ 1) & mask
+                        }
                     }
                 }
             }

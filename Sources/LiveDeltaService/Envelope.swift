@@ -22,12 +22,11 @@ struct Envelope {
     let body: ByteBuffer
     let limits: ReadLimits
     private let lease: ItemLease
-    /// Small lists searched in order: a body has a handful of members, and a dictionary's
-    /// allocations and hashing would cost more than the search.
     private let members: KeyValuePairs<String, Member>
-    private var positions: [(name: String, value: Int)] = []
-    private var values: [(name: String, value: JSONValue)] = []
-    private var records: [(name: String, value: CollectionReader.Records)] = []
+    /// The members the body has, in order; one small list searched in order, made once (a
+    /// body has a handful of members, and a dictionary's allocations and hashing would cost
+    /// more than the search).
+    private var entries: [Entry] = []
     private var reader: CollectionReader
     /// Where reading with the options known at the time failed.
     private var deferred: APIError?
@@ -40,8 +39,8 @@ struct Envelope {
         reader = CollectionReader(scanner: JSONScanner(body.bytes, maxDepth: limits.maxDepth), options: options, lease: lease)
         var walker = JSONScanner(body.bytes, maxDepth: limits.maxDepth)
         walker.hashing = false
+        entries.reserveCapacity(members.count)
         var unknown: String?
-        let allowed = members.map { "\"\($0.key)\"" }.joined(separator: ", ")
         do {
             guard walker.peek() == UInt8(ascii: "{") else {
                 _ = try walker.scanDocument()
@@ -51,21 +50,21 @@ struct Envelope {
             while let current = key {
                 walker.skipWhitespace()
                 let start = walker.position
-                let name = String(decoding: walker.decoded(current), as: UTF8.self)
+                let name = walker.text(current)
                 let kind = members.first { $0.key == name }?.value
-                if kind != nil {
+                if let kind {
                     if has(name) { throw APIError.duplicateMember(JSONPointer(name)) }
-                    Self.set(&positions, name, start)
+                    entries.append(Entry(name: name, kind: kind, position: start))
                 }
                 switch kind {
                 case .value:
                     if let repeated = try Self.repeatedMember(walker) { throw APIError.duplicateMember(JSONPointer(name, repeated)) }
                     var tree = walker
-                    Self.set(&values, name, try tree.buildValue(keeping: nil))
+                    entries[entries.count - 1].value = try tree.buildValue(keeping: nil)
                     walker.position = tree.position
                 case .some(let kind):
                     do throws(APIError) {
-                        Self.set(&records, name, try read(name, kind, at: start))
+                        entries[entries.count - 1].records = try read(name, kind, at: start)
                         walker.position = reader.scanner.position
                     } catch {
                         if error.status == 400 { throw error }
@@ -95,9 +94,21 @@ struct Envelope {
         }
     }
 
-    func has(_ name: String) -> Bool { positions.contains { $0.name == name } }
+    /// One member the body has, and what was read of it.
+    private struct Entry {
+        let name: String
+        let kind: Member
+        let position: Int
+        var value: JSONValue?
+        var records: CollectionReader.Records?
+    }
 
-    func value(_ name: String) -> JSONValue? { values.first { $0.name == name }?.value }
+    /// The members the body takes, for errors.
+    private var allowed: String { members.map { "\"\($0.key)\"" }.joined(separator: ", ") }
+
+    func has(_ name: String) -> Bool { entries.contains { $0.name == name } }
+
+    func value(_ name: String) -> JSONValue? { entries.first { $0.name == name }?.value }
 
     /// The options member, parsed; nil where the body has none.
     func options() throws(APIError) -> DiffOptions? {
@@ -109,15 +120,16 @@ struct Envelope {
     mutating func collections(readWith options: DiffOptions) throws(APIError) -> [String: JSONCollection] {
         if deferred != nil || !options.readsLike(reader.options) {
             reader = CollectionReader(scanner: JSONScanner(body.bytes, maxDepth: limits.maxDepth), options: options, lease: lease)
-            for (name, position) in positions {
-                guard let kind = members.first(where: { $0.key == name })?.value, kind != .value else { continue }
-                Self.set(&records, name, try read(name, kind, at: position))
+            for index in entries.indices where entries[index].kind != .value {
+                entries[index].records = try read(entries[index].name, entries[index].kind, at: entries[index].position)
             }
             deferred = nil
         }
         let document = JSONDocument(body: body, arena: reader.arena, filter: options.filter, itemsKey: options.itemsKeyBytes)
-        var collections = [String: JSONCollection](minimumCapacity: records.count)
-        for (name, read) in records { collections[name] = reader.materialize(read, in: document, unique: options.unique) }
+        var collections = [String: JSONCollection](minimumCapacity: 2)
+        for entry in entries {
+            if let records = entry.records { collections[entry.name] = reader.materialize(records, in: document, unique: options.unique) }
+        }
         return collections
     }
 
@@ -136,11 +148,6 @@ struct Envelope {
             key = try scanner.nextKey()
         }
         return nil
-    }
-
-    /// Sets a name's value in a small list (the last of repeated members wins, as in JSONValue).
-    private static func set<Value>(_ list: inout [(name: String, value: Value)], _ name: String, _ value: Value) {
-        if let index = list.firstIndex(where: { $0.name == name }) { list[index].value = value } else { list.append((name, value)) }
     }
 
     private mutating func read(_ name: String, _ kind: Member, at position: Int) throws(APIError) -> CollectionReader.Records {

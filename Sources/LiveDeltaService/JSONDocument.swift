@@ -78,19 +78,26 @@ public final class JSONDocument: @unchecked Sendable {  // read-only after init;
 /// reference count on every copy of an item cost a sixth of a diff): whatever holds items
 /// holds these with them — a collection, a session, a change, a nested list's delta.
 public struct DocumentOwners: Sendable {
-    private(set) var documents: [JSONDocument] = []
+    /// The first document held inline: most holders have one, and a one-element array would
+    /// cost an allocation per collection.
+    private var first: JSONDocument?
+    private var more: [JSONDocument] = []
 
     init() {}
 
-    init(_ document: JSONDocument) { documents = [document] }
+    init(_ document: JSONDocument) { first = document }
 
     /// Both sets, each document once.
     func merging(_ other: DocumentOwners) -> DocumentOwners {
         var merged = self
-        for document in other.documents where !merged.documents.contains(where: { $0 === document }) {
-            merged.documents.append(document)
-        }
+        if let document = other.first { merged.add(document) }
+        for document in other.more { merged.add(document) }
         return merged
+    }
+
+    private mutating func add(_ document: JSONDocument) {
+        guard first !== document, !more.contains(where: { $0 === document }) else { return }
+        if first == nil { first = document } else { more.append(document) }
     }
 }
 
