@@ -24,6 +24,10 @@ struct RouteTable: Sendable {
     let routes: [Route]
     /// Each template's segments, split once.
     private let templates: [(template: String, segments: [Substring])]
+    /// Templates without parameters, by path, where no template with parameters has as many
+    /// segments (so that the walk could not find another): most requests are found here
+    /// without splitting their path.
+    private let exact: [String: String]
 
     init(_ routes: [Route]) {
         self.routes = routes
@@ -32,10 +36,15 @@ struct RouteTable: Sendable {
             guard seen.insert(route.template).inserted else { return nil }
             return (route.template, route.template.split(separator: "/", omittingEmptySubsequences: false).dropFirst().map { $0 })
         }
+        let parameterised = Set(templates.filter { $0.template.contains("{") }.map(\.segments.count))
+        exact = Dictionary(
+            templates.filter { !$0.template.contains("{") && !parameterised.contains($0.segments.count) }.map { ($0.template, $0.template) },
+            uniquingKeysWith: { first, _ in first })
     }
 
     /// The template a path matches, and its parameters; nil where none does.
     func match(_ path: String) -> (template: String, parameters: RouteParameters)? {
+        if let template = exact[path] { return (template, RouteParameters()) }
         let segments = path.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
         candidates: for (template, pattern) in templates where pattern.count == segments.count {
             var parameters = RouteParameters()

@@ -18,6 +18,9 @@ public final class ByteBuffer: @unchecked Sendable {  // written by one thread, 
 
     deinit { storage.deallocate() }
 
+    /// An empty body, shared: nothing ever appends to it.
+    static let empty = ByteBuffer(capacity: 0)
+
     /// The bytes so far; stable until the next `append`.
     public var bytes: UnsafeBufferPointer<UInt8> {
         UnsafeBufferPointer(start: storage.baseAddress, count: count)

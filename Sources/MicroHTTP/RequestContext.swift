@@ -8,7 +8,9 @@ import struct NIOConcurrencyHelpers.NIOLockedValueBox
 final class RequestContext {
     /// The request line and headers, checked; taken when the request is handed on.
     var head: RequestHead?
-    var body: ByteBuffer
+    /// The body so far: none until its first byte is let in (or its declared length is).
+    var body: ByteBuffer?
+    var bodyCount: Int { body?.count ?? 0 }
     /// The body is over a limit: the rest is read and dropped, and `refusal` is the answer.
     var refusal: HTTPServerError?
     var rejected: Bool { refusal != nil }
@@ -17,12 +19,12 @@ final class RequestContext {
     /// The refusal has been queued already (possible only before the body starts).
     var answered = false
     var discarded = 0
-    /// The answer to a request handled on another thread, waiting for the connection to resume.
-    let pending = PendingResponse()
+    /// The answer to a request handled on another thread, waiting for the connection to
+    /// resume; made only for such a request.
+    var pending: PendingResponse?
 
-    init(head: RequestHead, expectedLength: Int) {
+    init(head: RequestHead) {
         self.head = head
-        body = ByteBuffer(capacity: expectedLength)
     }
 }
 

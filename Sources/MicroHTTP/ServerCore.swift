@@ -59,7 +59,7 @@ final class ServerCore: Sendable {
             let head = RequestHead(connection, url: url, method: method, version: version)
             let problem = head.problem(maxURILength: configuration.maxURILength, maxHeaderBytes: configuration.maxHeaderBytes)
             let declared = problem == nil ? head.contentLength ?? 0 : 0
-            let context = RequestContext(head: head, expectedLength: 0)
+            let context = RequestContext(head: head)
             state.pointee = Unmanaged.passRetained(context).toOpaque()
             // A head that cannot be framed safely is answered at once, and the connection closed.
             if let problem { return refuse(context, problem, now: connection) }
@@ -83,20 +83,21 @@ final class ServerCore: Sendable {
                 context.discarded += size
                 return context.discarded > configuration.maxDiscardBytes ? .NO : .YES
             }
-            guard context.body.count + size <= configuration.maxBodySize else {
-                context.discarded = context.body.count + size
+            guard context.bodyCount + size <= configuration.maxBodySize else {
+                context.discarded = context.bodyCount + size
                 return refuse(context, .bodyTooLarge(limit: configuration.maxBodySize), now: nil)
             }
             // A body without (or beyond) its declared length is counted as it arrives.
-            let needed = context.body.count + size - context.counted
+            let needed = context.bodyCount + size - context.counted
             guard needed <= 0 || reserve(needed, for: context) else {
-                context.discarded = context.body.count + size
+                context.discarded = context.bodyCount + size
                 return refuse(context, .busy, now: nil)
             }
-            context.body.append(UnsafeRawBufferPointer(start: upload, count: size))
+            if context.body == nil { context.body = ByteBuffer(capacity: size) }
+            context.body?.append(UnsafeRawBufferPointer(start: upload, count: size))
             return .YES
         }
-        if let response = context.pending.take() {
+        if let response = context.pending?.take() {
             // Resumed: the handler thread has answered.
             return queue(response, on: connection)
         }
@@ -109,13 +110,14 @@ final class ServerCore: Sendable {
         }
         guard let head = context.head else { return .NO }
         context.head = nil
-        let request = HTTPRequest(method: head.method, path: head.path, headers: head.headers, body: context.body)
-        context.body = ByteBuffer(capacity: 0)
+        let request = HTTPRequest(method: head.method, path: head.path, headers: head.headers, body: context.body ?? .empty)
+        context.body = nil
         guard request.body.count >= configuration.offloadBodySize else { return queue(handler(request), on: connection) }
         offloaded.add(1, ordering: .relaxed)
         MHD_suspend_connection(connection)
         let suspended = SuspendedConnection(pointer: connection)
-        let pending = context.pending
+        let pending = PendingResponse()
+        context.pending = pending
         handlers.async { [self] in
             pending.put(handler(request))
             MHD_resume_connection(suspended.pointer)
@@ -149,7 +151,7 @@ final class ServerCore: Sendable {
     private func refuse(_ context: RequestContext, _ refusal: HTTPServerError, now connection: OpaquePointer?) -> MHD_Result {
         configuration.onRefusal(refusal)
         context.refusal = refusal
-        context.body = ByteBuffer(capacity: 0)
+        context.body = nil
         guard let connection else { return .YES }
         context.answered = true
         return queue(configuration.errorResponse(refusal), on: connection, closing: true)
