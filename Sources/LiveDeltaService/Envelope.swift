@@ -53,7 +53,8 @@ struct Envelope {
                 let name = walker.text(current)
                 let kind = members.first { $0.key == name }?.value
                 if let kind {
-                    if has(name) { throw APIError.duplicateMember(JSONPointer(name)) }
+                    // Not `has(name)`: a method call here would copy the whole envelope.
+                    if entries.contains(where: { $0.name == name }) { throw APIError.duplicateMember(JSONPointer(name)) }
                     entries.append(Entry(name: name, kind: kind, position: start))
                 }
                 switch kind {

@@ -1,4 +1,9 @@
 import CMicroHTTPD
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
 
 /// A request's line and headers as libmicrohttpd parsed them, checked against HTTP/1.1's
 /// framing rules (RFC 9112) before any body is read. libmicrohttpd is lenient where leniency
@@ -11,23 +16,51 @@ struct RequestHead {
     var headers: [(name: String, value: String)]
     /// Bytes of the request line and headers, as libmicrohttpd counted them.
     var size: Int
+    /// The headers framing depends on, noted as the headers are read.
+    private var framing = Framing()
+
+    /// What `problem` and `contentLength` need, gathered from the C strings in the one pass
+    /// that makes `headers`, so that checking a head walks no Swift strings.
+    private struct Framing {
+        var contentLengths = 0
+        var contentLength: String?
+        var transferEncodings = 0
+        var hosts = 0
+        /// The first header name with white space in it.
+        var spacedName: String?
+
+        mutating func note(_ name: UnsafePointer<CChar>, _ value: String) {
+            if strcasecmp(name, "Content-Length") == 0 {
+                if contentLengths == 0 { contentLength = value }
+                contentLengths += 1
+            } else if strcasecmp(name, "Transfer-Encoding") == 0 {
+                transferEncodings += 1
+            } else if strcasecmp(name, "Host") == 0 {
+                hosts += 1
+            }
+            if spacedName == nil, strpbrk(name, " \t") != nil { spacedName = String(cString: name) }
+        }
+    }
 
     init(_ connection: OpaquePointer, url: UnsafePointer<CChar>, method: UnsafePointer<CChar>, version: UnsafePointer<CChar>?) {
         self.method = String(cString: method)
         path = String(cString: url)
         self.version = version.map { String(cString: $0) } ?? ""
         size = cmhd_request_header_size(connection)
-        var headers = [(name: String, value: String)]()
-        headers.reserveCapacity(8)
-        withUnsafeMutablePointer(to: &headers) { pointer in
+        var read = (headers: [(name: String, value: String)](), framing: Framing())
+        read.headers.reserveCapacity(8)
+        withUnsafeMutablePointer(to: &read) { pointer in
             _ = MHD_get_connection_values(connection, .HEADER_KIND, { context, _, name, value in
                 guard let context, let name else { return .YES }
-                context.assumingMemoryBound(to: [(name: String, value: String)].self).pointee
-                    .append((String(cString: name), value.map { String(cString: $0) } ?? ""))
+                let read = context.assumingMemoryBound(to: (headers: [(name: String, value: String)], framing: Framing).self)
+                let text = value.map { String(cString: $0) } ?? ""
+                read.pointee.headers.append((String(cString: name), text))
+                read.pointee.framing.note(name, text)
                 return .YES
             }, pointer)
         }
-        self.headers = headers
+        headers = read.headers
+        framing = read.framing
     }
 
     /// The values of a header, by case-insensitive name.
@@ -35,19 +68,8 @@ struct RequestHead {
         headers.compactMap { $0.name.equalsIgnoringASCIICase(name) ? $0.value : nil }
     }
 
-    /// A header's first value and how many times it is sent, without gathering the values.
-    func field(_ name: String) -> (first: String?, count: Int) {
-        var first: String?
-        var count = 0
-        for header in headers where header.name.equalsIgnoringASCIICase(name) {
-            if count == 0 { first = header.value }
-            count += 1
-        }
-        return (first, count)
-    }
-
     /// The declared body length, once the head has passed `problem`.
-    var contentLength: Int? { field("Content-Length").first.flatMap { Int($0.trimmingHTTPSpaces) } }
+    var contentLength: Int? { framing.contentLength.flatMap { Int($0.trimmingHTTPSpaces) } }
 
     /// Whether the client waits for `100 Continue` before it sends the body.
     var expectsContinue: Bool { values("Expect").contains { $0.trimmingHTTPSpaces.equalsIgnoringASCIICase("100-continue") } }
@@ -56,21 +78,21 @@ struct RequestHead {
     func problem(maxURILength: Int, maxHeaderBytes: Int) -> HTTPServerError? {
         if path.utf8.count > maxURILength { return .uriTooLong(limit: maxURILength) }
         if size > maxHeaderBytes { return .headersTooLarge(limit: maxHeaderBytes) }
-        if let name = headers.first(where: { $0.name.utf8.contains { $0 == 0x20 || $0 == 0x09 } })?.name {
+        if let name = framing.spacedName {
             return .badRequest("the header name \"\(name.trimmingHTTPSpaces)\" has white space before its colon, which HTTP/1.1 does not allow")
         }
-        let lengths = field("Content-Length")
-        if lengths.count > 1 { return .badRequest("the request has \(lengths.count) Content-Length headers; it may have one") }
-        if let length = lengths.first, Int(length.trimmingHTTPSpaces).map({ $0 < 0 }) ?? true {
+        let lengths = framing.contentLengths
+        if lengths > 1 { return .badRequest("the request has \(lengths) Content-Length headers; it may have one") }
+        if let length = framing.contentLength, Int(length.trimmingHTTPSpaces).map({ $0 < 0 }) ?? true {
             return .badRequest("Content-Length must be a whole number of bytes, not \"\(length)\"")
         }
-        if field("Transfer-Encoding").count > 0 {
+        if framing.transferEncodings > 0 {
             let codings = values("Transfer-Encoding")
-            if lengths.count > 0 { return .badRequest("the request has both Transfer-Encoding and Content-Length; it may have one") }
+            if lengths > 0 { return .badRequest("the request has both Transfer-Encoding and Content-Length; it may have one") }
             let coding = codings.joined(separator: ",").trimmingHTTPSpaces
             guard codings.count == 1, coding.equalsIgnoringASCIICase("chunked") else { return .unsupportedTransferCoding(coding) }
         }
-        let hosts = field("Host").count
+        let hosts = framing.hosts
         if hosts > 1 { return .badRequest("the request has \(hosts) Host headers; it may have one") }
         if hosts == 0 && version == "HTTP/1.1" { return .badRequest("an HTTP/1.1 request needs a Host header") }
         return nil

@@ -59,14 +59,14 @@ final class ServerCore: Sendable {
             let head = RequestHead(connection, url: url, method: method, version: version)
             let problem = head.problem(maxURILength: configuration.maxURILength, maxHeaderBytes: configuration.maxHeaderBytes)
             let declared = problem == nil ? head.contentLength ?? 0 : 0
-            let context = RequestContext(head: head)
+            let context = RequestContext(head: consume head)
             state.pointee = Unmanaged.passRetained(context).toOpaque()
             // A head that cannot be framed safely is answered at once, and the connection closed.
             if let problem { return refuse(context, problem, now: connection) }
             if declared > configuration.maxBodySize {
-                return refuse(context, .bodyTooLarge(limit: configuration.maxBodySize), declared: declared, head: head, on: connection)
+                return refuse(context, .bodyTooLarge(limit: configuration.maxBodySize), declared: declared, on: connection)
             }
-            if declared > 0 && !reserve(declared, for: context) { return refuse(context, .busy, declared: declared, head: head, on: connection) }
+            if declared > 0 && !reserve(declared, for: context) { return refuse(context, .busy, declared: declared, on: connection) }
             // Memory for the body only once it is let in.
             if declared > 0 { context.body = ByteBuffer(capacity: declared) }
             return .YES
@@ -108,8 +108,7 @@ final class ServerCore: Sendable {
             context.answered = true
             return queue(configuration.errorResponse(refusal), on: connection, closing: true)
         }
-        guard let head = context.head else { return .NO }
-        context.head = nil
+        guard let head = context.head.take() else { return .NO }
         let request = HTTPRequest(method: head.method, path: head.path, headers: head.headers, body: context.body ?? .empty)
         context.body = nil
         guard request.body.count >= configuration.offloadBodySize else { return queue(handler(request), on: connection) }
@@ -130,8 +129,8 @@ final class ServerCore: Sendable {
     /// `100 Continue`, or whose body is too large even to throw away, is answered at once;
     /// any other may already be sending, and closing now would reset the connection before
     /// it reads the answer, so the body is read and dropped first.
-    private func refuse(_ context: RequestContext, _ refusal: HTTPServerError, declared: Int, head: RequestHead, on connection: OpaquePointer) -> MHD_Result {
-        let now = head.expectsContinue || declared > configuration.maxDiscardBytes
+    private func refuse(_ context: RequestContext, _ refusal: HTTPServerError, declared: Int, on connection: OpaquePointer) -> MHD_Result {
+        let now = context.head?.expectsContinue == true || declared > configuration.maxDiscardBytes
         return refuse(context, refusal, now: now ? connection : nil)
     }
 
