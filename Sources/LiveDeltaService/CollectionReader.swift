@@ -66,13 +66,12 @@ struct CollectionReader {
 
     var scanner: JSONScanner
     let options: DiffOptions
-    private let idPath: [[UInt8]]
-    /// The first key of `idPath`, and whether it is all of it (the common case).
+    /// The id's name, held here for the per-item scan; the rest of the keys are read from
+    /// `options.names` (copying each here would cost a reference apiece per request).
     private let idKey: JSONName
+    /// Whether the id key is a path (`movie.id`) rather than one name (the common case).
     private let idKeyIsPath: Bool
-    private let sectionIdPath: [[UInt8]]
-    private let sectionIdKey: JSONName
-    private let itemsKey: JSONName
+    private var names: ScanNames { options.names }
     private let filtersFields: Bool
     private(set) var arena: [UInt8] = []
     private(set) var items: [ItemRecord] = []
@@ -84,12 +83,8 @@ struct CollectionReader {
         self.scanner = scanner
         self.options = options
         self.lease = lease
-        idPath = options.idPath
-        idKey = options.idName
-        idKeyIsPath = idPath.count > 1
-        sectionIdPath = options.sectionIdPath
-        sectionIdKey = options.sectionIdName
-        itemsKey = options.itemsName
+        idKey = options.names.idName
+        idKeyIsPath = options.names.idPath.count > 1
         filtersFields = options.filter != .allFields
         // Small bodies then grow their records once, not four or five times.
         items.reserveCapacity(16)
@@ -178,7 +173,7 @@ struct CollectionReader {
         var members = 0
         var key = try scanner.beginObject()
         while let current = key {
-            if scanner.string(current, is: itemsKey) {
+            if scanner.string(current, is: names.itemsName) {
                 if sectionItems != nil { throw APIError.duplicateMember(pointer.appending(options.itemsKey)) }
                 guard scanner.peek() == UInt8(ascii: "[") else {
                     throw APIError.invalidShape(pointer.appending(options.itemsKey), "\"\(options.itemsKey)\" must be an array of items")
@@ -194,9 +189,9 @@ struct CollectionReader {
                 sectionItems = first..<items.count
             } else {
                 let value = try scanner.scanValue()
-                if scanner.string(current, is: sectionIdKey) {
+                if scanner.string(current, is: names.sectionIdName) {
                     if id != nil { throw APIError.duplicateMember(pointer.appending(options.sectionIdKey.splitPath[0])) }
-                    id = try lookup(sectionIdPath.dropFirst(), in: value)
+                    id = try lookup(names.sectionIdPath.dropFirst(), in: value)
                 }
                 memberSum &+= ValueHash.member(key: current.hash, value: value.hash)
                 members += 1
@@ -225,7 +220,7 @@ struct CollectionReader {
             // picks out the id on the way, in one pass over the item.
             let (value, idMember, repeated) = try scanner.scanValue(findingMember: idKey)
             if repeated { throw APIError.duplicateMember(pointer.appending(index).appending(options.idKey.splitPath[0])) }
-            let id = try idMember.flatMap { member throws in idKeyIsPath ? try lookup(idPath.dropFirst(), in: member) : member }
+            let id = try idMember.flatMap { member throws in idKeyIsPath ? try lookup(names.idPath.dropFirst(), in: member) : member }
             return try record(id: id, contentHash: value.hash, raw: start..<scanner.position, pointer, index)
         case UInt8(ascii: "{"):
             var id: ScannedValue?
@@ -238,7 +233,7 @@ struct CollectionReader {
                 if scanner.string(current, is: idKey) {
                     if sawID { throw APIError.duplicateMember(pointer.appending(index).appending(options.idKey.splitPath[0])) }
                     sawID = true
-                    id = idKeyIsPath ? try lookup(idPath.dropFirst(), in: value) : value
+                    id = idKeyIsPath ? try lookup(names.idPath.dropFirst(), in: value) : value
                 }
                 if !filtersFields || options.filter.includes(current, in: scanner) {
                     memberSum &+= ValueHash.member(key: current.hash, value: value.hash)

@@ -84,7 +84,7 @@ struct DiffComputation {
 public enum DiffEndpoint {
     /// Reads and diffs in one pass over the body where it can (see `Envelope`).
     public static func respond(to body: ByteBuffer, limits: ReadLimits = ReadLimits(), metrics: ServiceMetrics? = nil) throws(APIError) -> [UInt8] {
-        var envelope = try Envelope(
+        var envelope = try Envelope.read(
             body, members: ["old": .collection, "new": .collection, "options": .value], readingWith: DiffOptions(), limits: limits)
         let options = try envelope.options() ?? DiffOptions()
         guard envelope.has("old"), envelope.has("new") else {

@@ -5,13 +5,13 @@ import LiveCollections
 public struct DiffOptions: Sendable, Equatable {
     /// How an object item finds its id: a key, or a dotted path such as `movie.id`.
     public var idKey = "id" {
-        didSet { (idPath, idName) = Self.path(idKey) }
+        didSet { names = ScanNames(idKey: idKey, sectionIdKey: sectionIdKey, itemsKey: itemsKey) }
     }
     public var sectionIdKey = "id" {
-        didSet { (sectionIdPath, sectionIdName) = Self.path(sectionIdKey) }
+        didSet { names = ScanNames(idKey: idKey, sectionIdKey: sectionIdKey, itemsKey: itemsKey) }
     }
     public var itemsKey = "items" {
-        didSet { itemsName = JSONName(itemsKey) }
+        didSet { names = ScanNames(idKey: idKey, sectionIdKey: sectionIdKey, itemsKey: itemsKey) }
     }
     /// False: repeated ids are allowed and matched by occurrence.
     public var unique = true
@@ -37,23 +37,15 @@ public struct DiffOptions: Sendable, Equatable {
         idKey == other.idKey && sectionIdKey == other.sectionIdKey && itemsKey == other.itemsKey && filter == other.filter
     }
 
-    /// The keys as UTF-8, and the first of each path as a name the scanner matches, worked out
-    /// once rather than per request (the defaults once only).
-    private(set) var idPath: [[UInt8]] = Self.defaultPath
-    private(set) var sectionIdPath: [[UInt8]] = Self.defaultPath
-    private(set) var idName = Self.defaultIDName
-    private(set) var sectionIdName = Self.defaultIDName
-    private(set) var itemsName = Self.defaultItemsName
-    var itemsKeyBytes: [UInt8] { itemsName.bytes }
-
-    private static let defaultPath = [Array("id".utf8)]
-    private static let defaultIDName = JSONName("id")
-    private static let defaultItemsName = JSONName("items")
-
-    static func path(_ key: String) -> (path: [[UInt8]], first: JSONName) {
-        let path = key.split(separator: ".", omittingEmptySubsequences: false).map { Array($0.utf8) }
-        return (path, JSONName(path[0]))
-    }
+    /// The keys as the scanner matches them, worked out once rather than per request (the
+    /// defaults once only).
+    private(set) var names = ScanNames.standard
+    var idPath: [[UInt8]] { names.idPath }
+    var sectionIdPath: [[UInt8]] { names.sectionIdPath }
+    var idName: JSONName { names.idName }
+    var sectionIdName: JSONName { names.sectionIdName }
+    var itemsName: JSONName { names.itemsName }
+    var itemsKeyBytes: [UInt8] { names.itemsName.bytes }
 
     var policy: AnimationPolicy {
         AnimationPolicy(dataCountAnimationThreshold: dataCountAnimationThreshold, deltaCountAnimationThreshold: deltaCountAnimationThreshold)
@@ -167,9 +159,35 @@ public struct DiffOptions: Sendable, Equatable {
             throw .invalidOption(pointer.appending("ignoreKeys"), "give compareKeys or ignoreKeys, not both")
         }
         // Property observers do not run inside an initializer; the defaults are set already.
-        if idKey != "id" { (idPath, idName) = Self.path(idKey) }
-        if sectionIdKey != "id" { (sectionIdPath, sectionIdName) = Self.path(sectionIdKey) }
-        if itemsKey != "items" { itemsName = JSONName(itemsKey) }
+        if idKey != "id" || sectionIdKey != "id" || itemsKey != "items" { names = ScanNames(idKey: idKey, sectionIdKey: sectionIdKey, itemsKey: itemsKey) }
+    }
+}
+
+/// A diff's keys as the scanner matches them: each key's path as UTF-8, and the first name of
+/// each path. One reference for all of them, so that copying options (which every request
+/// does several times) retains one object, not five.
+final class ScanNames: Sendable, Equatable {
+    let idPath: [[UInt8]]
+    let idName: JSONName
+    let sectionIdPath: [[UInt8]]
+    let sectionIdName: JSONName
+    let itemsName: JSONName
+
+    static let standard = ScanNames(idKey: "id", sectionIdKey: "id", itemsKey: "items")
+
+    init(idKey: String, sectionIdKey: String, itemsKey: String) {
+        (idPath, idName) = Self.path(idKey)
+        (sectionIdPath, sectionIdName) = Self.path(sectionIdKey)
+        itemsName = JSONName(itemsKey)
+    }
+
+    private static func path(_ key: String) -> (path: [[UInt8]], first: JSONName) {
+        let path = key.split(separator: ".", omittingEmptySubsequences: false).map { Array($0.utf8) }
+        return (path, JSONName(path[0]))
+    }
+
+    static func == (a: ScanNames, b: ScanNames) -> Bool {
+        a === b || (a.idPath == b.idPath && a.sectionIdPath == b.sectionIdPath && a.itemsName == b.itemsName)
     }
 }
 

@@ -31,12 +31,25 @@ struct Envelope {
     /// Where reading with the options known at the time failed.
     private var deferred: APIError?
 
-    init(_ body: ByteBuffer, members: KeyValuePairs<String, Member>, readingWith options: DiffOptions, limits: ReadLimits) throws(APIError) {
+    /// Walks `body`, reading the collections among `members` with `options`.
+    static func read(_ body: ByteBuffer, members: KeyValuePairs<String, Member>, readingWith options: DiffOptions, limits: ReadLimits) throws(APIError) -> Envelope {
+        // Made, then walked in place: a throwing initializer that walked would copy the whole
+        // envelope (its reader, options and lists) on the way out, a retain and a release for
+        // each reference it holds.
+        var envelope = Envelope(body, members: members, readingWith: options, limits: limits)
+        try envelope.walk()
+        return envelope
+    }
+
+    private init(_ body: ByteBuffer, members: KeyValuePairs<String, Member>, readingWith options: DiffOptions, limits: ReadLimits) {
         self.body = body
         self.limits = limits
         self.members = members
         lease = ItemLease(limits)
         reader = CollectionReader(scanner: JSONScanner(body.bytes, maxDepth: limits.maxDepth), options: options, lease: lease)
+    }
+
+    private mutating func walk() throws(APIError) {
         var walker = JSONScanner(body.bytes, maxDepth: limits.maxDepth)
         walker.hashing = false
         entries.reserveCapacity(members.count)
@@ -53,8 +66,7 @@ struct Envelope {
                 let name = walker.text(current)
                 let kind = members.first { $0.key == name }?.value
                 if let kind {
-                    // Not `has(name)`: a method call here would copy the whole envelope.
-                    if entries.contains(where: { $0.name == name }) { throw APIError.duplicateMember(JSONPointer(name)) }
+                    if has(name) { throw APIError.duplicateMember(JSONPointer(name)) }
                     entries.append(Entry(name: name, kind: kind, position: start))
                 }
                 switch kind {

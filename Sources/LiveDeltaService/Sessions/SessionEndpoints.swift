@@ -275,7 +275,7 @@ struct SessionBody {
     let baseVersion: UInt64?
 
     init(_ body: ByteBuffer, readingWith options: DiffOptions, limits: ReadLimits) throws(APIError) {
-        envelope = try Envelope(
+        envelope = try Envelope.read(
             body, members: ["items": .items, "sections": .sections, "options": .value, "baseVersion": .value],
             readingWith: options, limits: limits)
         guard envelope.has("items") != envelope.has("sections") else {
