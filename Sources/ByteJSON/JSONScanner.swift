@@ -117,6 +117,13 @@ public struct JSONScanner {
     /// One pass, as fast as `scanValue()`.
     public mutating func scanValue(findingMember name: JSONName) throws(JSONError) -> (value: ScannedValue, member: ScannedValue?, repeated: Bool) {
         skipWhitespace()
+        // A short name is plain data: the finder then holds no reference, which would cost a
+        // retain and a release per item.
+        if let short = name.short {
+            var finder = MemberFinder(name: short)
+            let value = try scanContainer(observing: &finder)
+            return (value, finder.found, finder.repeated)
+        }
         var finder = MemberFinder(name: name)
         let value = try scanContainer(observing: &finder)
         return (value, finder.found, finder.repeated)
@@ -364,23 +371,34 @@ struct NoObserver: TopMembers {
     func value(_ value: ScannedValue) {}
 }
 
+/// A name a `MemberFinder` looks for.
+protocol MemberName {
+    func names(_ key: ScannedString, in scanner: JSONScanner) -> Bool
+}
+
+extension JSONName.Short: MemberName {
+    @inline(__always)
+    func names(_ key: ScannedString, in scanner: JSONScanner) -> Bool { scanner.string(key, isShort: self) }
+}
+
+extension JSONName: MemberName {
+    func names(_ key: ScannedString, in scanner: JSONScanner) -> Bool { scanner.string(key, is: self) }
+}
+
 /// Picks out the member with one name.
-struct MemberFinder: TopMembers {
+struct MemberFinder<Name: MemberName>: TopMembers {
     static var listens: Bool { true }
-    /// The name, where it is short; else `long`.
-    let short: JSONName.Short?
-    let long: JSONName?
+    let name: Name
     var found: ScannedValue?
     var repeated = false
     private(set) var matched = false
 
-    init(name: JSONName) {
-        short = name.short
-        long = name.short == nil ? name : nil
+    init(name: Name) {
+        self.name = name
     }
 
     mutating func key(_ key: ScannedString, in scanner: JSONScanner) {
-        if let short { matched = scanner.string(key, isShort: short) } else if let long { matched = scanner.string(key, is: long) }
+        matched = name.names(key, in: scanner)
     }
 
     var wantsValue: Bool { matched }
