@@ -228,6 +228,7 @@ public struct JSONScanner {
         }
     }
 
+    @inline(__always)
     private mutating func scanKeyAndColon() throws(JSONError) -> ScannedString {
         skipWhitespace()
         guard position < count else { throw JSONError(.unexpectedEnd, at: position) }
