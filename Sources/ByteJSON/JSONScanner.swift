@@ -162,7 +162,7 @@ public struct JSONScanner {
                 } else {
                     let key = try scanKeyAndColon()
                     frames.push(Frame(isObject: true, accumulator: 0, count: 0, keyHash: key.hash), at: &depth)
-                    if Observer.listens && depth == 1 { observer.key(key, in: self) }
+                    if Observer.listens && depth == 1 && (!hashing || key.hash == observer.keyHash || observer.keyHash == 0) { observer.key(key, in: self) }
                     continue value
                 }
             case 0x5B:  // [
@@ -211,7 +211,7 @@ public struct JSONScanner {
                     if isObject {
                         let key = try scanKeyAndColon()
                         top.pointee.keyHash = key.hash
-                        if Observer.listens && depth == 1 { observer.key(key, in: self) }
+                        if Observer.listens && depth == 1 && (!hashing || key.hash == observer.keyHash || observer.keyHash == 0) { observer.key(key, in: self) }
                     }
                     continue value
                 }
@@ -357,6 +357,9 @@ public struct JSONScanner {
 /// generic parameters, so that the plain scan (`NoObserver`) compiles without any of it.
 protocol TopMembers {
     static var listens: Bool { get }
+    /// The hash of the one key it listens for, where it listens for one (0: any key may
+    /// match): other keys are passed over without a call when the scanner hashes.
+    var keyHash: UInt64 { get }
     /// A key of the outermost object, read.
     mutating func key(_ key: ScannedString, in scanner: JSONScanner)
     /// Whether it wants the value of the member whose key came last.
@@ -367,6 +370,7 @@ protocol TopMembers {
 
 struct NoObserver: TopMembers {
     static var listens: Bool { false }
+    var keyHash: UInt64 { 0 }
     var wantsValue: Bool { false }
     func key(_ key: ScannedString, in scanner: JSONScanner) {}
     func value(_ value: ScannedValue) {}
@@ -374,6 +378,8 @@ struct NoObserver: TopMembers {
 
 /// A name a `MemberFinder` looks for.
 protocol MemberName {
+    /// The name's meaning hash.
+    var hash: UInt64 { get }
     func names(_ key: ScannedString, in scanner: JSONScanner) -> Bool
 }
 
@@ -397,6 +403,8 @@ struct MemberFinder<Name: MemberName>: TopMembers {
     init(name: Name) {
         self.name = name
     }
+
+    var keyHash: UInt64 { name.hash }
 
     mutating func key(_ key: ScannedString, in scanner: JSONScanner) {
         matched = name.names(key, in: scanner)
