@@ -144,12 +144,9 @@ public struct JSONScanner {
     private mutating func scanValue<Observer: TopMembers>(frames: inout FrameStack, observer: inout Observer) throws(JSONError) -> ScannedValue {
         let start = position
         var depth = 0
-        var memberStart = 0
-        var stringEscapes = false
         value: while true {
             skipWhitespace()
             guard position < count else { throw JSONError(.unexpectedEnd, at: position) }
-            if Observer.listens && depth == 1 { memberStart = position }
             var hash: UInt64
             switch base[position] {
             case 0x7B:  // {
@@ -182,7 +179,6 @@ public struct JSONScanner {
                     return ScannedValue(kind: .string, hash: string.hash, start: start, end: position, hasEscapes: string.hasEscapes)
                 }
                 hash = string.hash
-                if Observer.listens { stringEscapes = string.hasEscapes }
             case 0x2D, 0x30...0x39: hash = try scanNumber()
             case 0x74: hash = try scanLiteral("true", ValueHash.true)
             case 0x66: hash = try scanLiteral("false", ValueHash.false)
@@ -192,10 +188,7 @@ public struct JSONScanner {
             // Hand the finished value to its container, closing containers that end here.
             while depth > 0 {
                 let top = frames.base + (depth - 1)
-                if Observer.listens && depth == 1 && observer.wantsValue {
-                    let kind = Self.kind(ofFirstByte: base[memberStart])
-                    observer.value(ScannedValue(kind: kind, hash: hash, start: memberStart, end: position, hasEscapes: kind == .string && stringEscapes))
-                }
+                if Observer.listens && depth == 1 && observer.wantsValue { observer.value(hash: hash, in: self) }
                 if hashing {
                     top.pointee.accumulator = top.pointee.isObject
                         ? top.pointee.accumulator &+ ValueHash.member(key: top.pointee.keyHash, value: hash)
@@ -364,8 +357,9 @@ protocol TopMembers {
     mutating func key(_ key: ScannedString, in scanner: JSONScanner)
     /// Whether it wants the value of the member whose key came last.
     var wantsValue: Bool { get }
-    /// The value of the member whose key came last, where it wants it.
-    mutating func value(_ value: ScannedValue)
+    /// The value of the member whose key came last, where it wants it: its hash, and the
+    /// scanner just past it.
+    mutating func value(hash: UInt64, in scanner: JSONScanner)
 }
 
 struct NoObserver: TopMembers {
@@ -373,7 +367,7 @@ struct NoObserver: TopMembers {
     var keyHash: UInt64 { 0 }
     var wantsValue: Bool { false }
     func key(_ key: ScannedString, in scanner: JSONScanner) {}
-    func value(_ value: ScannedValue) {}
+    func value(hash: UInt64, in scanner: JSONScanner) {}
 }
 
 /// A name a `MemberFinder` looks for.
@@ -398,7 +392,9 @@ struct MemberFinder<Name: MemberName>: TopMembers {
     let name: Name
     var found: ScannedValue?
     var repeated = false
-    private(set) var matched = false
+    /// Where the value of the key just matched is looked for (right after its colon); nil
+    /// while no key is matched. The scan itself does not track where values start.
+    private var valueAfter: Int?
 
     init(name: Name) {
         self.name = name
@@ -407,14 +403,24 @@ struct MemberFinder<Name: MemberName>: TopMembers {
     var keyHash: UInt64 { name.hash }
 
     mutating func key(_ key: ScannedString, in scanner: JSONScanner) {
-        matched = name.names(key, in: scanner)
+        if name.names(key, in: scanner) { valueAfter = scanner.position }
     }
 
-    var wantsValue: Bool { matched }
+    var wantsValue: Bool { valueAfter != nil }
 
-    mutating func value(_ value: ScannedValue) {
-        matched = false
-        if found == nil { found = value } else { repeated = true }
+    mutating func value(hash: UInt64, in scanner: JSONScanner) {
+        guard var start = valueAfter else { return }
+        valueAfter = nil
+        guard found == nil else {
+            repeated = true
+            return
+        }
+        while scanner.base[start] == 0x20 || scanner.base[start] == 0x0A || scanner.base[start] == 0x0D || scanner.base[start] == 0x09 { start += 1 }
+        let end = scanner.position
+        let kind = JSONScanner.kind(ofFirstByte: scanner.base[start])
+        // Only a string's own bytes can hold a backslash, so one look over them tells.
+        let escapes = kind == .string && UnsafeBufferPointer(start: scanner.base + start, count: end - start).contains(0x5C)
+        found = ScannedValue(kind: kind, hash: hash, start: start, end: end, hasEscapes: escapes)
     }
 }
 
