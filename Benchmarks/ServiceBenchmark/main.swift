@@ -2,7 +2,8 @@
 // Foundation's JSONSerialization), whole /diff bodies of 20 and 10,000 items, and each delta
 // format against batch on 100,000 items with 10% changed.
 // Usage: ServiceBenchmark [reader|diff|formats]...   (all when none is given); for profiling,
-// validate-loop, scan-loop and read-loop repeat one part of the reader 200 times.
+// validate-loop, scan-loop and read-loop repeat one part of the reader 200 times (LOOPS=n for
+// another count, as under callgrind), and small, large and tiny repeat one /diff body.
 import ByteJSON
 import Foundation
 import LiveDeltaService
@@ -115,7 +116,7 @@ if chosen.isEmpty || chosen.contains("formats") { try formats() }
 if chosen.contains("validate-loop") || chosen.contains("read-loop") || chosen.contains("scan-loop") {
     let document = Array(("[" + (0..<100_000).map { movie($0) }.joined(separator: ",") + "]").utf8)
     let body = ByteBuffer(document)
-    for _ in 0..<200 {
+    for _ in 0..<(ProcessInfo.processInfo.environment["LOOPS"].flatMap { Int($0) } ?? 200) {
         if chosen.contains("validate-loop") {
             try document.withUnsafeBufferPointer { try JSONScanner.validate($0) }
         } else if chosen.contains("scan-loop") {
