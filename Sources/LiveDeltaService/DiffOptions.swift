@@ -40,11 +40,6 @@ public struct DiffOptions: Sendable, Equatable {
     /// The keys as the scanner matches them, worked out once rather than per request (the
     /// defaults once only).
     private(set) var names = ScanNames.standard
-    var idPath: [[UInt8]] { names.idPath }
-    var sectionIdPath: [[UInt8]] { names.sectionIdPath }
-    var idName: JSONName { names.idName }
-    var sectionIdName: JSONName { names.sectionIdName }
-    var itemsName: JSONName { names.itemsName }
     var itemsKeyBytes: [UInt8] { names.itemsName.bytes }
 
     var policy: AnimationPolicy {
