@@ -67,6 +67,16 @@ func reader() throws {
     print(String(format: "  validation alone: median %.2f ms (%.0f MB/s; target >= 2,000 MB/s: %@); one scan with hashes: median %.2f ms (%.0f MB/s)",
                  validateOnly.median, rate(validateOnly.median), verdict(rate(validateOnly.median) >= 2_000), hashedScan.median, rate(hashedScan.median)))
     print(String(format: "  JSONSerialization: median %.2f ms (%.0f MB/s)", foundation.median, rate(foundation.median)))
+    // The same movies keyed by UUID strings, as many apps key their rows.
+    let keyed = Array(("[" + (0..<100_000).map { movie($0).replacingOccurrences(of: "{\"id\":\($0),", with: "{\"id\":\"\(UUID().uuidString)\",") }
+        .joined(separator: ",") + "]").utf8)
+    let keyedBody = ByteBuffer(keyed)
+    let uuids = try measure(15) {
+        let collection = try CollectionDocument.read(keyedBody)
+        precondition(collection.itemCount == 100_000)
+    }
+    print(String(format: "  with UUID string ids (%.1f MB): median %.2f ms (%.0f MB/s)",
+                 Double(keyed.count) / 1_048_576, uuids.median, Double(keyed.count) / 1_048_576 / (uuids.median / 1000)))
 }
 
 func diff(sizes: [(Int, Int)] = [(20, 2_001), (10_000, 41)]) throws {

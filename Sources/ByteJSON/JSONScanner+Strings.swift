@@ -231,6 +231,11 @@ extension JSONScanner {
         return bytes
     }
 
+    /// Whether `range` of the text holds a backslash (within a string: whether it has escapes).
+    func holdsBackslash(_ range: Range<Int>) -> Bool {
+        !range.isEmpty && memchr(base + range.lowerBound, 0x5C, range.count) != nil
+    }
+
     /// The text of a scanned string, escapes resolved. A short plain string is made straight
     /// from the body, with no allocation.
     public func text(_ string: ScannedString) -> String {

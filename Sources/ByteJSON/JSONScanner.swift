@@ -419,7 +419,7 @@ struct MemberFinder<Name: MemberName>: TopMembers {
         let end = scanner.position
         let kind = JSONScanner.kind(ofFirstByte: scanner.base[start])
         // Only a string's own bytes can hold a backslash, so one look over them tells.
-        let escapes = kind == .string && UnsafeBufferPointer(start: scanner.base + start, count: end - start).contains(0x5C)
+        let escapes = kind == .string && scanner.holdsBackslash(start..<end)
         found = ScannedValue(kind: kind, hash: hash, start: start, end: end, hasEscapes: escapes)
     }
 }

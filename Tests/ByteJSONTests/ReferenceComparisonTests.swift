@@ -62,10 +62,12 @@ import Testing
             let trimmed = digits.drop { $0 == "0" }
             let integer = trimmed.isEmpty ? "0" : String(trimmed)
             let text = (negative ? "-" : "") + integer + ["", ".0", "e2", "0e-1"][form]
-            let bytes = Array(text.utf8)
-            bytes.withUnsafeBufferPointer { buffer in
-                let range = 0..<buffer.count
-                #expect(JSONScanner(buffer).exactInteger(range) == ReferenceScanner(buffer).exactInteger(range), "\(text)")
+            // Alone, and with text after it, as in a document.
+            for bytes in [Array(text.utf8), Array((text + ",\"next\":[1]}").utf8)] {
+                bytes.withUnsafeBufferPointer { buffer in
+                    let range = 0..<text.utf8.count
+                    #expect(JSONScanner(buffer).exactInteger(range) == ReferenceScanner(buffer).exactInteger(range), "\(text)")
+                }
             }
         }
     }
