@@ -1,24 +1,65 @@
-/// Writes JSON text into a byte buffer.
-public struct JSONWriter {
-    public var bytes: [UInt8] = []
+/// Writes JSON text into memory of its own, grown as needed. It has one owner (it is not
+/// copyable), so a write is a bounds check and a copy: no uniqueness check and no reference
+/// count, as an array's append would take.
+public struct JSONWriter: ~Copyable {
+    private var base: UnsafeMutablePointer<UInt8>
+    private var capacity: Int
+    /// Bytes written so far.
+    public private(set) var count = 0
 
     public init(capacity: Int = 256) {
-        bytes.reserveCapacity(capacity)
+        self.capacity = Swift.max(capacity, 16)
+        base = .allocate(capacity: self.capacity)
+    }
+
+    deinit { base.deallocate() }
+
+    /// The text written so far; valid until the next write.
+    public var written: UnsafeBufferPointer<UInt8> { UnsafeBufferPointer(start: base, count: count) }
+
+    /// The text written so far, as an array (a copy).
+    public var bytes: [UInt8] { Array(written) }
+
+    /// Room for `more` bytes at the end; the caller writes them and counts them.
+    @inline(__always)
+    private mutating func room(_ more: Int) -> UnsafeMutablePointer<UInt8> {
+        if count + more > capacity { grow(toHold: count + more) }
+        return base + count
+    }
+
+    @inline(never)
+    private mutating func grow(toHold needed: Int) {
+        let larger = Swift.max(capacity * 2, needed)
+        let moved = UnsafeMutablePointer<UInt8>.allocate(capacity: larger)
+        moved.initialize(from: base, count: count)
+        base.deallocate()
+        base = moved
+        capacity = larger
     }
 
     @inline(__always)
-    public mutating func raw(_ text: StaticString) {
-        bytes.append(contentsOf: UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
+    private mutating func append(_ source: UnsafePointer<UInt8>, _ length: Int) {
+        room(length).initialize(from: source, count: length)
+        count += length
     }
 
     @inline(__always)
-    public mutating func raw(_ byte: UInt8) { bytes.append(byte) }
+    public mutating func raw(_ text: StaticString) { append(text.utf8Start, text.utf8CodeUnitCount) }
 
-    public mutating func raw(_ text: UnsafeBufferPointer<UInt8>) { bytes.append(contentsOf: text) }
+    @inline(__always)
+    public mutating func raw(_ byte: UInt8) {
+        room(1).initialize(to: byte)
+        count += 1
+    }
+
+    public mutating func raw(_ text: UnsafeBufferPointer<UInt8>) {
+        guard let start = text.baseAddress else { return }
+        append(start, text.count)
+    }
 
     public mutating func int(_ value: Int) {
         if value < 0 {
-            bytes.append(0x2D)
+            raw(0x2D)
             // The magnitude of Int.min does not fit in Int.
             unsigned(value.magnitude)
         } else {
@@ -28,20 +69,23 @@ public struct JSONWriter {
 
     public mutating func unsigned(_ value: UInt) {
         if value < 10 {
-            bytes.append(0x30 + UInt8(value))
+            raw(0x30 + UInt8(value))
             return
         }
-        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)
-        withUnsafeMutableBytes(of: &digits) { buffer in
-            var remaining = value
-            var index = buffer.count
-            while remaining > 0 {
-                index -= 1
-                buffer[index] = 0x30 + UInt8(remaining % 10)
-                remaining /= 10
-            }
-            bytes.append(contentsOf: buffer[index...])
+        var length = 1
+        var rest = value / 10
+        while rest > 0 {
+            length += 1
+            rest /= 10
         }
+        // The digits straight into place, last first.
+        let start = room(length)
+        var remaining = value
+        for k in stride(from: length - 1, through: 0, by: -1) {
+            start[k] = 0x30 + UInt8(remaining % 10)
+            remaining /= 10
+        }
+        count += length
     }
 
     public mutating func bool(_ value: Bool) { value ? raw("true") : raw("false") }
@@ -56,38 +100,47 @@ public struct JSONWriter {
     /// 8259's grammar allows in an escape) stands as its 3-byte generalized UTF-8. Such a
     /// surrogate is written back as its escape, so that different strings never look alike.
     public mutating func string(generalizedUTF8 value: UnsafeBufferPointer<UInt8>) {
-        bytes.append(0x22)
+        raw(0x22)
+        // Runs of bytes that stand as they are go in one copy each.
         var index = 0
+        var run = 0
         while index < value.count {
             let byte = value[index]
+            if byte >= 0x20 && byte != 0x22 && byte != 0x5C && byte != 0xED {
+                index += 1
+                continue
+            }
+            if run < index { raw(UnsafeBufferPointer(rebasing: value[run..<index])) }
             index += 1
             if byte == 0xED && index + 1 < value.count && value[index] >= 0xA0 {
                 // 1110_1101 10_1xxxxx 10_xxxxxx: U+D800 to U+DFFF.
                 let scalar = 0xD000 | (UInt16(value[index] & 0x3F) << 6) | UInt16(value[index + 1] & 0x3F)
                 raw("\\u")
-                for shift in stride(from: 12, through: 0, by: -4) { bytes.append(Self.hexDigit(UInt8((scalar >> UInt16(shift)) & 0xF))) }
+                for shift in stride(from: 12, through: 0, by: -4) { raw(Self.hexDigit(UInt8((scalar >> UInt16(shift)) & 0xF))) }
                 index += 2
-                continue
+            } else {
+                switch byte {
+                case 0x22: raw("\\\"")
+                case 0x5C: raw("\\\\")
+                case 0x0A: raw("\\n")
+                case 0x0D: raw("\\r")
+                case 0x09: raw("\\t")
+                case 0..<0x20:
+                    raw("\\u00")
+                    raw(Self.hexDigit(byte >> 4))
+                    raw(Self.hexDigit(byte & 0xF))
+                default: raw(byte)
+                }
             }
-            switch byte {
-            case 0x22: raw("\\\"")
-            case 0x5C: raw("\\\\")
-            case 0x0A: raw("\\n")
-            case 0x0D: raw("\\r")
-            case 0x09: raw("\\t")
-            case 0..<0x20:
-                raw("\\u00")
-                bytes.append(Self.hexDigit(byte >> 4))
-                bytes.append(Self.hexDigit(byte & 0xF))
-            default: bytes.append(byte)
-            }
+            run = index
         }
-        bytes.append(0x22)
+        if run < index { raw(UnsafeBufferPointer(rebasing: value[run..<index])) }
+        raw(0x22)
     }
 
     /// `"key":`
     public mutating func key(_ name: StaticString) {
-        bytes.append(0x22)
+        raw(0x22)
         raw(name)
         raw("\":")
     }

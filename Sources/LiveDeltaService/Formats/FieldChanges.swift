@@ -94,11 +94,11 @@ extension JSONWriter {
 }
 
 /// A JSON array written one element at a time, onto a writer taken and given back.
-struct OperationList {
+struct OperationList: ~Copyable {
     private var writer: JSONWriter
     private var first = true
 
-    init(writer: JSONWriter) {
+    init(writer: consuming JSONWriter) {
         self.writer = writer
         self.writer.raw("[")
     }

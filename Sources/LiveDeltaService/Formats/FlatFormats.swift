@@ -30,7 +30,7 @@ extension JSONWriter {
             member("format")
             string(format.rawValue)
             member(format.memberName)
-            var list = OperationList(writer: self)
+            var list = OperationList(writer: consume self)
             Self.patchOperations(into: &list, prefix: "", delta: delta, old: old, new: new, spelling: spelling)
             self = list.finish()
             return
@@ -143,7 +143,7 @@ extension JSONWriter {
     private mutating func sequentialOperations(
         _ steps: [ListStep], fieldByField: Bool, spelling: DeltaSpelling, nested: (Int) -> [NestedDelta], changes: (Int) -> FieldChanges?
     ) {
-        var list = OperationList(writer: self)
+        var list = OperationList(writer: consume self)
         for step in steps {
             switch step {
             case .remove(let position, let count): list.next { $0.range("remove", position, count) }
@@ -225,19 +225,19 @@ extension JSONWriter {
         for position in stride(from: new.count - 1, through: 0, by: -1) {
             nextKept[position] = isKept[position] ? position : nextKept[position + 1]
         }
-        var list = OperationList(writer: self)
+        var list = OperationList(writer: consume self)
         func operation(
-            _ op: StaticString, _ item: JSONItem, before: JSONItem?? = nil, value: JSONItem? = nil, fields: FieldChanges? = nil, inner: [NestedDelta] = []
+            _ list: inout OperationList, _ op: StaticString, _ item: JSONItem, before: JSONItem?? = nil, value: JSONItem? = nil, fields: FieldChanges? = nil, inner: [NestedDelta] = []
         ) {
             list.next { $0.keyedItemOperation(op, item, before: before, value: value, fields: fields, nested: inner, spelling: spelling) }
         }
-        for position in delta.deletions { operation("remove", old[position]) }
-        for move in moves { operation("move", old[move.source], before: .some(move.before.map { old[$0] })) }
+        for position in delta.deletions { operation(&list, "remove", old[position]) }
+        for move in moves { operation(&list, "move", old[move.source], before: .some(move.before.map { old[$0] })) }
         for position in delta.insertions {
-            operation("insert", new[position], before: .some(nextKept[position + 1].map { new[$0] }), value: new[position])
+            operation(&list, "insert", new[position], before: .some(nextKept[position + 1].map { new[$0] }), value: new[position])
         }
         for reload in delta.reloads {
-            operation("update", new[reload.target], value: new[reload.target], fields: changes(reload), inner: nested(reload.target))
+            operation(&list, "update", new[reload.target], value: new[reload.target], fields: changes(reload), inner: nested(reload.target))
         }
         self = list.finish()
     }

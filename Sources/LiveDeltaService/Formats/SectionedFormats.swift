@@ -101,7 +101,7 @@ struct SectionedFormatting {
 
     private func sequentialOperations(_ writer: inout JSONWriter) {
         let reloadSources = Dictionary(delta.itemDelta.reloads.map { ($0.target, $0.source) }, uniquingKeysWith: { first, _ in first })
-        var list = OperationList(writer: writer)
+        var list = OperationList(writer: consume writer)
         for step in sequential.sectionSteps {
             list.next { writer in
                 switch step {
@@ -153,9 +153,9 @@ struct SectionedFormatting {
         let exact = spelling.filter == .allFields ? self : SectionedFormatting(copying: self, reloads: differingPairs())
         let sources = Dictionary(exact.delta.itemDelta.reloads.map { ($0.target, $0.source) }, uniquingKeysWith: { first, _ in first })
         let sequential = exact.sequential
-        var list = OperationList(writer: writer)
+        var list = OperationList(writer: consume writer)
         let items = "/" + spelling.itemsKey.replacingOccurrences("~", "~0").replacingOccurrences("/", "~1")
-        func patch(_ op: StaticString, _ path: String, from: String? = nil, value: UnsafeBufferPointer<UInt8>? = nil) {
+        func patch(_ list: inout OperationList, _ op: StaticString, _ path: String, from: String? = nil, value: UnsafeBufferPointer<UInt8>? = nil) {
             list.next { writer in
                 writer.raw("{\"op\":\"")
                 writer.raw(op)
@@ -178,20 +178,20 @@ struct SectionedFormatting {
         func row(_ path: ItemPath) -> String { "/sections/\(path.section)\(items)/\(path.item)" }
         for step in sequential.sectionSteps {
             switch step {
-            case .remove(let position, let count): for _ in 0..<count { patch("remove", section(position)) }
-            case .move(let from, let to): patch("move", section(to), from: section(from))
+            case .remove(let position, let count): for _ in 0..<count { patch(&list, "remove", section(position)) }
+            case .move(let from, let to): patch(&list, "move", section(to), from: section(from))
             case .insert(let position, let count):
-                for index in position..<position + count { patch("add", section(index), value: new[index].text) }
+                for index in position..<position + count { patch(&list, "add", section(index), value: new[index].text) }
             case .change: break
             }
         }
         for step in sequential.itemSteps {
             switch step {
             case .remove(let s, let position, let count):
-                for _ in 0..<count { patch("remove", row(ItemPath(section: s, item: position))) }
-            case .move(let from, let to): patch("move", row(to), from: row(from))
+                for _ in 0..<count { patch(&list, "remove", row(ItemPath(section: s, item: position))) }
+            case .move(let from, let to): patch(&list, "move", row(to), from: row(from))
             case .insert(let s, let position, let count):
-                for index in position..<position + count { patch("add", row(ItemPath(section: s, item: index)), value: new[s].items[index].text) }
+                for index in position..<position + count { patch(&list, "add", row(ItemPath(section: s, item: index)), value: new[s].items[index].text) }
             case .change(let s, let position, let count):
                 for index in position..<position + count {
                     let target = ItemPath(section: s, item: index)
@@ -199,7 +199,7 @@ struct SectionedFormatting {
                     let detailed = spelling.changes == .fields || !inner.isEmpty
                     guard detailed, let fields = sources[target].flatMap({ exact.changes(ItemPathPair(source: $0, target: target), filter: .allFields, always: true) })
                     else {
-                        patch("replace", row(target), value: newItem(target).text)
+                        patch(&list, "replace", row(target), value: newItem(target).text)
                         continue
                     }
                     list.fieldPatch(fields, at: row(target))
@@ -213,7 +213,7 @@ struct SectionedFormatting {
         }
         // Last, a section whose own content changed is replaced whole: its items are final by then.
         for case .change(let position, let count) in sequential.sectionChanges {
-            for index in position..<position + count { patch("replace", section(index), value: new[index].text) }
+            for index in position..<position + count { patch(&list, "replace", section(index), value: new[index].text) }
         }
         writer = list.finish()
     }
@@ -221,9 +221,9 @@ struct SectionedFormatting {
     // MARK: - keyed
 
     private func keyedOperations(_ writer: inout JSONWriter) {
-        var list = OperationList(writer: writer)
+        var list = OperationList(writer: consume writer)
         let insertedSections = Set(delta.sectionDelta.insertions)
-        func sectionOperation(_ op: StaticString, _ id: JSONItemID, before: JSONItemID?? = nil, value: JSONSection? = nil, withKeys: Bool = false) {
+        func sectionOperation(_ list: inout OperationList, _ op: StaticString, _ id: JSONItemID, before: JSONItemID?? = nil, value: JSONSection? = nil, withKeys: Bool = false) {
             list.next { writer in
                 writer.raw("{\"op\":\"")
                 writer.raw(op)
@@ -246,7 +246,7 @@ struct SectionedFormatting {
             }
         }
         func itemOperation(
-            _ op: StaticString, _ item: JSONItem, section: Int? = nil, before: JSONItem?? = nil, value: JSONItem? = nil, fields: FieldChanges? = nil,
+            _ list: inout OperationList, _ op: StaticString, _ item: JSONItem, section: Int? = nil, before: JSONItem?? = nil, value: JSONItem? = nil, fields: FieldChanges? = nil,
             inner: [NestedDelta] = []
         ) {
             list.next {
@@ -256,30 +256,30 @@ struct SectionedFormatting {
         }
         // Items leave first: an item that goes on into an inserted section arrives with it, and
         // by then its key must be free.
-        for path in delta.itemDelta.deletions { itemOperation("remove", stageOneItem(path)) }
-        for position in delta.sectionDelta.deletions { sectionOperation("removeSection", old[position].uniqueID) }
+        for path in delta.itemDelta.deletions { itemOperation(&list, "remove", stageOneItem(path)) }
+        for position in delta.sectionDelta.deletions { sectionOperation(&list, "removeSection", old[position].uniqueID) }
         for move in sequential.sectionMoves {
-            sectionOperation("moveSection", old[move.source].uniqueID, before: .some(move.before.map { old[$0].uniqueID }))
+            sectionOperation(&list, "moveSection", old[move.source].uniqueID, before: .some(move.before.map { old[$0].uniqueID }))
         }
         for position in delta.sectionDelta.insertions {
             let next = (position + 1..<new.count).first { !insertedSections.contains($0) }
             sectionOperation(
-                "insertSection", new[position].uniqueID, before: .some(next.map { new[$0].uniqueID }), value: new[position], withKeys: true)
+                &list, "insertSection", new[position].uniqueID, before: .some(next.map { new[$0].uniqueID }), value: new[position], withKeys: true)
         }
         for move in sequential.itemMoves {
-            itemOperation("move", stageOneItem(move.source), section: move.section, before: .some(move.before.map(stageOneItem)))
+            itemOperation(&list, "move", stageOneItem(move.source), section: move.section, before: .some(move.before.map(stageOneItem)))
         }
         let insertedRows = Set(delta.itemDelta.insertions)
         for path in delta.itemDelta.insertions {
             let rows = new[path.section].items
             let next = (path.item + 1..<rows.count).first { !insertedRows.contains(ItemPath(section: path.section, item: $0)) }
-            itemOperation("insert", rows[path.item], section: path.section, before: .some(next.map { rows[$0] }), value: rows[path.item])
+            itemOperation(&list, "insert", rows[path.item], section: path.section, before: .some(next.map { rows[$0] }), value: rows[path.item])
         }
         for reload in delta.itemDelta.reloads {
             let item = newItem(reload.target)
-            itemOperation("update", item, value: item, fields: changes(reload, filter: spelling.filter), inner: nested(reload.target))
+            itemOperation(&list, "update", item, value: item, fields: changes(reload, filter: spelling.filter), inner: nested(reload.target))
         }
-        for reload in delta.sectionDelta.reloads { sectionOperation("updateSection", new[reload.target].uniqueID, value: new[reload.target]) }
+        for reload in delta.sectionDelta.reloads { sectionOperation(&list, "updateSection", new[reload.target].uniqueID, value: new[reload.target]) }
         writer = list.finish()
     }
 }
