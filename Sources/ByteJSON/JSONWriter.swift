@@ -2,10 +2,11 @@
 /// copyable), so a write is a bounds check and a copy: no uniqueness check and no reference
 /// count, as an array's append would take.
 public struct JSONWriter: ~Copyable {
-    private var base: UnsafeMutablePointer<UInt8>
-    private var capacity: Int
+    @usableFromInline var base: UnsafeMutablePointer<UInt8>
+    @usableFromInline var capacity: Int
     /// Bytes written so far.
-    public private(set) var count = 0
+    @usableFromInline var used = 0
+    public var count: Int { used }
 
     public init(capacity: Int = 256) {
         self.capacity = Swift.max(capacity, 16)
@@ -15,43 +16,45 @@ public struct JSONWriter: ~Copyable {
     deinit { base.deallocate() }
 
     /// The text written so far; valid until the next write.
-    public var written: UnsafeBufferPointer<UInt8> { UnsafeBufferPointer(start: base, count: count) }
+    public var written: UnsafeBufferPointer<UInt8> { UnsafeBufferPointer(start: base, count: used) }
 
     /// The text written so far, as an array (a copy).
     public var bytes: [UInt8] { Array(written) }
 
     /// Room for `more` bytes at the end; the caller writes them and counts them.
-    @inline(__always)
-    private mutating func room(_ more: Int) -> UnsafeMutablePointer<UInt8> {
-        if count + more > capacity { grow(toHold: count + more) }
-        return base + count
+    @inlinable @inline(__always)
+    mutating func room(_ more: Int) -> UnsafeMutablePointer<UInt8> {
+        if used + more > capacity { grow(toHold: used + more) }
+        return base + used
     }
 
-    @inline(never)
-    private mutating func grow(toHold needed: Int) {
+    @usableFromInline @inline(never)
+    mutating func grow(toHold needed: Int) {
         let larger = Swift.max(capacity * 2, needed)
         let moved = UnsafeMutablePointer<UInt8>.allocate(capacity: larger)
-        moved.initialize(from: base, count: count)
+        moved.initialize(from: base, count: used)
         base.deallocate()
         base = moved
         capacity = larger
     }
 
-    @inline(__always)
-    private mutating func append(_ source: UnsafePointer<UInt8>, _ length: Int) {
+    @inlinable @inline(__always)
+    mutating func append(_ source: UnsafePointer<UInt8>, _ length: Int) {
         room(length).initialize(from: source, count: length)
-        count += length
+        used += length
     }
 
-    @inline(__always)
+    // Inlinable: most writes come from other modules, one short call each.
+    @inlinable @inline(__always)
     public mutating func raw(_ text: StaticString) { append(text.utf8Start, text.utf8CodeUnitCount) }
 
-    @inline(__always)
+    @inlinable @inline(__always)
     public mutating func raw(_ byte: UInt8) {
         room(1).initialize(to: byte)
-        count += 1
+        used += 1
     }
 
+    @inlinable
     public mutating func raw(_ text: UnsafeBufferPointer<UInt8>) {
         guard let start = text.baseAddress else { return }
         append(start, text.count)
@@ -85,7 +88,7 @@ public struct JSONWriter: ~Copyable {
             start[k] = 0x30 + UInt8(remaining % 10)
             remaining /= 10
         }
-        count += length
+        used += length
     }
 
     public mutating func bool(_ value: Bool) { value ? raw("true") : raw("false") }
@@ -139,6 +142,7 @@ public struct JSONWriter: ~Copyable {
     }
 
     /// `"key":`
+    @inlinable
     public mutating func key(_ name: StaticString) {
         raw(0x22)
         raw(name)

@@ -130,7 +130,7 @@ struct Envelope {
     }
 
     /// The collections of the body, read with `options` (again only where needed).
-    mutating func collections(readWith options: DiffOptions) throws(APIError) -> [String: JSONCollection] {
+    mutating func collections(readWith options: DiffOptions) throws(APIError) -> ReadCollections {
         if deferred != nil || !options.readsLike(reader.options) {
             reader = CollectionReader(scanner: JSONScanner(body.bytes, maxDepth: limits.maxDepth), options: options, lease: lease)
             for index in entries.indices where entries[index].kind != .value {
@@ -139,9 +139,9 @@ struct Envelope {
             deferred = nil
         }
         let document = JSONDocument(body: body, arena: reader.arena, filter: options.filter, itemsKey: options.itemsKeyBytes)
-        var collections = [String: JSONCollection](minimumCapacity: 2)
+        var collections = ReadCollections()
         for entry in entries {
-            if let records = entry.records { collections[entry.name] = reader.materialize(records, in: document, unique: options.unique) }
+            if let records = entry.records { collections.list.append((entry.name, reader.materialize(records, in: document, unique: options.unique))) }
         }
         return collections
     }
@@ -177,4 +177,12 @@ struct Envelope {
         default: return try reader.readCollection(at: position, pointer: JSONPointer(name))
         }
     }
+}
+
+/// The collections a body held, by member name: one or two, found by a look down the list
+/// (no hashing of names, as a dictionary would take).
+struct ReadCollections {
+    fileprivate var list: [(name: String, collection: JSONCollection)] = []
+
+    subscript(_ name: String) -> JSONCollection? { list.first { $0.name == name }?.collection }
 }
