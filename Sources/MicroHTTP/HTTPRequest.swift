@@ -3,15 +3,22 @@ public struct HTTPRequest: Sendable {
     public var method: String
     /// The path without the query string, percent-decoded by libmicrohttpd.
     public var path: String
-    /// Header names as sent; look them up with `header(_:)`, which ignores case.
-    public var headers: [(name: String, value: String)]
+    /// Header fields as sent; look one up with `header(_:)`, which ignores case.
+    public var fields: HeaderFields
     public var body: ByteBuffer
 
-    public init(method: String, path: String, headers: [(name: String, value: String)] = [], body: ByteBuffer) {
+    /// Header names and values as sent.
+    public var headers: [(name: String, value: String)] { fields.all }
+
+    public init(method: String, path: String, fields: HeaderFields, body: ByteBuffer) {
         self.method = method
         self.path = path
-        self.headers = headers
+        self.fields = fields
         self.body = body
+    }
+
+    public init(method: String, path: String, headers: [(name: String, value: String)] = [], body: ByteBuffer) {
+        self.init(method: method, path: path, fields: HeaderFields(headers), body: body)
     }
 
     public init(method: String, path: String, headers: [(name: String, value: String)] = [], body: [UInt8] = []) {
@@ -19,7 +26,5 @@ public struct HTTPRequest: Sendable {
     }
 
     /// The first value of a header, by case-insensitive name (ASCII, as header names are).
-    public func header(_ name: String) -> String? {
-        headers.first { $0.name.equalsIgnoringASCIICase(name) }?.value
-    }
+    public func header(_ name: String) -> String? { fields.first(name) }
 }

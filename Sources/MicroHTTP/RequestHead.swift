@@ -13,7 +13,7 @@ struct RequestHead {
     var method: String
     var path: String
     var version: String
-    var headers: [(name: String, value: String)]
+    var headers: HeaderFields
     /// Bytes of the request line and headers, as libmicrohttpd counted them.
     var size: Int
     /// The headers framing depends on, noted as the headers are read.
@@ -29,9 +29,9 @@ struct RequestHead {
         /// The first header name with white space in it.
         var spacedName: String?
 
-        mutating func note(_ name: UnsafePointer<CChar>, _ value: String) {
+        mutating func note(_ name: UnsafePointer<CChar>, _ value: UnsafePointer<CChar>?) {
             if strcasecmp(name, "Content-Length") == 0 {
-                if contentLengths == 0 { contentLength = value }
+                if contentLengths == 0 { contentLength = value.map { String(cString: $0) } ?? "" }
                 contentLengths += 1
             } else if strcasecmp(name, "Transfer-Encoding") == 0 {
                 transferEncodings += 1
@@ -47,15 +47,18 @@ struct RequestHead {
         path = String(cString: url)
         self.version = version.map { String(cString: $0) } ?? ""
         size = cmhd_request_header_size(connection)
-        var read = (headers: [(name: String, value: String)](), framing: Framing())
-        read.headers.reserveCapacity(8)
+        var read = (headers: HeaderFields(), framing: Framing())
+        read.headers.reserve(512)
         withUnsafeMutablePointer(to: &read) { pointer in
             _ = MHD_get_connection_values(connection, .HEADER_KIND, { context, _, name, value in
                 guard let context, let name else { return .YES }
-                let read = context.assumingMemoryBound(to: (headers: [(name: String, value: String)], framing: Framing).self)
-                let text = value.map { String(cString: $0) } ?? ""
-                read.pointee.headers.append((String(cString: name), text))
-                read.pointee.framing.note(name, text)
+                let read = context.assumingMemoryBound(to: (headers: HeaderFields, framing: Framing).self)
+                let nameBytes = UnsafeRawPointer(name).assumingMemoryBound(to: UInt8.self)
+                let valueBytes = value.map { UnsafeRawPointer($0).assumingMemoryBound(to: UInt8.self) }
+                read.pointee.headers.append(
+                    name: UnsafeBufferPointer(start: nameBytes, count: strlen(name)),
+                    value: UnsafeBufferPointer(start: valueBytes, count: value.map { strlen($0) } ?? 0))
+                read.pointee.framing.note(name, value)
                 return .YES
             }, pointer)
         }
@@ -64,9 +67,7 @@ struct RequestHead {
     }
 
     /// The values of a header, by case-insensitive name.
-    func values(_ name: String) -> [String] {
-        headers.compactMap { $0.name.equalsIgnoringASCIICase(name) ? $0.value : nil }
-    }
+    func values(_ name: String) -> [String] { headers.values(name) }
 
     /// The declared body length, once the head has passed `problem`.
     var contentLength: Int? { framing.contentLength.flatMap { Int($0.trimmingHTTPSpaces) } }
@@ -100,22 +101,6 @@ struct RequestHead {
 }
 
 extension String {
-    /// Equal but for the case of ASCII letters (as header names and many values compare).
-    public func equalsIgnoringASCIICase(_ other: String) -> Bool {
-        guard utf8.count == other.utf8.count else { return false }
-        // Over the bytes themselves: stepping two UTF8Views in step costs more than the test.
-        var (a, b) = (self, other)
-        return a.withUTF8 { a in
-            b.withUTF8 { b in
-                for k in 0..<a.count where a[k] != b[k] {
-                    let lower = a[k] | 0x20
-                    guard a[k] ^ b[k] == 0x20, lower >= 0x61, lower <= 0x7A else { return false }
-                }
-                return true
-            }
-        }
-    }
-
     /// Without the spaces and tabs HTTP allows around a field value.
     var trimmingHTTPSpaces: String {
         var bytes = Substring(self).utf8[...]

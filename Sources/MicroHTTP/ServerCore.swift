@@ -109,7 +109,7 @@ final class ServerCore: Sendable {
             return queue(configuration.errorResponse(refusal), on: connection, closing: true)
         }
         guard let head = context.head.take() else { return .NO }
-        let request = HTTPRequest(method: head.method, path: head.path, headers: head.headers, body: context.body ?? .empty)
+        let request = HTTPRequest(method: head.method, path: head.path, fields: head.headers, body: context.body ?? .empty)
         context.body = nil
         guard request.body.count >= configuration.offloadBodySize else { return queue(handler(request), on: connection) }
         offloaded.add(1, ordering: .relaxed)

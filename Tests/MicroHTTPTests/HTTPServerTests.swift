@@ -149,4 +149,13 @@ func waitUntil(seconds: Double = 30, _ condition: () -> Bool, sourceLocation: So
         #expect(request.header("Content-Type") == "a" && request.header("if-match") == "b")
         #expect(request.header("X-{") == nil && request.header("Content-Typ") == nil)
     }
+
+    @Test func fieldsKeepTheirOrderRepeatsAndBytes() {
+        let sent: [(name: String, value: String)] = [("Accept", "a/b"), ("Empty", ""), ("accept", "c/d"), ("X-Name", "é ✓ \u{1F600}")]
+        let fields = HeaderFields(sent)
+        #expect(fields.all.map(\.name) == sent.map(\.name) && fields.all.map(\.value) == sent.map(\.value))
+        #expect(fields.first("ACCEPT") == "a/b" && fields.values("Accept") == ["a/b", "c/d"])
+        #expect(fields.first("empty") == "" && fields.first("x-name") == "é ✓ \u{1F600}" && fields.first("missing") == nil)
+        #expect(HeaderFields().all.isEmpty && HeaderFields().first("Accept") == nil)
+    }
 }

@@ -1,0 +1,89 @@
+/// A request's header fields as sent, their bytes back to back in one buffer: a request makes
+/// one small allocation for all of them, and a string only for a field that is asked for.
+public struct HeaderFields: Sendable {
+    /// Each field as its name's length and its value's length (four bytes each, little-endian),
+    /// then the name's bytes and the value's.
+    private var storage: [UInt8] = []
+
+    public init() {}
+
+    public init(_ fields: [(name: String, value: String)]) {
+        for field in fields {
+            var (name, value) = field
+            name.withUTF8 { name in value.withUTF8 { value in append(name: name, value: value) } }
+        }
+    }
+
+    mutating func reserve(_ bytes: Int) { storage.reserveCapacity(bytes) }
+
+    mutating func append(name: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>) {
+        let lengths = (UInt32(truncatingIfNeeded: name.count).littleEndian, UInt32(truncatingIfNeeded: value.count).littleEndian)
+        withUnsafeBytes(of: lengths) { storage.append(contentsOf: $0) }
+        storage.append(contentsOf: name)
+        storage.append(contentsOf: value)
+    }
+
+    /// Calls `body` with each field's name and value bytes, in order, until it returns false.
+    private func forEach(_ body: (UnsafeBufferPointer<UInt8>, UnsafeBufferPointer<UInt8>) -> Bool) {
+        storage.withUnsafeBufferPointer { bytes in
+            guard let base = bytes.baseAddress else { return }
+            var offset = 0
+            while offset < bytes.count {
+                let raw = UnsafeRawPointer(base + offset)
+                let nameLength = Int(UInt32(littleEndian: raw.loadUnaligned(as: UInt32.self)))
+                let valueLength = Int(UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: 4, as: UInt32.self)))
+                let name = UnsafeBufferPointer(start: base + offset + 8, count: nameLength)
+                let value = UnsafeBufferPointer(start: base + offset + 8 + nameLength, count: valueLength)
+                guard body(name, value) else { return }
+                offset += 8 + nameLength + valueLength
+            }
+        }
+    }
+
+    /// The first value of a field, by case-insensitive name (ASCII, as field names are).
+    public func first(_ name: String) -> String? {
+        var found: String?
+        var wanted = name
+        wanted.withUTF8 { wanted in
+            forEach { name, value in
+                guard Self.sameIgnoringASCIICase(name, wanted) else { return true }
+                found = String(decoding: value, as: UTF8.self)
+                return false
+            }
+        }
+        return found
+    }
+
+    /// Every value of a field, by case-insensitive name.
+    public func values(_ name: String) -> [String] {
+        all.compactMap { $0.name.equalsIgnoringASCIICase(name) ? $0.value : nil }
+    }
+
+    /// All fields, as strings.
+    public var all: [(name: String, value: String)] {
+        var fields: [(name: String, value: String)] = []
+        forEach { name, value in
+            fields.append((String(decoding: name, as: UTF8.self), String(decoding: value, as: UTF8.self)))
+            return true
+        }
+        return fields
+    }
+
+    static func sameIgnoringASCIICase(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard a.count == b.count else { return false }
+        for k in 0..<a.count where a[k] != b[k] {
+            let lower = a[k] | 0x20
+            guard a[k] ^ b[k] == 0x20, lower >= 0x61, lower <= 0x7A else { return false }
+        }
+        return true
+    }
+}
+
+extension String {
+    /// Equal but for the case of ASCII letters (as header names and many values compare).
+    public func equalsIgnoringASCIICase(_ other: String) -> Bool {
+        guard utf8.count == other.utf8.count else { return false }
+        var (a, b) = (self, other)
+        return a.withUTF8 { a in b.withUTF8 { b in HeaderFields.sameIgnoringASCIICase(a, b) } }
+    }
+}
