@@ -34,11 +34,8 @@ extension JSONWriter {
         array(delta.deletions, position)
         raw(",\"insertions\":")
         array(delta.insertions, position)
-        for (name, pairs, detailed) in [("moves", delta.moves, false), ("reloads", delta.reloads, true)] {
-            raw(",")
-            string(name)
-            raw(":")
-            array(pairs) { writer, pair in
+        func pairs(_ pairs: [PositionPair<Position>], detailed: Bool, into writer: inout JSONWriter) {
+            writer.array(pairs) { writer, pair in
                 writer.raw("{\"source\":")
                 position(&writer, pair.source)
                 writer.raw(",\"target\":")
@@ -47,6 +44,10 @@ extension JSONWriter {
                 writer.raw("}")
             }
         }
+        raw(",\"moves\":")
+        pairs(delta.moves, detailed: false, into: &self)
+        raw(",\"reloads\":")
+        pairs(delta.reloads, detailed: true, into: &self)
         raw("}")
     }
 

@@ -3,14 +3,18 @@ import LiveCollections
 import MicroHTTP
 
 /// Where a collection sits in a body, for pointers in errors: the array of a flat collection,
-/// and the array of a sectioned one's sections.
+/// and the array of a sectioned one's sections. Pointers are made only when an error needs one.
 struct CollectionLocation {
-    var items: JSONPointer
-    var sections: JSONPointer
+    /// The member that holds the collection (`old`, `new`); nil for a session body, whose
+    /// `items` or `sections` are the collection.
+    private let member: String?
 
-    static func member(_ name: String) -> CollectionLocation {
-        CollectionLocation(items: JSONPointer(name), sections: JSONPointer(name, "sections"))
-    }
+    static func member(_ name: String) -> CollectionLocation { CollectionLocation(member: name) }
+
+    static let sessionBody = CollectionLocation(member: nil)
+
+    var items: JSONPointer { member.map { JSONPointer($0) } ?? JSONPointer("items") }
+    var sections: JSONPointer { member.map { JSONPointer($0, "sections") } ?? JSONPointer("sections") }
 
     func pointer(_ position: DuplicateIdentifierError.Position, level: DuplicateIdentifierError.Level, itemsKey: String) -> JSONPointer {
         switch (position, level) {

@@ -150,7 +150,7 @@ struct SessionEndpoints {
         do {
             return try body()
         } catch {
-            throw translate(error, location: CollectionLocation(items: JSONPointer("items"), sections: JSONPointer("sections")))
+            throw translate(error, location: .sessionBody)
         }
     }
 
@@ -295,7 +295,7 @@ struct SessionBody {
         get throws(APIError) { try envelope.options() }
     }
 
-    var location: CollectionLocation { CollectionLocation(items: JSONPointer("items"), sections: JSONPointer("sections")) }
+    var location: CollectionLocation { .sessionBody }
 
     mutating func collection(readWith options: DiffOptions) throws(APIError) -> JSONCollection {
         let collections = try envelope.collections(readWith: options)
