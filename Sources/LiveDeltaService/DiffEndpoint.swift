@@ -94,11 +94,12 @@ public enum DiffEndpoint {
         guard envelope.has("old"), envelope.has("new") else {
             throw .invalidShape(JSONPointer(), "the body needs both \"old\" and \"new\" collections")
         }
-        let collections = try envelope.collections(readWith: options)
+        var collections = try envelope.collections(readWith: options)
+        let (old, new) = (collections.take("old")!, collections.take("new")!)
         let computation = DiffComputation(options: options, oldLocation: .member("old"), newLocation: .member("new"), metrics: metrics)
         // The envelope holds the request's share of the item budget until the answer is written.
         return try withExtendedLifetime(envelope) { () throws(APIError) in
-            try computation.respond(old: collections["old"]!, new: collections["new"]!)
+            try computation.respond(old: old, new: new)
         }
     }
 }

@@ -184,5 +184,9 @@ struct Envelope {
 struct ReadCollections {
     fileprivate var list: [(name: String, collection: JSONCollection)] = []
 
-    subscript(_ name: String) -> JSONCollection? { list.first { $0.name == name }?.collection }
+    /// The collection a member held, moved out (no copy of its items or documents to count).
+    mutating func take(_ name: String) -> JSONCollection? {
+        guard let index = list.firstIndex(where: { $0.name == name }) else { return nil }
+        return list.remove(at: index).collection
+    }
 }

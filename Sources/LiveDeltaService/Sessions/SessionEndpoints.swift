@@ -298,7 +298,7 @@ struct SessionBody {
     var location: CollectionLocation { .sessionBody }
 
     mutating func collection(readWith options: DiffOptions) throws(APIError) -> JSONCollection {
-        let collections = try envelope.collections(readWith: options)
-        return collections["items"] ?? collections["sections"]!
+        var collections = try envelope.collections(readWith: options)
+        return collections.take("items") ?? collections.take("sections")!
     }
 }
