@@ -69,69 +69,85 @@ func matchIdentities<Item: UniquelyIdentifiable>(
     _ old: UnsafeBufferPointer<Item>, _ new: UnsafeBufferPointer<Item>
 ) throws(DuplicateIndices) -> IdentityMatch {
     let (oldCount, newCount) = (old.count, new.count)
-    let capacity = identityTableCapacity(forEntries: oldCount + newCount)
-    let mask = capacity - 1
     var oldToNew = [Int32](repeating: -1, count: oldCount)
     var newToOld = [Int32](repeating: -1, count: newCount)
-    var duplicate: DuplicateIndices?
-
     // The hashes and the table are working memory: temporary allocations (on the stack where
     // small) cost no reference counting and no array set-up.
-    withUnsafeTemporaryAllocation(of: Int.self, capacity: oldCount + newCount) { hashes in
-        withUnsafeTemporaryAllocation(of: IdentitySlot.self, capacity: capacity) { slots in
-            let oldHashes = UnsafeMutableBufferPointer(rebasing: hashes[0..<oldCount])
-            let newHashes = UnsafeMutableBufferPointer(rebasing: hashes[oldCount...])
-            for i in 0..<oldCount { oldHashes[i] = old[i].identityHash }
-            for j in 0..<newCount { newHashes[j] = new[j].identityHash }
+    let duplicate = withUnsafeTemporaryAllocation(of: Int.self, capacity: oldCount + newCount) { hashes in
+        withUnsafeTemporaryAllocation(
+            of: IdentitySlot.self, capacity: identityTableCapacity(forEntries: oldCount + newCount)
+        ) { slots -> DuplicateIndices? in
+            for i in 0..<oldCount { hashes[i] = old[i].identityHash }
+            for j in 0..<newCount { hashes[oldCount + j] = new[j].identityHash }
             _ = slots.initialize(repeating: IdentitySlot(hash: 0, old: -1, new: -1))
-            oldToNew.withUnsafeMutableBufferPointer { oldToNew in
+            if let duplicate = placeOldIdentities(old, hashes: UnsafeBufferPointer(rebasing: hashes[..<oldCount]), in: slots) {
+                return duplicate
+            }
+            return oldToNew.withUnsafeMutableBufferPointer { oldToNew in
                 newToOld.withUnsafeMutableBufferPointer { newToOld in
-                    oldLoop: for i in 0..<oldCount {
-                        let hash = oldHashes[i]
-                        var p = hash & mask
-                        while true {
-                            let slot = slots[p]
-                            if slot.isEmpty {
-                                slots[p] = IdentitySlot(hash: hash, old: Int32(truncatingIfNeeded: i), new: -1)
-                                break
-                            }
-                            if slot.hash == hash && old[Int(slot.old)].hasSameID(as: old[i]) {
-                                duplicate = DuplicateIndices(collection: .old, first: Int(slot.old), second: i)
-                                break oldLoop
-                            }
-                            p = (p &+ 1) & mask
-                        }
-                    }
-                    if duplicate != nil { return }
-                    newLoop: for j in 0..<newCount {
-                        let hash = newHashes[j]
-                        var p = hash & mask
-                        while true {
-                            let slot = slots[p]
-                            if slot.isEmpty {
-                                slots[p] = IdentitySlot(hash: hash, old: -1, new: Int32(truncatingIfNeeded: j))
-                                break
-                            }
-                            if slot.hash == hash {
-                                let sameID = slot.old >= 0 ? old[Int(slot.old)].hasSameID(as: new[j]) : new[Int(slot.new)].hasSameID(as: new[j])
-                                if sameID {
-                                    if slot.new >= 0 {
-                                        duplicate = DuplicateIndices(collection: .new, first: Int(slot.new), second: j)
-                                        break newLoop
-                                    }
-                                    slots[p].new = Int32(truncatingIfNeeded: j)
-                                    oldToNew[Int(slot.old)] = Int32(truncatingIfNeeded: j)
-                                    newToOld[j] = slot.old
-                                    break
-                                }
-                            }
-                            p = (p &+ 1) & mask
-                        }
-                    }
+                    matchNewIdentities(
+                        new, to: old, hashes: UnsafeBufferPointer(rebasing: hashes[oldCount...]), in: slots,
+                        oldToNew: oldToNew, newToOld: newToOld)
                 }
             }
         }
     }
     if let duplicate { throw duplicate }
     return IdentityMatch(oldToNew: oldToNew, newToOld: newToOld)
+}
+
+/// Puts every old id in the table (a power-of-two count of slots, linear probing); the first
+/// id that is there already, where one is.
+@inlinable
+func placeOldIdentities<Item: UniquelyIdentifiable>(
+    _ old: UnsafeBufferPointer<Item>, hashes: UnsafeBufferPointer<Int>, in slots: UnsafeMutableBufferPointer<IdentitySlot>
+) -> DuplicateIndices? {
+    let mask = slots.count - 1
+    for i in 0..<old.count {
+        let hash = hashes[i]
+        var p = hash & mask
+        while true {
+            let slot = slots[p]
+            if slot.isEmpty {
+                slots[p] = IdentitySlot(hash: hash, old: Int32(truncatingIfNeeded: i), new: -1)
+                break
+            }
+            if slot.hash == hash && old[Int(slot.old)].hasSameID(as: old[i]) {
+                return DuplicateIndices(collection: .old, first: Int(slot.old), second: i)
+            }
+            p = (p &+ 1) & mask
+        }
+    }
+    return nil
+}
+
+/// Looks every new id up in the table the old ids are in, pairing it with its old index where
+/// there is one (and adding it where not, so that a repeat is caught); the first id that
+/// comes twice among the new, where one does.
+@inlinable
+func matchNewIdentities<Item: UniquelyIdentifiable>(
+    _ new: UnsafeBufferPointer<Item>, to old: UnsafeBufferPointer<Item>, hashes: UnsafeBufferPointer<Int>,
+    in slots: UnsafeMutableBufferPointer<IdentitySlot>, oldToNew: UnsafeMutableBufferPointer<Int32>, newToOld: UnsafeMutableBufferPointer<Int32>
+) -> DuplicateIndices? {
+    let mask = slots.count - 1
+    for j in 0..<new.count {
+        let hash = hashes[j]
+        var p = hash & mask
+        while true {
+            let slot = slots[p]
+            if slot.isEmpty {
+                slots[p] = IdentitySlot(hash: hash, old: -1, new: Int32(truncatingIfNeeded: j))
+                break
+            }
+            if slot.hash == hash && (slot.old >= 0 ? old[Int(slot.old)].hasSameID(as: new[j]) : new[Int(slot.new)].hasSameID(as: new[j])) {
+                if slot.new >= 0 { return DuplicateIndices(collection: .new, first: Int(slot.new), second: j) }
+                slots[p].new = Int32(truncatingIfNeeded: j)
+                oldToNew[Int(slot.old)] = Int32(truncatingIfNeeded: j)
+                newToOld[j] = slot.old
+                break
+            }
+            p = (p &+ 1) & mask
+        }
+    }
+    return nil
 }

@@ -5,13 +5,13 @@ import LiveCollections
 public struct DiffOptions: Sendable, Equatable {
     /// How an object item finds its id: a key, or a dotted path such as `movie.id`.
     public var idKey = "id" {
-        didSet { names = ScanNames(idKey: idKey, sectionIdKey: sectionIdKey, itemsKey: itemsKey) }
+        didSet { renameKeys() }
     }
     public var sectionIdKey = "id" {
-        didSet { names = ScanNames(idKey: idKey, sectionIdKey: sectionIdKey, itemsKey: itemsKey) }
+        didSet { renameKeys() }
     }
     public var itemsKey = "items" {
-        didSet { names = ScanNames(idKey: idKey, sectionIdKey: sectionIdKey, itemsKey: itemsKey) }
+        didSet { renameKeys() }
     }
     /// False: repeated ids are allowed and matched by occurrence.
     public var unique = true
@@ -41,6 +41,9 @@ public struct DiffOptions: Sendable, Equatable {
     /// defaults once only).
     private(set) var names = ScanNames.standard
     var itemsKeyBytes: [UInt8] { names.itemsName.bytes }
+
+    /// Works the names out again after a key changed.
+    private mutating func renameKeys() { names = ScanNames(idKey: idKey, sectionIdKey: sectionIdKey, itemsKey: itemsKey) }
 
     var policy: AnimationPolicy {
         AnimationPolicy(dataCountAnimationThreshold: dataCountAnimationThreshold, deltaCountAnimationThreshold: deltaCountAnimationThreshold)
@@ -154,7 +157,7 @@ public struct DiffOptions: Sendable, Equatable {
             throw .invalidOption(pointer.appending("ignoreKeys"), "give compareKeys or ignoreKeys, not both")
         }
         // Property observers do not run inside an initializer; the defaults are set already.
-        if idKey != "id" || sectionIdKey != "id" || itemsKey != "items" { names = ScanNames(idKey: idKey, sectionIdKey: sectionIdKey, itemsKey: itemsKey) }
+        if idKey != "id" || sectionIdKey != "id" || itemsKey != "items" { renameKeys() }
     }
 }
 
