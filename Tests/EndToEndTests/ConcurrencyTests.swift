@@ -124,7 +124,7 @@ import TestSupport
             #expect(reply.status == 200 && reply.body.count == Int(reply.header("Content-Length") ?? "") && reply.json["newCount"]?.int == 100_000)
         }
         #expect(server.stop(signal: 0, timeout: 60) == 0)
-        #expect(server.log.contains("drained=true"))
+        #expect(server.logShows("drained=true"))
     }
 
     /// A computation longer than the grace period does not hold the process: it exits at
@@ -140,7 +140,7 @@ import TestSupport
         let signalled = Date()
         let status = server.stop(signal: SIGTERM, timeout: 20)
         let took = Date().timeIntervalSince(signalled)
-        #expect(status == 75 && server.log.contains("still_computing=1"), "\(server.log)")
+        #expect(status == 75 && server.logShows("still_computing=1"), "\(server.log)")
         #expect(took < 2, "\(took) s")
         #expect(throws: ClientError.self) { try connection.readReply() }
     }

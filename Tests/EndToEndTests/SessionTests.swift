@@ -265,7 +265,7 @@ struct Fixture {
         #expect(try connection.request("PUT", "/sessions/three", json: #"{"items": []}"#).status == 201)
         #expect(try connection.request("GET", "/sessions/two").status == 404)
         #expect(try connection.request("GET", "/sessions/one").status == 200)
-        #expect(server.log.contains("session evicted") && server.log.contains("session=two"))
+        #expect(server.logShows("session evicted", "session=two"))
     }
 
     @Test(arguments: StoreKind.allCases) func aSessionHoldsAtMostTheConfiguredItems(store: StoreKind) throws {

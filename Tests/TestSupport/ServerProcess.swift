@@ -61,6 +61,18 @@ public final class ServerProcess: @unchecked Sendable {  // see above
     /// Everything the server printed so far.
     public var log: String { lock.withLock { output } }
 
+    /// Whether the log shows every one of `texts` within `seconds`: it arrives through a pipe,
+    /// read on another thread a little after the server writes it.
+    public func logShows(_ texts: String..., within seconds: Double = 5) -> Bool {
+        let deadline = Date().addingTimeInterval(seconds)
+        repeat {
+            let log = self.log
+            if texts.allSatisfy({ log.contains($0) }) { return true }
+            usleep(10_000)
+        } while Date() < deadline
+        return false
+    }
+
     public func connection(from source: String? = nil) throws -> HTTPConnection { try HTTPConnection(port: port, source: source) }
 
     /// Sends a signal and waits for the exit status (nil on timeout).
