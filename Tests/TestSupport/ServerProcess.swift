@@ -1,12 +1,14 @@
 import Foundation
 
 /// The real `livedelta` binary, started on a free port for a test and stopped after it.
-// @unchecked Sendable: `output` is guarded by `lock`; everything else is set in init.
+// @unchecked Sendable: `output` and `ended` are guarded by `lock`; everything else is set in init.
 public final class ServerProcess: @unchecked Sendable {  // see above
     public let process = Process()
     public private(set) var port: UInt16 = 0
     private let lock = NSLock()
     private var output = ""
+    /// Whether the output pipe has reached its end (the process and its copies of it are gone).
+    private var ended = false
 
     /// The binary: $LIVEDELTA_BINARY, else `livedelta` beside the test bundle.
     public static var binary: URL {
@@ -30,7 +32,12 @@ public final class ServerProcess: @unchecked Sendable {  // see above
         process.standardError = pipe
         pipe.fileHandleForReading.readabilityHandler = { [weak self] handle in
             let data = handle.availableData
-            guard let self, !data.isEmpty else { return }
+            guard let self else { return }
+            guard !data.isEmpty else {
+                handle.readabilityHandler = nil
+                self.lock.withLock { self.ended = true }
+                return
+            }
             self.lock.withLock { self.output += String(decoding: data, as: UTF8.self) }
         }
         try process.run()
@@ -75,13 +82,17 @@ public final class ServerProcess: @unchecked Sendable {  // see above
 
     public func connection(from source: String? = nil) throws -> HTTPConnection { try HTTPConnection(port: port, source: source) }
 
-    /// Sends a signal and waits for the exit status (nil on timeout).
+    /// Sends a signal and waits for the exit status (nil on timeout), then for the last of
+    /// the output to be read, so that `log` afterwards holds all the process wrote.
     @discardableResult
     public func stop(signal: Int32 = SIGTERM, timeout: TimeInterval = 20) -> Int32? {
         if process.isRunning { kill(process.processIdentifier, signal) }
         let deadline = Date().addingTimeInterval(timeout)
         while process.isRunning && Date() < deadline { usleep(10_000) }
-        return process.isRunning ? nil : process.terminationStatus
+        if process.isRunning { return nil }
+        let drained = Date().addingTimeInterval(5)
+        while !lock.withLock({ ended }) && Date() < drained { usleep(5_000) }
+        return process.terminationStatus
     }
 
     deinit {
