@@ -5,7 +5,7 @@ SWIFT ?= swift
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 APT_GET := $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get
 
-.PHONY: run test contract test-thread lint deps build release fuzz fuzz-build bench bench-engine bench-service bench-load bench-sessions bench-redis bench-memory bench-slowloris bench-baseline smoke clean
+.PHONY: run test contract test-thread lint deps build release fuzz fuzz-build bench bench-engine bench-service bench-load bench-sessions bench-redis bench-memory bench-slowloris bench-baseline bench-blocks smoke clean
 
 ## Build and run the server on port 8080 (flags: make run ARGS="--port 9000").
 run: deps
@@ -74,6 +74,10 @@ bench-engine: deps
 bench-baseline: deps
 	$(SWIFT) build -c release --product livedelta
 	Benchmarks/baseline/run.sh
+
+## Stage one of a two-stage JSON reader alone: 64-byte blocks classified in pure Swift and in C.
+bench-blocks: deps
+	Benchmarks/blocks/run.sh
 
 bench-service: deps
 	$(SWIFT) build -c release --product ServiceBenchmark
