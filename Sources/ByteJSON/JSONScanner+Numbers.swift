@@ -53,14 +53,9 @@ extension JSONScanner {
 
     /// At '-' or a digit: checks RFC 8259's number grammar and hashes the value.
     mutating func scanNumber() throws(JSONError) -> UInt64 {
-        // Locals, not properties, in the loops: they stay in registers (the cursor is written
-        // back once, on every way out).
-        let base = self.base, count = self.count
         let start = position
-        var position = start
-        defer { self.position = position }
         let negative = base[position] == 0x2D
-        if negative { position &+= 1 }
+        if negative { position += 1 }
         guard position < count, isDigit(base[position]) else { throw JSONError(.invalidNumber, at: position) }
         // Numbers of up to 19 significant digits, by far the most common, take one pass:
         // value = mantissa × 10^(exponent - fractionDigits), mantissa built from all digits.
@@ -68,36 +63,36 @@ extension JSONScanner {
         var significantDigits = 0
         var fractionDigits = 0
         if base[position] == 0x30 {
-            position &+= 1
+            position += 1
         } else {
             while position < count && isDigit(base[position]) {
                 mantissa = mantissa &* 10 &+ UInt64(base[position] &- 0x30)
-                significantDigits &+= 1
-                position &+= 1
+                significantDigits += 1
+                position += 1
             }
         }
         if position < count && base[position] == 0x2E {
-            position &+= 1
+            position += 1
             guard position < count, isDigit(base[position]) else { throw JSONError(.invalidNumber, at: position) }
             while position < count && isDigit(base[position]) {
                 mantissa = mantissa &* 10 &+ UInt64(base[position] &- 0x30)
-                if significantDigits > 0 || base[position] != 0x30 { significantDigits &+= 1 }
-                fractionDigits &+= 1
-                position &+= 1
+                if significantDigits > 0 || base[position] != 0x30 { significantDigits += 1 }
+                fractionDigits += 1
+                position += 1
             }
         }
         var plainExponent = true
         if position < count && (base[position] | 0x20) == 0x65 {
             plainExponent = false
-            position &+= 1
-            if position < count && (base[position] == 0x2B || base[position] == 0x2D) { position &+= 1 }
+            position += 1
+            if position < count && (base[position] == 0x2B || base[position] == 0x2D) { position += 1 }
             guard position < count, isDigit(base[position]) else { throw JSONError(.invalidNumber, at: position) }
-            while position < count && isDigit(base[position]) { position &+= 1 }
+            while position < count && isDigit(base[position]) { position += 1 }
         }
         guard hashing else { return 0 }
         guard plainExponent && significantDigits <= 19 else { return numberHash(start..<position) }
         // 0.d1…dn × 10^E with E = (digits of the mantissa) - fractionDigits; trailing zeros go.
-        let exponent = significantDigits &- fractionDigits
+        let exponent = significantDigits - fractionDigits
         while mantissa != 0 && mantissa % 10 == 0 { mantissa /= 10 }
         return ValueHash.number(negative: negative, mantissa: mantissa, exponent: exponent, key: key)
     }
