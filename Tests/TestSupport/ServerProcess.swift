@@ -32,12 +32,13 @@ public final class ServerProcess: @unchecked Sendable {  // see above
         process.standardError = pipe
         pipe.fileHandleForReading.readabilityHandler = { [weak self] handle in
             let data = handle.availableData
-            guard let self else { return }
             guard !data.isEmpty else {
+                // The end: without clearing the handler, it would be called again and again.
                 handle.readabilityHandler = nil
-                self.lock.withLock { self.ended = true }
+                if let self { self.lock.withLock { self.ended = true } }
                 return
             }
+            guard let self else { return }
             self.lock.withLock { self.output += String(decoding: data, as: UTF8.self) }
         }
         try process.run()
