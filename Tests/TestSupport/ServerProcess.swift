@@ -1,14 +1,15 @@
 import Foundation
 
 /// The real `livedelta` binary, started on a free port for a test and stopped after it.
-// @unchecked Sendable: `output` and `ended` are guarded by `lock`; everything else is set in init.
+// @unchecked Sendable: `output` and `reading` are guarded by `lock`; everything else is set in init.
 public final class ServerProcess: @unchecked Sendable {  // see above
     public let process = Process()
     public private(set) var port: UInt16 = 0
     private let lock = NSLock()
     private var output = ""
-    /// Whether the output pipe has reached its end (the process and its copies of it are gone).
-    private var ended = false
+    /// Whether the output handler is between reading from the pipe and adding what it read.
+    private var reading = false
+    private let outputPipe = Pipe()
 
     /// The binary: $LIVEDELTA_BINARY, else `livedelta` beside the test bundle.
     public static var binary: URL {
@@ -27,19 +28,18 @@ public final class ServerProcess: @unchecked Sendable {  // see above
         var variables = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("LIVEDELTA_") }
         for (key, value) in environment { variables[key] = value }
         process.environment = variables
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        pipe.fileHandleForReading.readabilityHandler = { [weak self] handle in
+        process.standardOutput = outputPipe
+        process.standardError = outputPipe
+        outputPipe.fileHandleForReading.readabilityHandler = { [weak self] handle in
+            self?.lock.withLock { self?.reading = true }
             let data = handle.availableData
-            guard !data.isEmpty else {
-                // The end: without clearing the handler, it would be called again and again.
-                handle.readabilityHandler = nil
-                if let self { self.lock.withLock { self.ended = true } }
-                return
-            }
+            // At the end, a handler left in place would be called again and again.
+            if data.isEmpty { handle.readabilityHandler = nil }
             guard let self else { return }
-            self.lock.withLock { self.output += String(decoding: data, as: UTF8.self) }
+            self.lock.withLock {
+                self.output += String(decoding: data, as: UTF8.self)
+                self.reading = false
+            }
         }
         try process.run()
         let deadline = Date().addingTimeInterval(20)
@@ -91,9 +91,18 @@ public final class ServerProcess: @unchecked Sendable {  // see above
         let deadline = Date().addingTimeInterval(timeout)
         while process.isRunning && Date() < deadline { usleep(10_000) }
         if process.isRunning { return nil }
+        // Everything the process wrote is in the pipe by now. The pipe's end cannot be waited
+        // for: servers that other tests start at the same time inherit its writing side.
         let drained = Date().addingTimeInterval(5)
-        while !lock.withLock({ ended }) && Date() < drained { usleep(5_000) }
+        // The pipe first: the handler marks itself reading before it takes bytes out.
+        while (hasUnreadOutput || lock.withLock({ reading })) && Date() < drained { usleep(5_000) }
         return process.terminationStatus
+    }
+
+    /// Whether bytes wait in the output pipe.
+    private var hasUnreadOutput: Bool {
+        var waiting = pollfd(fd: outputPipe.fileHandleForReading.fileDescriptor, events: Int16(POLLIN), revents: 0)
+        return poll(&waiting, 1, 0) > 0 && waiting.revents & Int16(POLLIN) != 0
     }
 
     deinit {
