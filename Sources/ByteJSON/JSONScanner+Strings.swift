@@ -253,8 +253,3 @@ extension JSONScanner {
         }
     }
 }
-
-@inline(__always)
-func memcmpEqual(_ a: UnsafePointer<UInt8>, _ b: UnsafePointer<UInt8>, _ count: Int) -> Bool {
-    memcmp(a, b, count) == 0
-}
