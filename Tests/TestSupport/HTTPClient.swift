@@ -53,11 +53,10 @@ public final class HTTPConnection {
         let result = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
-        if result != 0 {
-            let code = errno
-            close(socket)
-            throw ClientError.connect(code)
-        }
+        // No close here: a class whose properties are all set runs its deinit when its init
+        // throws, so closing here too would close the number twice, the second time perhaps
+        // another thread's new descriptor (it once was a run loop's, and Foundation trapped).
+        if result != 0 { throw ClientError.connect(errno) }
     }
 
     deinit { close(socket) }
