@@ -38,7 +38,7 @@ import TestSupport
     private func withPointers<R>(to pieces: [[UInt8]], _ body: ([UnsafeRawBufferPointer]) throws -> R) rethrows -> R {
         let copies = pieces.map { piece in
             let copy = UnsafeMutableRawBufferPointer.allocate(byteCount: piece.count, alignment: 1)
-            copy.copyMemory(from: UnsafeRawBufferPointer(start: piece, count: piece.count))
+            piece.withUnsafeBytes { copy.copyMemory(from: $0) }
             return copy
         }
         defer { copies.forEach { $0.deallocate() } }
