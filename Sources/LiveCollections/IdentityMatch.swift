@@ -79,7 +79,7 @@ func matchIdentities<Item: UniquelyIdentifiable>(
         ) { slots -> DuplicateIndices? in
             for i in 0..<oldCount { hashes[i] = old[i].identityHash }
             for j in 0..<newCount { hashes[oldCount + j] = new[j].identityHash }
-            _ = slots.initialize(repeating: IdentitySlot(hash: 0, old: -1, new: -1))
+            slots.initialize(repeating: IdentitySlot(hash: 0, old: -1, new: -1))
             if let duplicate = placeOldIdentities(old, hashes: UnsafeBufferPointer(rebasing: hashes[..<oldCount]), in: slots) {
                 return duplicate
             }

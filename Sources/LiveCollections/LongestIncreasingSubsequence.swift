@@ -5,7 +5,10 @@
 /// Among equally long subsequences it prefers the one ending in the latest elements.
 @usableFromInline
 func longestIncreasingSubsequenceMask(_ values: UnsafeBufferPointer<Int32>) -> [Bool] {
-    [Bool](unsafeUninitializedCapacity: values.count) { mask, initialized in
+    // With capacity 0 the initializer stores the count into the shared empty-array singleton,
+    // which ThreadSanitizer reports as a race between any two threads doing so.
+    guard !values.isEmpty else { return [] }
+    return [Bool](unsafeUninitializedCapacity: values.count) { mask, initialized in
         markLongestIncreasingSubsequence(values, in: mask)
         initialized = values.count
     }
@@ -18,7 +21,7 @@ func longestIncreasingSubsequenceMask(_ values: UnsafeBufferPointer<Int32>) -> [
 func markLongestIncreasingSubsequence(_ values: UnsafeBufferPointer<Int32>, in mask: UnsafeMutableBufferPointer<Bool>) {
     let count = values.count
     guard count > 0 else { return }
-    _ = mask.initialize(repeating: false)
+    mask.initialize(repeating: false)
     withUnsafeTemporaryAllocation(of: Int32.self, capacity: 2 * count) { scratch in
         // tails[k]: index of the smallest value that ends an increasing run of length k + 1.
         let tails = UnsafeMutableBufferPointer(rebasing: scratch[0..<count])
