@@ -29,7 +29,7 @@ contract: deps
 	Tests/Contract/run.sh .build/debug/livedelta
 
 ## The tests that exercise concurrency in process, under ThreadSanitizer (a report fails).
-TSAN_TESTS := SessionStoreConcurrencyTests|SessionStoreTests|HTTPServerTests|CollectionDataTests
+TSAN_TESTS := SessionStoreConcurrencyTests|SharedStoreConcurrencyTests|SessionStoreTests|HTTPServerTests|CollectionDataTests
 test-thread: deps
 	TSAN_OPTIONS=halt_on_error=1 $(SWIFT) test --sanitize=thread --scratch-path .build-tsan --filter "$(TSAN_TESTS)"
 

@@ -96,6 +96,7 @@ let package = Package(
             name: "EndToEndTests",
             dependencies: [
                 "TestSupport", "ByteJSON", "LiveCollections", "LiveDeltaService", "RedisClient",
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "PropertyBased", package: "swift-property-based"),
                 .product(name: "OpenAPIKit", package: "OpenAPIKit"),
                 .product(name: "Yams", package: "Yams"),

@@ -75,8 +75,17 @@ import TestSupport
                 continue
             }
             #expect(answer.baseVersion == version - 1, sourceLocation: sourceLocation)
-            state = (try? answer.delta.replay(old: state, new: answer.posted)) ?? []
-            #expect(state == answer.posted, "version \(version)", sourceLocation: sourceLocation)
+            do {
+                state = try answer.delta.replay(old: state, new: answer.posted)
+                guard state == answer.posted else {
+                    Issue.record("version \(version): \(answer.delta) replays into \(state), not \(answer.posted)", sourceLocation: sourceLocation)
+                    return
+                }
+            } catch {
+                // Everything after would fail too; the first break is the one to look at.
+                Issue.record("version \(version): \(answer.delta) from \(state) to \(answer.posted): \(error)", sourceLocation: sourceLocation)
+                return
+            }
         }
         #expect(gaps <= lost.count && final == state, sourceLocation: sourceLocation)
     }

@@ -159,15 +159,22 @@ public final class SharedSessionStore: SessionStore {
             guard committing() else { return change }
             let stored = incarnation ?? SessionCodec.newIncarnation()
             let expected: StoredExpectation = incarnation.map { .version(base, incarnation: $0) } ?? .absent
-            switch try commit(session, incarnation: stored, expecting: expected, data: data) {
+            let outcome: CommitOutcome
+            do throws(SessionError) {
+                outcome = try commit(session, incarnation: stored, expecting: expected, data: data)
+            } catch {
+                // Storage may or may not have taken the change (a timeout does not say), but
+                // the copy has moved on either way.
+                discard(session)
+                throw error
+            }
+            switch outcome {
             case .committed:
                 remember(session, stored)
                 return change
             case .conflict(let current):
-                // The copy has moved on past what Redis holds: it must not be used again.
                 events(.conflict)
-                session.stale.store(true, ordering: .releasing)
-                forget(id)
+                discard(session)
                 if condition.namesVersions { throw .versionMismatch(expected: condition, current: current) }
                 return nil
             }
@@ -256,9 +263,11 @@ public final class SharedSessionStore: SessionStore {
             return nil
         }
         let session = try SessionCodec.decode(id: id, stored)
-        remember(session, stored.incarnation)
+        // Locked before others can see it: a change another thread started on it first could
+        // lose its commit and leave the copy moved on, and `body` would diff against that.
         session.step.lock()
         defer { session.step.unlock() }
+        remember(session, stored.incarnation)
         return try body(session, stored.incarnation)
     }
 
@@ -272,6 +281,17 @@ public final class SharedSessionStore: SessionStore {
                 cache.sessions[oldest] = nil
                 cache.recency.remove(oldest)
             }
+        }
+    }
+
+    /// A copy whose holder has moved past what storage holds (its commit lost or failed): no
+    /// one may diff against it again. Whoever waits for its lock sees `stale` and reads anew.
+    private func discard(_ session: HeldSession) {
+        session.stale.store(true, ordering: .releasing)
+        cache.withLockedValue { cache in
+            guard cache.sessions[session.id]?.session === session else { return }
+            cache.sessions[session.id] = nil
+            cache.recency.remove(session.id)
         }
     }
 
