@@ -186,6 +186,12 @@ import TestSupport
             "POST", "/sessions/s/update", json: #"{"items":[2]}"#, headers: [("Content-Type", "application/json"), ("If-Match", "W/\"0\"")])
         #expect(weak.status == 412 && weak.errorCode == "version_mismatch")
         #expect(try server.connection().request("GET", "/sessions/s").json["version"]?.int == 0)
+        // A body that would be refused anyway is refused for what is wrong with it.
+        for (body, code) in [(#"{"items":[2],"options":{"ignoreKeys":[true]}}"#, "invalid_option"), (#"{"items":[[2]]}"#, "invalid_item")] {
+            let both = try server.connection().request(
+                "POST", "/sessions/s/update", json: body, headers: [("Content-Type", "application/json"), ("If-Match", "W/\"0\"")])
+            #expect(both.status == 422 && both.errorCode == code, "\(both)")
+        }
         for id in [".", ".."] {
             let reply = try server.connection().request("PUT", "/sessions/\(id)", json: #"{"items":[1]}"#)
             #expect(reply.status == 400 && reply.errorCode == "invalid_session_id", "\(id): \(reply)")

@@ -70,7 +70,6 @@ struct SessionEndpoints {
         try LiveDeltaService.requireJSON(request)
         let held = store.options(id: id)
         var body = try SessionBody(request.body, readingWith: held ?? DiffOptions(), limits: limits)
-        let condition = try Self.condition(ifMatch: request.header("If-Match"), baseVersion: body.baseVersion)
         let given = try body.options
         var readWith = held ?? given ?? DiffOptions()
         // Options are the session's, but for how the answer is spelled (`format`, `changes`),
@@ -92,6 +91,10 @@ struct SessionEndpoints {
         // read differently, read once more with those.
         for attempt in 0..<2 {
             let collection = try body.collection(readWith: readWith)
+            // The condition is weighed once the request is otherwise sound (RFC 9110, 13.2.2):
+            // a body that would be refused is refused for what is wrong with it, never with a
+            // 412 (weak tags alone fail before the store is asked).
+            let condition = try Self.condition(ifMatch: request.header("If-Match"), baseVersion: body.baseVersion)
             do throws(SessionError) {
                 let change: SessionChange
                 switch action {
