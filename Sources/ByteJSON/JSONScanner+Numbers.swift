@@ -53,7 +53,12 @@ extension JSONScanner {
 
     /// At '-' or a digit: checks RFC 8259's number grammar and hashes the value.
     mutating func scanNumber() throws(JSONError) -> UInt64 {
+        // Locals, not properties, in the loops: stored back once, they stay in registers
+        // (a property would be written to memory at every digit).
+        let base = self.base, count = self.count
         let start = position
+        var position = start
+        defer { self.position = position }
         let negative = base[position] == 0x2D
         if negative { position += 1 }
         guard position < count, isDigit(base[position]) else { throw JSONError(.invalidNumber, at: position) }
@@ -67,7 +72,7 @@ extension JSONScanner {
         } else {
             while position < count && isDigit(base[position]) {
                 mantissa = mantissa &* 10 &+ UInt64(base[position] &- 0x30)
-                significantDigits += 1
+                significantDigits &+= 1
                 position += 1
             }
         }
@@ -76,8 +81,8 @@ extension JSONScanner {
             guard position < count, isDigit(base[position]) else { throw JSONError(.invalidNumber, at: position) }
             while position < count && isDigit(base[position]) {
                 mantissa = mantissa &* 10 &+ UInt64(base[position] &- 0x30)
-                if significantDigits > 0 || base[position] != 0x30 { significantDigits += 1 }
-                fractionDigits += 1
+                if significantDigits > 0 || base[position] != 0x30 { significantDigits &+= 1 }
+                fractionDigits &+= 1
                 position += 1
             }
         }

@@ -189,12 +189,13 @@ public struct JSONScanner {
             while depth > 0 {
                 let top = frames.base + (depth - 1)
                 if Observer.listens && depth == 1 && observer.wantsValue { observer.value(hash: hash, in: self) }
+                // Sums and counts feed only the hash: a plain check writes nothing to the frame.
                 if hashing {
                     top.pointee.accumulator = top.pointee.isObject
                         ? top.pointee.accumulator &+ ValueHash.member(key: top.pointee.keyHash, value: hash)
                         : ValueHash.mix(top.pointee.accumulator, hash)
+                    top.pointee.count += 1
                 }
-                top.pointee.count += 1
                 skipWhitespace()
                 guard position < count else { throw JSONError(.unexpectedEnd, at: position) }
                 let byte = base[position]
