@@ -19,6 +19,7 @@ public enum ErrorCode: String, CaseIterable, Sendable {
     case invalidIfMatch = "invalid_if_match"
     case tooManyItems = "too_many_items"
     case tooManySessions = "too_many_sessions"
+    case sessionTooLarge = "session_too_large"
     case busy = "busy"
     case serverBusy = "server_busy"
     case sessionStoreUnavailable = "session_store_unavailable"
@@ -38,7 +39,7 @@ public enum ErrorCode: String, CaseIterable, Sendable {
         case .methodNotAllowed: 405
         case .requestTimeout: 408
         case .versionMismatch: 412
-        case .bodyTooLarge, .tooManyItems: 413
+        case .bodyTooLarge, .tooManyItems, .sessionTooLarge: 413
         case .uriTooLong: 414
         case .unsupportedMediaType: 415
         case .invalidShape, .invalidOption, .missingID, .invalidID, .invalidItem, .duplicateID, .duplicateMember: 422

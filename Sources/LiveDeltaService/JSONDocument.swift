@@ -72,6 +72,9 @@ public final class JSONDocument: @unchecked Sendable {  // read-only after init;
     func slice(_ range: ByteRange, in storage: IDStorage) -> UnsafeBufferPointer<UInt8> {
         UnsafeBufferPointer(rebasing: (storage == .arena ? arena : body)[range.range])
     }
+
+    /// The bytes it holds.
+    var byteCount: Int { body.count + arena.count }
 }
 
 /// The documents a collection's items point into. Items do not keep their document alive (a
@@ -93,6 +96,11 @@ public struct DocumentOwners: Sendable {
         if let document = other.first { merged.add(document) }
         for document in other.more { merged.add(document) }
         return merged
+    }
+
+    /// The bytes the documents hold: each one's body (as it came, whitespace and all) and arena.
+    var byteCount: Int {
+        more.reduce(first?.byteCount ?? 0) { $0 + $1.byteCount }
     }
 
     private mutating func add(_ document: JSONDocument) {

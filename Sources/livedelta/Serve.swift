@@ -80,6 +80,9 @@ struct Serve: ParsableCommand {
     @Option(help: "Most items one session may hold (413 above). [env: LIVEDELTA_MAX_SESSION_ITEMS]")
     var maxSessionItems: Int = Environment.value("LIVEDELTA_MAX_SESSION_ITEMS", default: 100_000)
 
+    @Option(help: "Bytes of JSON the memory store's sessions hold together (request bodies, as sent); when full, the least recently used idle sessions are evicted. [env: LIVEDELTA_MAX_SESSION_BYTES]")
+    var maxSessionBytes: Int = Environment.value("LIVEDELTA_MAX_SESSION_BYTES", default: 1 << 30)
+
     @Option(help: "trace, debug, info (one line per request), notice, warning, error or critical. [env: LIVEDELTA_LOG_LEVEL]")
     var logLevel: Logger.Level = Environment.choice("LIVEDELTA_LOG_LEVEL", default: .info)
 
@@ -122,6 +125,7 @@ struct Serve: ParsableCommand {
             throw ValidationError(
                 "--max-sessions must be from 1 to 10000000, --max-session-items from 0 to 100000000, --session-idle-timeout from 1 to 31536000 seconds")
         }
+        guard (1...(1 << 40)).contains(maxSessionBytes) else { throw ValidationError("--max-session-bytes must be from 1 to 1099511627776 (1 TiB)") }
     }
 
     func run() throws {
@@ -191,6 +195,7 @@ struct Serve: ParsableCommand {
             limits.maxSessions = maxSessions
             limits.idleTimeout = .seconds(sessionIdleTimeout)
             limits.maxItemsPerSession = maxSessionItems
+            limits.maxBytes = maxSessionBytes
             return InMemorySessionStore(limits: limits, logger: logger, events: { metrics.session($0) })
         }
         redis.connectTimeout = .milliseconds(redisTimeout)

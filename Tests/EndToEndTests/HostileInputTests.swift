@@ -208,7 +208,7 @@ import TestSupport
     /// Flag values that do not fit stop start-up with a message instead of trapping or wrapping.
     @Test(arguments: [
         ["--max-body-size", "99999999999"], ["--connection-timeout", "5000000000"], ["--threads", "0"], ["--max-connections", "0"],
-        ["--max-connections-per-client", "5000"], ["--header-timeout", "0"], ["--max-items-per-request", "0"],
+        ["--max-connections-per-client", "5000"], ["--header-timeout", "0"], ["--max-items-per-request", "0"], ["--max-session-bytes", "0"],
     ])
     func outOfRangeFlagsStopStartUp(_ flags: [String]) throws {
         let (status, output) = try Self.start(flags)

@@ -268,6 +268,21 @@ struct Fixture {
         #expect(server.logShows("session evicted", "session=two"))
     }
 
+    @Test func sessionsHoldAtMostTheConfiguredBytesWhateverTheirItemCount() throws {
+        // One item in a 60 KB body: a session keeps the body its items came in.
+        let padded = #"{"items": [1]"# + String(repeating: " ", count: 60_000) + "}"
+        let server = try ServerProcess(arguments: ["--max-session-bytes", "100000"])
+        let connection = try server.connection()
+        #expect(try connection.request("PUT", "/sessions/one", json: padded).status == 201)
+        #expect(try connection.request("PUT", "/sessions/two", json: padded).status == 201)
+        #expect(try connection.request("GET", "/sessions/one").status == 404)
+        #expect(server.logShows("session evicted", "session=one"))
+        let tooLarge = try connection.request("POST", "/sessions/two/append", json: padded)
+        #expect(tooLarge.status == 413 && tooLarge.errorCode == "session_too_large")
+        let shown = try connection.request("GET", "/sessions/two")
+        #expect(shown.json["version"]?.int == 0 && shown.json["count"]?.int == 1)
+    }
+
     @Test(arguments: StoreKind.allCases) func aSessionHoldsAtMostTheConfiguredItems(store: StoreKind) throws {
         let fixture = try Fixture(store, arguments: ["--max-session-items", "3"])
         let connection = fixture.connection

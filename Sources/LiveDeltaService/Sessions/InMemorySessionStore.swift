@@ -17,15 +17,20 @@ import Synchronization
 /// before it, while different sessions proceed in parallel. A shared store follows the same
 /// shape with a compare-and-set on the version in place of the lock.
 ///
-/// Bounded: at most `maxSessions` (when full, the least recently used idle session is evicted,
-/// found in O(1) from a recency list), each idle for at most `idleTimeout`, each holding at
-/// most `maxItemsPerSession` items. A session a request is using is never evicted or expired.
+/// Bounded: at most `maxSessions`, holding at most `maxBytes` of JSON together (when either is
+/// reached, the least recently used idle sessions are evicted, found from a recency list), each
+/// idle for at most `idleTimeout`, each holding at most `maxItemsPerSession` items. A session a
+/// request is using is never evicted or expired.
 /// Event callbacks and logs run after the store's lock is released.
 public final class InMemorySessionStore: SessionStore {
     public struct Limits: Sendable {
         public var maxSessions = 10_000
         public var idleTimeout: Duration = .seconds(15 * 60)
         public var maxItemsPerSession = 100_000
+        /// Bytes all sessions hold together: the request bodies their items point into (a
+        /// session keeps each body its items came in, whitespace and all), and ids' canonical
+        /// bytes. Counts cannot bound memory alone: one item may come in a body of any size.
+        public var maxBytes = 1 << 30
 
         public init() {}
     }
@@ -34,6 +39,8 @@ public final class InMemorySessionStore: SessionStore {
     private struct Table: Sendable {
         var sessions: [String: HeldSession] = [:]
         var recency = RecencyList<String>()
+        /// The bytes the sessions in `sessions` hold (`HeldSession.countedBytes`, summed).
+        var bytes = 0
     }
     private let table = NIOLockedValueBox(Table())
     private let evicted = Atomic<Int>(0)
@@ -65,6 +72,9 @@ public final class InMemorySessionStore: SessionStore {
             open: table.withLockedValue { $0.sessions.count }, evicted: evicted.load(ordering: .relaxed), expired: expired.load(ordering: .relaxed))
     }
 
+    /// The bytes the sessions hold now (their documents'), at most `limits.maxBytes`.
+    public var heldBytes: Int { table.withLockedValue { $0.bytes } }
+
     private var idleNanoseconds: UInt64 {
         let (seconds, attoseconds) = limits.idleTimeout.components
         return UInt64(max(0, seconds)) * 1_000_000_000 + UInt64(max(0, attoseconds) / 1_000_000_000)
@@ -74,9 +84,11 @@ public final class InMemorySessionStore: SessionStore {
 
     public func put(id: String, options: DiffOptions, collection: JSONCollection) throws(SessionError) -> (SessionSnapshot, created: Bool) {
         try SessionRules.checkSize(collection.itemCount, limit: limits.maxItemsPerSession)
+        let bytes = collection.owners.byteCount
+        try checkBytes(bytes)
         let holder = try SessionRules.holder(for: collection, options: options)
         let stored = HeldSession(id: id, options: options, holder: holder, owners: collection.owners, now: clock())
-        let (_, created) = try insert(stored, replacing: true)
+        let (_, created) = try insert(stored, replacing: true, bytes: bytes)
         release(stored)
         return (SessionSnapshot(id: id, options: options, version: 0, collection: collection), created)
     }
@@ -108,12 +120,16 @@ public final class InMemorySessionStore: SessionStore {
                 now: clock())
             // Another request may create it first; then this one updates that session. Either
             // way the session comes back in use, so it cannot be evicted before this step.
-            (stored, created) = try insert(fresh, replacing: false)
+            (stored, created) = try insert(fresh, replacing: false, bytes: 0)
         }
         defer { release(stored) }
         guard stored.options.readsLike(readWith) else { throw .optionsChanged(stored.options) }
         return try step(stored) { () throws(SessionError) in
-            try SessionRules.update(stored, to: collection, condition: condition, commit: commit, created: created)
+            guard commit else { return try SessionRules.update(stored, to: collection, condition: condition, commit: false, created: created) }
+            // The session will hold the new body's bytes in place of its own.
+            return try holding(stored, bytes: collection.owners.byteCount) { () throws(SessionError) in
+                try SessionRules.update(stored, to: collection, condition: condition, commit: true, created: created)
+            }
         }
     }
 
@@ -125,7 +141,10 @@ public final class InMemorySessionStore: SessionStore {
         defer { release(stored) }
         guard stored.options.readsLike(readWith) else { throw .optionsChanged(stored.options) }
         return try step(stored) { () throws(SessionError) in
-            try SessionRules.append(stored, collection, condition: condition, maxItems: limits.maxItemsPerSession)
+            // The session will hold the new body's bytes beside its own.
+            try holding(stored, bytes: stored.owners.merging(collection.owners).byteCount) { () throws(SessionError) in
+                try SessionRules.append(stored, collection, condition: condition, maxItems: limits.maxItemsPerSession)
+            }
         }
     }
 
@@ -155,6 +174,54 @@ public final class InMemorySessionStore: SessionStore {
         stored.step.lock()
         defer { stored.step.unlock() }
         return try body()
+    }
+
+    // MARK: - Bytes
+
+    private func checkBytes(_ bytes: Int) throws(SessionError) {
+        if bytes > limits.maxBytes { throw .tooLarge(limit: limits.maxBytes, bytes: bytes) }
+    }
+
+    /// Runs `change`, which leaves the session holding `bytes` where it succeeds. Room is made
+    /// first (evicting idle sessions where the sessions would hold too much), so that a change
+    /// that cannot fit fails before it commits, and the count follows the outcome. The caller
+    /// holds the session's step lock.
+    private func holding<T>(_ stored: HeldSession, bytes: Int, _ change: () throws(SessionError) -> T) throws(SessionError) -> T {
+        try checkBytes(bytes)
+        let before = try recount(stored, bytes: bytes, growing: true)
+        do {
+            let result = try change()
+            _ = try? recount(stored, bytes: bytes, growing: false)
+            return result
+        } catch {
+            _ = try? recount(stored, bytes: before, growing: false)
+            throw error
+        }
+    }
+
+    /// Counts `bytes` for the session and returns what it counted before. Growing, it may evict
+    /// idle sessions to make room, and throws where it cannot; otherwise it only shrinks (never
+    /// failing), keeping a larger count that a change in progress still needs. A session no
+    /// longer in the table (replaced, deleted) counts nothing. The caller holds its step lock.
+    private func recount(_ stored: HeldSession, bytes: Int, growing: Bool) throws(SessionError) -> Int {
+        var dropped = Dropped()
+        let outcome = table.withLockedValue { (table: inout Table) -> Result<(before: Int, open: Int), SessionError> in
+            let before = stored.countedBytes
+            guard table.sessions[stored.id] === stored, growing ? bytes > before : bytes < before else {
+                return .success((before, table.sessions.count))
+            }
+            if growing {
+                dropped = dropIdle(from: &table, sparing: stored.id, now: clock()) { $0.bytes - before + bytes <= limits.maxBytes }
+                guard table.bytes - before + bytes <= limits.maxBytes else { return .failure(.bytesFull(limit: limits.maxBytes)) }
+            }
+            table.bytes += bytes - before
+            stored.countedBytes = bytes
+            return .success((before, table.sessions.count))
+        }
+        report(dropped)
+        let (before, open) = try outcome.get()
+        if !dropped.isEmpty { events(.open(open)) }
+        return before
     }
 
     // MARK: - Bookkeeping
@@ -205,62 +272,88 @@ public final class InMemorySessionStore: SessionStore {
     }
 
     private static func remove(_ id: String, from table: inout Table) {
-        table.sessions[id] = nil
+        if let gone = table.sessions.removeValue(forKey: id) { table.bytes -= gone.countedBytes }
         table.recency.remove(id)
     }
 
-    /// Adds a session, making room by dropping expired ones, then the least recently used idle
-    /// one, and returns the session now under the id, marked in use (the caller releases it):
-    /// `stored` and true where it was added, the existing one and false where one with the id
-    /// exists and `replacing` is false.
-    private func insert(_ stored: HeldSession, replacing: Bool) throws(SessionError) -> (HeldSession, added: Bool) {
-        var expiredCount = 0
-        var victim: String?
-        let outcome = table.withLockedValue { (table: inout Table) -> Result<((HeldSession, Bool), Int), SessionError> in
-            let now = clock()
-            if let existing = table.sessions[stored.id], !isExpired(existing, now: now) {
-                if !replacing {
-                    Self.markUsed(existing, now: now, in: &table)
-                    return .success(((existing, false), table.sessions.count))
-                }
-                table.sessions[stored.id] = stored
-                Self.markUsed(stored, now: now, in: &table)
-                return .success(((stored, false), table.sessions.count))
-            }
-            if table.sessions[stored.id] != nil {
-                Self.remove(stored.id, from: &table)
-                expiredCount += 1
-            }
-            // From the least recently used end: expired sessions go; then, if still full, the
-            // oldest idle one. Sessions in use are skipped (there are at most as many as
-            // requests in flight), so this is O(1) per session dropped.
-            var candidate = table.recency.oldest
-            while table.sessions.count >= limits.maxSessions, let id = candidate {
-                candidate = table.recency.newer(than: id)
-                guard let old = table.sessions[id], old.users.load(ordering: .relaxed) == 0 else { continue }
-                if isExpired(old, now: now) {
-                    expiredCount += 1
-                } else {
-                    victim = id
-                }
-                Self.remove(id, from: &table)
-                if victim != nil { break }
-            }
-            guard table.sessions.count < limits.maxSessions else { return .failure(.storeFull(limit: limits.maxSessions)) }
-            table.sessions[stored.id] = stored
-            Self.markUsed(stored, now: now, in: &table)
-            return .success(((stored, true), table.sessions.count))
+    /// Sessions dropped to make room, reported once the table's lock is released.
+    private struct Dropped {
+        var expired = 0
+        var evicted: [String] = []
+        var isEmpty: Bool { expired == 0 && evicted.isEmpty }
+    }
+
+    /// From the least recently used end, drops sessions until `fits`: expired ones, and idle
+    /// ones (evicted). Sessions in use are skipped (there are at most as many as requests in
+    /// flight), as is `sparing`, so this is O(1) per session dropped.
+    private func dropIdle(from table: inout Table, sparing: String, now: UInt64, until fits: (Table) -> Bool) -> Dropped {
+        var dropped = Dropped()
+        var candidate = table.recency.oldest
+        while !fits(table), let id = candidate {
+            candidate = table.recency.newer(than: id)
+            guard id != sparing, let old = table.sessions[id], old.users.load(ordering: .relaxed) == 0 else { continue }
+            if isExpired(old, now: now) { dropped.expired += 1 } else { dropped.evicted.append(id) }
+            Self.remove(id, from: &table)
         }
-        let (result, open) = try outcome.get()
-        if expiredCount > 0 {
-            expired.add(expiredCount, ordering: .relaxed)
-            events(.expired(expiredCount))
+        return dropped
+    }
+
+    /// Counts, events and a log line for each session dropped (outside the table's lock).
+    private func report(_ dropped: Dropped) {
+        if dropped.expired > 0 {
+            expired.add(dropped.expired, ordering: .relaxed)
+            events(.expired(dropped.expired))
         }
-        if let victim {
+        for victim in dropped.evicted {
             events(.evicted)
             let total = evicted.add(1, ordering: .relaxed).newValue
-            logger.notice("session evicted", metadata: ["session": "\(victim)", "evicted_total": "\(total)", "max_sessions": "\(limits.maxSessions)"])
+            logger.notice("session evicted", metadata: [
+                "session": "\(victim)", "evicted_total": "\(total)", "max_sessions": "\(limits.maxSessions)", "max_bytes": "\(limits.maxBytes)",
+            ])
         }
+    }
+
+    /// Adds a session holding `bytes`, making room by dropping expired ones, then the least
+    /// recently used idle ones, and returns the session now under the id, marked in use (the
+    /// caller releases it): `stored` and true where it was added, `stored` and false where it
+    /// replaced one, the existing one and false where one with the id exists and `replacing` is
+    /// false. Where no room can be made, nothing changes.
+    private func insert(_ stored: HeldSession, replacing: Bool, bytes: Int) throws(SessionError) -> (HeldSession, added: Bool) {
+        var dropped = Dropped()
+        let outcome = table.withLockedValue { (table: inout Table) -> Result<((HeldSession, Bool), Int), SessionError> in
+            let now = clock()
+            // The session this one replaces: its place and bytes become this one's.
+            var replaced: HeldSession?
+            if let existing = table.sessions[stored.id] {
+                if isExpired(existing, now: now) {
+                    Self.remove(stored.id, from: &table)
+                    dropped.expired += 1
+                } else if !replacing {
+                    Self.markUsed(existing, now: now, in: &table)
+                    return .success(((existing, false), table.sessions.count))
+                } else {
+                    replaced = existing
+                }
+            }
+            let added = replaced == nil ? 1 : 0
+            let freed = replaced?.countedBytes ?? 0
+            let maxSessions = limits.maxSessions, maxBytes = limits.maxBytes
+            let roomForCount = { (table: Table) in table.sessions.count + added <= maxSessions }
+            let roomForBytes = { (table: Table) in table.bytes - freed + bytes <= maxBytes }
+            let more = dropIdle(from: &table, sparing: stored.id, now: now) { roomForCount($0) && roomForBytes($0) }
+            dropped.expired += more.expired
+            dropped.evicted += more.evicted
+            guard roomForCount(table) else { return .failure(.storeFull(limit: maxSessions)) }
+            guard roomForBytes(table) else { return .failure(.bytesFull(limit: maxBytes)) }
+            if replaced != nil { Self.remove(stored.id, from: &table) }
+            table.sessions[stored.id] = stored
+            stored.countedBytes = bytes
+            table.bytes += bytes
+            Self.markUsed(stored, now: now, in: &table)
+            return .success(((stored, replaced == nil), table.sessions.count))
+        }
+        report(dropped)
+        let (result, open) = try outcome.get()
         events(.open(open))
         return result
     }

@@ -186,6 +186,12 @@ struct SessionEndpoints {
             var apiError = APIError(.tooManySessions, message: "all \(limit) sessions are in use; try again shortly")
             apiError.headers = [("Retry-After", "1")]
             return apiError
+        case .tooLarge(let limit, let bytes):
+            return APIError(.sessionTooLarge, message: "sessions hold at most \(limit) bytes of JSON together; this one would hold \(bytes)")
+        case .bytesFull(let limit):
+            var apiError = APIError(.tooManySessions, message: "sessions in use hold all \(limit) bytes of JSON sessions may hold; try again shortly")
+            apiError.headers = [("Retry-After", "1")]
+            return apiError
         case .optionsChanged:
             return APIError(.busy, message: "the session was replaced while this request was read; send it again")
         case .conflict:

@@ -34,6 +34,9 @@ final class HeldSession: Sendable {
     /// the holder's items whenever they are read with them.
     // nonisolated(unsafe): every access holds `step` (a lock), so no two threads race on it.
     nonisolated(unsafe) var owners: DocumentOwners
+    /// The bytes the memory store counts for this session while it is in the store's table.
+    // nonisolated(unsafe): read and written only under that store's table lock.
+    nonisolated(unsafe) var countedBytes = 0
 
     init(id: String, options: DiffOptions, holder: Holder, owners: DocumentOwners, now: UInt64) {
         self.id = id

@@ -61,6 +61,10 @@ public enum SessionError: Error, Sendable {
     case duplicate(DuplicateIdentifierError)
     case tooManyItems(limit: Int, count: Int)
     case storeFull(limit: Int)
+    /// The session would hold more bytes than all sessions may hold together.
+    case tooLarge(limit: Int, bytes: Int)
+    /// The sessions in use hold all the bytes sessions may hold.
+    case bytesFull(limit: Int)
     /// The session was replaced, with options that read items differently, while this request
     /// was being read; reading again with `options` will do.
     case optionsChanged(DiffOptions)

@@ -1,0 +1,109 @@
+import LiveDeltaService
+import MicroHTTP
+import PropertyBased
+import Testing
+
+/// The memory store bounds the bytes its sessions hold (the bodies their items point into),
+/// not only their count: one item may come in a body of any size.
+@Suite struct SessionBytesTests {
+    func store(maxBytes: Int, maxSessions: Int = 100) -> InMemorySessionStore {
+        var limits = InMemorySessionStore.Limits()
+        limits.maxBytes = maxBytes
+        limits.maxSessions = maxSessions
+        return InMemorySessionStore(limits: limits)
+    }
+
+    /// A flat collection of `ids`, its body padded with spaces to `bytes` in all.
+    func padded(_ ids: [Int], to bytes: Int) throws -> JSONCollection {
+        let json = "[" + ids.map(String.init).joined(separator: ",") + "]"
+        return try collection(json + String(repeating: " ", count: max(0, bytes - json.utf8.count)))
+    }
+
+    @Test func theCountFollowsPutsUpdatesAppendsAndDeletes() throws {
+        let sessions = store(maxBytes: 1 << 20)
+        _ = try sessions.put(id: "a", options: DiffOptions(), collection: try padded([1], to: 1_000))
+        _ = try sessions.put(id: "b", options: DiffOptions(), collection: try padded([1], to: 2_000))
+        #expect(sessions.heldBytes == 3_000)
+        // An update holds its own body in place of the old one.
+        _ = try sessions.update(id: "a", to: try padded([1, 2], to: 500), readWith: DiffOptions(), condition: .any, commit: true)
+        #expect(sessions.heldBytes == 2_500)
+        // An append holds its body beside the ones before.
+        _ = try sessions.append(id: "a", try padded([3], to: 700), readWith: DiffOptions(), condition: .any)
+        #expect(sessions.heldBytes == 3_200)
+        // A refused change holds nothing more.
+        #expect(throws: SessionError.self) {
+            try sessions.update(id: "a", to: try padded([9], to: 5_000), readWith: DiffOptions(), condition: .version(0), commit: true)
+        }
+        #expect(sessions.heldBytes == 3_200)
+        // A replaced session's bytes go with it.
+        _ = try sessions.put(id: "b", options: DiffOptions(), collection: try padded([1], to: 100))
+        #expect(sessions.heldBytes == 1_300)
+        try sessions.delete(id: "a", condition: .any)
+        try sessions.delete(id: "b", condition: .any)
+        #expect(sessions.heldBytes == 0)
+    }
+
+    @Test func bodiesPastTheBudgetEvictTheLeastRecentlyUsedIdleSessions() throws {
+        let sessions = store(maxBytes: 10_000)
+        for id in ["a", "b", "c", "d"] {
+            _ = try sessions.put(id: id, options: DiffOptions(), collection: try padded([1], to: 3_000))
+        }
+        // "a" went to make room for "d".
+        #expect(throws: SessionError.self) { try sessions.snapshot(id: "a") }
+        #expect(sessions.heldBytes == 9_000 && sessions.statistics.evicted == 1)
+        _ = try sessions.snapshot(id: "b")
+        // Appends grow "d" past the budget: "c", now the least recently used, goes, then "b".
+        _ = try sessions.append(id: "d", try padded([2], to: 2_000), readWith: DiffOptions(), condition: .any)
+        #expect(throws: SessionError.self) { try sessions.snapshot(id: "c") }
+        #expect(try sessions.snapshot(id: "b").version == 0)
+        _ = try sessions.append(id: "d", try padded([3], to: 3_000), readWith: DiffOptions(), condition: .any)
+        #expect(throws: SessionError.self) { try sessions.snapshot(id: "b") }
+        #expect(sessions.heldBytes == 8_000 && sessions.statistics.evicted == 3)
+        #expect(try sessions.snapshot(id: "d").collection.itemCount == 3)
+    }
+
+    @Test func aSessionLargerThanTheWholeBudgetIsRefusedAndNothingChanges() throws {
+        let sessions = store(maxBytes: 10_000)
+        _ = try sessions.put(id: "a", options: DiffOptions(), collection: try padded([1], to: 4_000))
+        _ = try sessions.put(id: "b", options: DiffOptions(), collection: try padded([1], to: 4_000))
+        #expect {
+            try sessions.put(id: "b", options: DiffOptions(), collection: try padded([2], to: 10_001))
+        } throws: { error in
+            guard case SessionError.tooLarge(10_000, 10_001) = error else { return false }
+            return true
+        }
+        #expect {
+            try sessions.append(id: "b", try padded([2], to: 6_001), readWith: DiffOptions(), condition: .any)
+        } throws: { error in
+            guard case SessionError.tooLarge(10_000, 10_001) = error else { return false }
+            return true
+        }
+        // Neither evicted "a" nor touched "b".
+        #expect(try sessions.snapshot(id: "a").version == 0)
+        #expect(try sessions.snapshot(id: "b").collection.itemCount == 1)
+        #expect(sessions.heldBytes == 8_000 && sessions.statistics.evicted == 0)
+    }
+
+    @Test func theCountNeverDriftsOverAnySequenceOfChanges() async {
+        // Each change is one number: its kind (5), session (4), body size (4,001) and version (3).
+        await propertyCheck(count: 300, input: Gen.int(in: 0..<(5 * 4 * 4_001 * 3)).array(of: 1...40)) { changes in
+            let sessions = store(maxBytes: 12_000, maxSessions: 3)
+            let ids = ["a", "b", "c", "d"]
+            for change in changes {
+                let (kind, session, bytes, version) = (change % 5, change / 5 % 4, change / 20 % 4_001, change / 80_020)
+                let id = ids[session]
+                let body = try padded([bytes % 7, 7 + bytes % 5], to: bytes)
+                switch kind {
+                case 0: _ = try? sessions.put(id: id, options: DiffOptions(), collection: body)
+                case 1: _ = try? sessions.update(id: id, to: body, readWith: DiffOptions(), condition: .any, commit: true)
+                case 2: _ = try? sessions.update(id: id, to: body, readWith: DiffOptions(), condition: .version(UInt64(version)), commit: true)
+                case 3: _ = try? sessions.append(id: id, try padded([100 + bytes], to: bytes), readWith: DiffOptions(), condition: .any)
+                default: try? sessions.delete(id: id, condition: .any)
+                }
+                #expect(sessions.heldBytes <= 12_000)
+            }
+            for id in ids { try? sessions.delete(id: id, condition: .any) }
+            #expect(sessions.heldBytes == 0)
+        }
+    }
+}
