@@ -26,6 +26,8 @@ public final class SharedSessionStore: SessionStore {
         public var maxItemsPerSession = 100_000
         /// Parsed sessions kept in this process.
         public var cachedSessions = 256
+        /// Bytes of JSON the parsed sessions kept in this process hold together.
+        public var cachedBytes = 1 << 30
         /// Commits that lose to another replica are tried again, after a random wait, up to this
         /// many times in all.
         public var attempts = 12
@@ -40,10 +42,19 @@ public final class SharedSessionStore: SessionStore {
     private struct Entry: Sendable {
         let session: HeldSession
         let incarnation: String
+        /// The bytes its documents held when last counted.
+        var bytes: Int
     }
     private struct Cache: Sendable {
         var sessions: [String: Entry] = [:]
         var recency = RecencyList<String>()
+        /// The entries' bytes, summed.
+        var bytes = 0
+
+        mutating func remove(_ id: String) {
+            if let gone = sessions.removeValue(forKey: id) { bytes -= gone.bytes }
+            recency.remove(id)
+        }
     }
     private let cache = NIOLockedValueBox(Cache())
 
@@ -242,6 +253,8 @@ public final class SharedSessionStore: SessionStore {
         if let cached {
             cached.session.step.lock()
             defer { cached.session.step.unlock() }
+            // A change moves the copy on in place: its bytes are counted again after it.
+            defer { recount(cached.session) }
             if !cached.session.stale.load(ordering: .acquiring) {
                 if optimistic {
                     events(.cacheHit)
@@ -268,21 +281,45 @@ public final class SharedSessionStore: SessionStore {
         session.step.lock()
         defer { session.step.unlock() }
         remember(session, stored.incarnation)
+        defer { recount(session) }
         return try body(session, stored.incarnation)
     }
 
     // MARK: - Pieces
 
+    /// Keeps a parsed copy, whose step lock the caller holds (or that no one else can see yet).
     private func remember(_ session: HeldSession, _ incarnation: String) {
+        let bytes = session.owners.byteCount
         cache.withLockedValue { cache in
-            cache.sessions[session.id] = Entry(session: session, incarnation: incarnation)
+            cache.remove(session.id)
+            cache.sessions[session.id] = Entry(session: session, incarnation: incarnation, bytes: bytes)
+            cache.bytes += bytes
             cache.recency.touch(session.id)
-            while cache.sessions.count > max(1, limits.cachedSessions), let oldest = cache.recency.oldest {
-                cache.sessions[oldest] = nil
-                cache.recency.remove(oldest)
-            }
+            trim(&cache)
         }
     }
+
+    /// Counts a kept copy's bytes again after a change to it, whose step lock the caller holds.
+    private func recount(_ session: HeldSession) {
+        let bytes = session.owners.byteCount
+        cache.withLockedValue { cache in
+            guard let entry = cache.sessions[session.id], entry.session === session, entry.bytes != bytes else { return }
+            cache.bytes += bytes - entry.bytes
+            cache.sessions[session.id]?.bytes = bytes
+            trim(&cache)
+        }
+    }
+
+    /// Drops the least recently used copies beyond the limits. Only the cache lets go of them:
+    /// a request using one keeps it until it is done.
+    private func trim(_ cache: inout Cache) {
+        while cache.sessions.count > max(1, limits.cachedSessions) || cache.bytes > limits.cachedBytes, let oldest = cache.recency.oldest {
+            cache.remove(oldest)
+        }
+    }
+
+    /// The bytes the kept copies hold now.
+    public var cachedBytes: Int { cache.withLockedValue { $0.bytes } }
 
     /// A copy whose holder has moved past what storage holds (its commit lost or failed): no
     /// one may diff against it again. Whoever waits for its lock sees `stale` and reads anew.
@@ -290,15 +327,11 @@ public final class SharedSessionStore: SessionStore {
         session.stale.store(true, ordering: .releasing)
         cache.withLockedValue { cache in
             guard cache.sessions[session.id]?.session === session else { return }
-            cache.sessions[session.id] = nil
-            cache.recency.remove(session.id)
+            cache.remove(session.id)
         }
     }
 
     private func forget(_ id: String) {
-        cache.withLockedValue { cache in
-            cache.sessions[id] = nil
-            cache.recency.remove(id)
-        }
+        cache.withLockedValue { cache in cache.remove(id) }
     }
 }
