@@ -16,6 +16,7 @@ public final class ServiceMetrics: Sendable {
     private let itemsIn: Recorder
     private let changesOut: Recorder
     private let sessionsOpen: Gauge
+    private let sessionBytes: Gauge
     private let sessionsEvicted: Counter
     private let sessionsExpired: Counter
     private let storeCommands: Timer
@@ -28,6 +29,7 @@ public final class ServiceMetrics: Sendable {
         self.factory = factory
         self.exposition = exposition
         sessionsOpen = Gauge(label: "livedelta_sessions_open", factory: factory)
+        sessionBytes = Gauge(label: "livedelta_session_bytes", factory: factory)
         sessionsEvicted = Counter(label: "livedelta_sessions_evicted_total", factory: factory)
         sessionsExpired = Counter(label: "livedelta_sessions_expired_total", factory: factory)
         storeCommands = Timer(label: "livedelta_session_store_command_seconds", factory: factory)
@@ -86,6 +88,7 @@ public final class ServiceMetrics: Sendable {
     public func session(_ event: SessionEvent) {
         switch event {
         case .open(let count): sessionsOpen.record(count)
+        case .bytes(let count): sessionBytes.record(count)
         case .evicted: sessionsEvicted.increment()
         case .expired(let count): sessionsExpired.increment(by: count)
         case .storeCommand(let duration):
@@ -103,6 +106,8 @@ public final class ServiceMetrics: Sendable {
 /// What a session store reports as it works.
 public enum SessionEvent: Sendable {
     case open(Int)
+    /// The bytes of JSON the sessions hold (the memory store).
+    case bytes(Int)
     case evicted
     case expired(Int)
     /// A shared store: one pipeline of commands, and how long it took.

@@ -41,6 +41,19 @@ public final class InMemorySessionStore: SessionStore {
         var recency = RecencyList<String>()
         /// The bytes the sessions in `sessions` hold (`HeldSession.countedBytes`, summed).
         var bytes = 0
+
+        var held: Held { Held(open: sessions.count, bytes: bytes) }
+    }
+
+    /// What the sessions hold, for the gauges.
+    private struct Held {
+        var open: Int
+        var bytes: Int
+    }
+
+    private func tell(_ held: Held) {
+        events(.open(held.open))
+        events(.bytes(held.bytes))
     }
     private let table = NIOLockedValueBox(Table())
     private let evicted = Atomic<Int>(0)
@@ -154,17 +167,17 @@ public final class InMemorySessionStore: SessionStore {
             throw .versionMismatch(expected: condition, current: nil)
         }
         defer { release(stored) }
-        let open = try step(stored) { () throws(SessionError) -> Int? in
+        let held = try step(stored) { () throws(SessionError) -> Held? in
             _ = try SessionRules.check(condition, against: stored.holder.version)
-            return table.withLockedValue { table -> Int? in
+            return table.withLockedValue { table -> Held? in
                 // Replaced meanwhile: the replacement is another session, and stays.
                 guard table.sessions[id] === stored else { return nil }
                 Self.remove(id, from: &table)
-                return table.sessions.count
+                return table.held
             }
         }
-        guard let open else { throw .notFound(id: id) }
-        events(.open(open))
+        guard let held else { throw .notFound(id: id) }
+        tell(held)
     }
 
     // MARK: - One step on one session
@@ -205,10 +218,10 @@ public final class InMemorySessionStore: SessionStore {
     /// longer in the table (replaced, deleted) counts nothing. The caller holds its step lock.
     private func recount(_ stored: HeldSession, bytes: Int, growing: Bool) throws(SessionError) -> Int {
         var dropped = Dropped()
-        let outcome = table.withLockedValue { (table: inout Table) -> Result<(before: Int, open: Int), SessionError> in
+        let outcome = table.withLockedValue { (table: inout Table) -> Result<(before: Int, held: Held?), SessionError> in
             let before = stored.countedBytes
             guard table.sessions[stored.id] === stored, growing ? bytes > before : bytes < before else {
-                return .success((before, table.sessions.count))
+                return .success((before, nil))
             }
             if growing {
                 dropped = dropIdle(from: &table, sparing: stored.id, now: clock()) { $0.bytes - before + bytes <= limits.maxBytes }
@@ -216,11 +229,11 @@ public final class InMemorySessionStore: SessionStore {
             }
             table.bytes += bytes - before
             stored.countedBytes = bytes
-            return .success((before, table.sessions.count))
+            return .success((before, table.held))
         }
         report(dropped)
-        let (before, open) = try outcome.get()
-        if !dropped.isEmpty { events(.open(open)) }
+        let (before, held) = try outcome.get()
+        if let held { tell(held) }
         return before
     }
 
@@ -235,22 +248,22 @@ public final class InMemorySessionStore: SessionStore {
 
     /// The session, marked in use; nil where there is none, or it has expired (then it goes).
     private func acquire(_ id: String) -> HeldSession? {
-        var gone: Int?
+        var gone: Held?
         let stored = table.withLockedValue { table -> HeldSession? in
             let now = clock()
             guard let stored = table.sessions[id] else { return nil }
             if isExpired(stored, now: now) {
                 Self.remove(id, from: &table)
-                gone = table.sessions.count
+                gone = table.held
                 return nil
             }
             Self.markUsed(stored, now: now, in: &table)
             return stored
         }
-        if let open = gone {
+        if let held = gone {
             expired.add(1, ordering: .relaxed)
             events(.expired(1))
-            events(.open(open))
+            tell(held)
         }
         return stored
     }
@@ -320,7 +333,7 @@ public final class InMemorySessionStore: SessionStore {
     /// false. Where no room can be made, nothing changes.
     private func insert(_ stored: HeldSession, replacing: Bool, bytes: Int) throws(SessionError) -> (HeldSession, added: Bool) {
         var dropped = Dropped()
-        let outcome = table.withLockedValue { (table: inout Table) -> Result<((HeldSession, Bool), Int), SessionError> in
+        let outcome = table.withLockedValue { (table: inout Table) -> Result<((HeldSession, Bool), Held), SessionError> in
             let now = clock()
             // The session this one replaces: its place and bytes become this one's.
             var replaced: HeldSession?
@@ -330,7 +343,7 @@ public final class InMemorySessionStore: SessionStore {
                     dropped.expired += 1
                 } else if !replacing {
                     Self.markUsed(existing, now: now, in: &table)
-                    return .success(((existing, false), table.sessions.count))
+                    return .success(((existing, false), table.held))
                 } else {
                     replaced = existing
                 }
@@ -350,11 +363,11 @@ public final class InMemorySessionStore: SessionStore {
             stored.countedBytes = bytes
             table.bytes += bytes
             Self.markUsed(stored, now: now, in: &table)
-            return .success(((stored, replaced == nil), table.sessions.count))
+            return .success(((stored, replaced == nil), table.held))
         }
         report(dropped)
-        let (result, open) = try outcome.get()
-        events(.open(open))
+        let (result, held) = try outcome.get()
+        tell(held)
         return result
     }
 }
