@@ -40,4 +40,34 @@ import Testing
             #expect(try Self.canonical(number.description) == number, "\(text) -> \(number.description)")
         }
     }
+
+    /// A number's hash is its value's, however it is spelled and wherever it stands: eight
+    /// digits are read at a time where eight bytes follow, byte by byte near the end of the
+    /// text, and both must agree with each other and with the value.
+    @Test func hashesFollowValuesWhereverTheNumberStands() async {
+        let digits = Gen.int(in: 0...9).array(of: 1...21).map { $0.map(String.init).joined() }
+        await propertyCheck(count: 3_000, input: Gen.bool, digits, digits, Gen.int(in: 0...2), Gen.int(in: -30...30)) {
+            negative, whole, fraction, shape, exponent in
+            var text = (negative ? "-" : "") + (whole.drop { $0 == "0" }.isEmpty ? "0" : String(whole.drop { $0 == "0" }))
+            if shape >= 1 { text += "." + fraction }
+            if shape == 2 { text += "e\(exponent)" }
+            let value = try Self.canonical(text)
+            // The same value spelled its canonical way, and the text followed by more bytes.
+            let spellings = [text, String(decoding: value.bytes, as: UTF8.self), value.description]
+            let hashes = try spellings.flatMap { spelling in
+                try ["", "]", ",  1234567890"].map { tail in try Self.hash(of: spelling, followedBy: tail) }
+            }
+            #expect(Set(hashes).count == 1, "\(text): \(spellings)")
+        }
+    }
+
+    /// The hash of the number that starts `text + tail`, read as the first element of an array.
+    static func hash(of text: String, followedBy tail: String) throws -> UInt64 {
+        let bytes = Array(("[" + text + tail + (tail.isEmpty ? "]" : tail.hasPrefix("]") ? "" : "]")).utf8)
+        return try bytes.withUnsafeBufferPointer { buffer in
+            var scanner = JSONScanner(buffer)
+            guard try scanner.beginArray() else { throw JSONError(.invalidNumber, at: 0) }
+            return try scanner.scanValue().hash
+        }
+    }
 }
