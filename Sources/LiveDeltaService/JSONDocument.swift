@@ -103,6 +103,9 @@ public struct DocumentOwners: Sendable {
         more.reduce(first?.byteCount ?? 0) { $0 + $1.byteCount }
     }
 
+    /// How many documents.
+    var count: Int { (first == nil ? 0 : 1) + more.count }
+
     private mutating func add(_ document: JSONDocument) {
         guard first !== document, !more.contains(where: { $0 === document }) else { return }
         if first == nil { first = document } else { more.append(document) }

@@ -106,7 +106,7 @@ public final class ServiceMetrics: Sendable {
 /// What a session store reports as it works.
 public enum SessionEvent: Sendable {
     case open(Int)
-    /// The bytes of JSON the sessions hold (the memory store).
+    /// The bytes the sessions take, as `SessionFootprint` counts them (the memory store).
     case bytes(Int)
     case evicted
     case expired(Int)

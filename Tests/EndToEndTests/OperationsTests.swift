@@ -1,5 +1,6 @@
 import ByteJSON
 import Foundation
+import LiveDeltaService
 import Testing
 import TestSupport
 
@@ -30,8 +31,8 @@ func sample(_ exposition: String, _ line: String) -> Double? {
         #expect(sample(after, "livedelta_diff_items_in_sum") == Double(3 * 5))
         #expect(sample(after, "livedelta_diff_changes_out_sum") == Double(3 * 3))
         #expect(sample(after, "livedelta_sessions_open") == 1)
-        // The session holds the 13 bytes of the body its item came in.
-        #expect(sample(after, "livedelta_session_bytes") == 13)
+        // The session holds the 13 bytes of the body its item came in, and their records.
+        #expect(sample(after, "livedelta_session_bytes") == Double(13 + SessionFootprint.bytesPerBody + SessionFootprint.bytesPerItem))
         #expect(sample(after, "livedelta_sessions_evicted_total") == 0)
     }
 

@@ -13,6 +13,11 @@ import Testing
         return InMemorySessionStore(limits: limits)
     }
 
+    /// What a session counts for bodies of `bytes` in all holding `items` items.
+    func footprint(_ bytes: Int, items: Int, bodies: Int = 1) -> Int {
+        bytes + bodies * SessionFootprint.bytesPerBody + items * SessionFootprint.bytesPerItem
+    }
+
     /// A flat collection of `ids`, its body padded with spaces to `bytes` in all.
     func padded(_ ids: [Int], to bytes: Int) throws -> JSONCollection {
         let json = "[" + ids.map(String.init).joined(separator: ",") + "]"
@@ -23,21 +28,22 @@ import Testing
         let sessions = store(maxBytes: 1 << 20)
         _ = try sessions.put(id: "a", options: DiffOptions(), collection: try padded([1], to: 1_000))
         _ = try sessions.put(id: "b", options: DiffOptions(), collection: try padded([1], to: 2_000))
-        #expect(sessions.heldBytes == 3_000)
+        #expect(sessions.heldBytes == footprint(1_000, items: 1) + footprint(2_000, items: 1))
         // An update holds its own body in place of the old one.
         _ = try sessions.update(id: "a", to: try padded([1, 2], to: 500), readWith: DiffOptions(), condition: .any, commit: true)
-        #expect(sessions.heldBytes == 2_500)
+        #expect(sessions.heldBytes == footprint(500, items: 2) + footprint(2_000, items: 1))
         // An append holds its body beside the ones before.
         _ = try sessions.append(id: "a", try padded([3], to: 700), readWith: DiffOptions(), condition: .any)
-        #expect(sessions.heldBytes == 3_200)
+        let afterAppend = footprint(1_200, items: 3, bodies: 2) + footprint(2_000, items: 1)
+        #expect(sessions.heldBytes == afterAppend)
         // A refused change holds nothing more.
         #expect(throws: SessionError.self) {
             try sessions.update(id: "a", to: try padded([9], to: 5_000), readWith: DiffOptions(), condition: .version(0), commit: true)
         }
-        #expect(sessions.heldBytes == 3_200)
+        #expect(sessions.heldBytes == afterAppend)
         // A replaced session's bytes go with it.
         _ = try sessions.put(id: "b", options: DiffOptions(), collection: try padded([1], to: 100))
-        #expect(sessions.heldBytes == 1_300)
+        #expect(sessions.heldBytes == footprint(1_200, items: 3, bodies: 2) + footprint(100, items: 1))
         try sessions.delete(id: "a", condition: .any)
         try sessions.delete(id: "b", condition: .any)
         #expect(sessions.heldBytes == 0)
@@ -50,7 +56,7 @@ import Testing
         }
         // "a" went to make room for "d".
         #expect(throws: SessionError.self) { try sessions.snapshot(id: "a") }
-        #expect(sessions.heldBytes == 9_000 && sessions.statistics.evicted == 1)
+        #expect(sessions.heldBytes == 3 * footprint(3_000, items: 1) && sessions.statistics.evicted == 1)
         _ = try sessions.snapshot(id: "b")
         // Appends grow "d" past the budget: "c", now the least recently used, goes, then "b".
         _ = try sessions.append(id: "d", try padded([2], to: 2_000), readWith: DiffOptions(), condition: .any)
@@ -58,7 +64,7 @@ import Testing
         #expect(try sessions.snapshot(id: "b").version == 0)
         _ = try sessions.append(id: "d", try padded([3], to: 3_000), readWith: DiffOptions(), condition: .any)
         #expect(throws: SessionError.self) { try sessions.snapshot(id: "b") }
-        #expect(sessions.heldBytes == 8_000 && sessions.statistics.evicted == 3)
+        #expect(sessions.heldBytes == footprint(8_000, items: 3, bodies: 3) && sessions.statistics.evicted == 3)
         #expect(try sessions.snapshot(id: "d").collection.itemCount == 3)
     }
 
@@ -67,21 +73,21 @@ import Testing
         _ = try sessions.put(id: "a", options: DiffOptions(), collection: try padded([1], to: 4_000))
         _ = try sessions.put(id: "b", options: DiffOptions(), collection: try padded([1], to: 4_000))
         #expect {
-            try sessions.put(id: "b", options: DiffOptions(), collection: try padded([2], to: 10_001))
+            try sessions.put(id: "b", options: DiffOptions(), collection: try padded([2], to: 10_000))
         } throws: { error in
-            guard case SessionError.tooLarge(10_000, 10_001) = error else { return false }
-            return true
+            guard case SessionError.tooLarge(10_000, let bytes) = error else { return false }
+            return bytes == footprint(10_000, items: 1)
         }
         #expect {
-            try sessions.append(id: "b", try padded([2], to: 6_001), readWith: DiffOptions(), condition: .any)
+            try sessions.append(id: "b", try padded([2], to: 6_000), readWith: DiffOptions(), condition: .any)
         } throws: { error in
-            guard case SessionError.tooLarge(10_000, 10_001) = error else { return false }
-            return true
+            guard case SessionError.tooLarge(10_000, let bytes) = error else { return false }
+            return bytes == footprint(10_000, items: 2, bodies: 2)
         }
         // Neither evicted "a" nor touched "b".
         #expect(try sessions.snapshot(id: "a").version == 0)
         #expect(try sessions.snapshot(id: "b").collection.itemCount == 1)
-        #expect(sessions.heldBytes == 8_000 && sessions.statistics.evicted == 0)
+        #expect(sessions.heldBytes == 2 * footprint(4_000, items: 1) && sessions.statistics.evicted == 0)
     }
 
     @Test func theCountNeverDriftsOverAnySequenceOfChanges() async {

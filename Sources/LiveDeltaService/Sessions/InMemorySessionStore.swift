@@ -27,9 +27,8 @@ public final class InMemorySessionStore: SessionStore {
         public var maxSessions = 10_000
         public var idleTimeout: Duration = .seconds(15 * 60)
         public var maxItemsPerSession = 100_000
-        /// Bytes all sessions hold together: the request bodies their items point into (a
-        /// session keeps each body its items came in, whitespace and all), and ids' canonical
-        /// bytes. Counts cannot bound memory alone: one item may come in a body of any size.
+        /// Bytes all sessions take together, as `SessionFootprint` counts them (mostly the
+        /// request bodies their items point into, as sent).
         public var maxBytes = 1 << 30
 
         public init() {}
@@ -97,7 +96,7 @@ public final class InMemorySessionStore: SessionStore {
 
     public func put(id: String, options: DiffOptions, collection: JSONCollection) throws(SessionError) -> (SessionSnapshot, created: Bool) {
         try SessionRules.checkSize(collection.itemCount, limit: limits.maxItemsPerSession)
-        let bytes = collection.owners.byteCount
+        let bytes = SessionFootprint.of(collection)
         try checkBytes(bytes)
         let holder = try SessionRules.holder(for: collection, options: options)
         let stored = HeldSession(id: id, options: options, holder: holder, owners: collection.owners, now: clock())
@@ -140,7 +139,7 @@ public final class InMemorySessionStore: SessionStore {
         return try step(stored) { () throws(SessionError) in
             guard commit else { return try SessionRules.update(stored, to: collection, condition: condition, commit: false, created: created) }
             // The session will hold the new body's bytes in place of its own.
-            return try holding(stored, bytes: collection.owners.byteCount) { () throws(SessionError) in
+            return try holding(stored, bytes: SessionFootprint.of(collection)) { () throws(SessionError) in
                 try SessionRules.update(stored, to: collection, condition: condition, commit: true, created: created)
             }
         }
@@ -155,7 +154,8 @@ public final class InMemorySessionStore: SessionStore {
         guard stored.options.readsLike(readWith) else { throw .optionsChanged(stored.options) }
         return try step(stored) { () throws(SessionError) in
             // The session will hold the new body's bytes beside its own.
-            try holding(stored, bytes: stored.owners.merging(collection.owners).byteCount) { () throws(SessionError) in
+            let bytes = SessionFootprint.of(stored.owners.merging(collection.owners), items: stored.collection.itemCount + collection.itemCount)
+            return try holding(stored, bytes: bytes) { () throws(SessionError) in
                 try SessionRules.append(stored, collection, condition: condition, maxItems: limits.maxItemsPerSession)
             }
         }

@@ -187,9 +187,9 @@ struct SessionEndpoints {
             apiError.headers = [("Retry-After", "1")]
             return apiError
         case .tooLarge(let limit, let bytes):
-            return APIError(.sessionTooLarge, message: "sessions hold at most \(limit) bytes of JSON together; this one would hold \(bytes)")
+            return APIError(.sessionTooLarge, message: "sessions take at most \(limit) bytes together (their bodies as sent, and 40 for each item); this one would take \(bytes)")
         case .bytesFull(let limit):
-            var apiError = APIError(.tooManySessions, message: "sessions in use hold all \(limit) bytes of JSON sessions may hold; try again shortly")
+            var apiError = APIError(.tooManySessions, message: "sessions in use take all \(limit) bytes sessions may take; try again shortly")
             apiError.headers = [("Retry-After", "1")]
             return apiError
         case .optionsChanged:

@@ -26,7 +26,7 @@ public final class SharedSessionStore: SessionStore {
         public var maxItemsPerSession = 100_000
         /// Parsed sessions kept in this process.
         public var cachedSessions = 256
-        /// Bytes of JSON the parsed sessions kept in this process hold together.
+        /// Bytes the parsed sessions kept in this process take together (`SessionFootprint`).
         public var cachedBytes = 1 << 30
         /// Commits that lose to another replica are tried again, after a random wait, up to this
         /// many times in all.
@@ -289,7 +289,7 @@ public final class SharedSessionStore: SessionStore {
 
     /// Keeps a parsed copy, whose step lock the caller holds (or that no one else can see yet).
     private func remember(_ session: HeldSession, _ incarnation: String) {
-        let bytes = session.owners.byteCount
+        let bytes = SessionFootprint.of(session.collection)
         cache.withLockedValue { cache in
             cache.remove(session.id)
             cache.sessions[session.id] = Entry(session: session, incarnation: incarnation, bytes: bytes)
@@ -301,7 +301,7 @@ public final class SharedSessionStore: SessionStore {
 
     /// Counts a kept copy's bytes again after a change to it, whose step lock the caller holds.
     private func recount(_ session: HeldSession) {
-        let bytes = session.owners.byteCount
+        let bytes = SessionFootprint.of(session.collection)
         cache.withLockedValue { cache in
             guard let entry = cache.sessions[session.id], entry.session === session, entry.bytes != bytes else { return }
             cache.bytes += bytes - entry.bytes

@@ -1,0 +1,21 @@
+/// The memory a session's items take, as the stores count it against `--max-session-bytes`: the
+/// bodies the items came in (as sent, whitespace and all, with ids' canonical bytes), a record
+/// for each item, and each body's own bookkeeping. Counts alone cannot bound memory: one item
+/// may come in a body of any size, and an item of two bytes still takes a record.
+public enum SessionFootprint {
+    /// An item's record (`JSONItem`).
+    public static let bytesPerItem = MemoryLayout<JSONItem>.stride
+    /// A body's document, its buffer objects and the allocator's headers: an estimate from
+    /// their layouts, rounded up.
+    public static let bytesPerBody = 256
+
+    /// The bytes `items` items take that point into the documents of `owners`.
+    static func of(_ owners: DocumentOwners, items: Int) -> Int {
+        owners.byteCount + owners.count * bytesPerBody + items * bytesPerItem
+    }
+
+    /// The bytes a collection's items take.
+    static func of(_ collection: JSONCollection) -> Int {
+        of(collection.owners, items: collection.itemCount)
+    }
+}
