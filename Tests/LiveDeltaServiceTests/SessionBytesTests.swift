@@ -50,7 +50,8 @@ import Testing
     }
 
     @Test func bodiesPastTheBudgetEvictTheLeastRecentlyUsedIdleSessions() throws {
-        let sessions = store(maxBytes: 10_000)
+        // Room for three one-item sessions of 3,000 bytes, not four.
+        let sessions = store(maxBytes: 11_000)
         for id in ["a", "b", "c", "d"] {
             _ = try sessions.put(id: id, options: DiffOptions(), collection: try padded([1], to: 3_000))
         }
