@@ -17,10 +17,10 @@ import Synchronization
 /// before it, while different sessions proceed in parallel. A shared store follows the same
 /// shape with a compare-and-set on the version in place of the lock.
 ///
-/// Bounded: at most `maxSessions`, holding at most `maxBytes` of JSON together (when either is
-/// reached, the least recently used idle sessions are evicted, found from a recency list), each
-/// idle for at most `idleTimeout`, each holding at most `maxItemsPerSession` items. A session a
-/// request is using is never evicted or expired.
+/// Bounded: at most `maxSessions`, taking at most `maxBytes` together (`SessionFootprint`;
+/// when either is reached, the least recently used idle sessions are evicted, found from a
+/// recency list), each idle for at most `idleTimeout`, each holding at most
+/// `maxItemsPerSession` items. A session a request is using is never evicted or expired.
 /// Event callbacks and logs run after the store's lock is released.
 public final class InMemorySessionStore: SessionStore {
     public struct Limits: Sendable {
@@ -84,7 +84,7 @@ public final class InMemorySessionStore: SessionStore {
             open: table.withLockedValue { $0.sessions.count }, evicted: evicted.load(ordering: .relaxed), expired: expired.load(ordering: .relaxed))
     }
 
-    /// The bytes the sessions hold now (their documents'), at most `limits.maxBytes`.
+    /// The bytes the sessions take now, as `SessionFootprint` counts them: at most `limits.maxBytes`.
     public var heldBytes: Int { table.withLockedValue { $0.bytes } }
 
     private var idleNanoseconds: UInt64 {
@@ -330,7 +330,8 @@ public final class InMemorySessionStore: SessionStore {
     /// recently used idle ones, and returns the session now under the id, marked in use (the
     /// caller releases it): `stored` and true where it was added, `stored` and false where it
     /// replaced one, the existing one and false where one with the id exists and `replacing` is
-    /// false. Where no room can be made, nothing changes.
+    /// false. Where no room can be made, the session is not added (idle sessions dropped while
+    /// trying stay dropped, as they might have been anyway).
     private func insert(_ stored: HeldSession, replacing: Bool, bytes: Int) throws(SessionError) -> (HeldSession, added: Bool) {
         var dropped = Dropped()
         let outcome = table.withLockedValue { (table: inout Table) -> Result<((HeldSession, Bool), Held), SessionError> in

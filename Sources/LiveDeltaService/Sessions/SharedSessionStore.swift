@@ -42,7 +42,7 @@ public final class SharedSessionStore: SessionStore {
     private struct Entry: Sendable {
         let session: HeldSession
         let incarnation: String
-        /// The bytes its documents held when last counted.
+        /// The bytes it took (`SessionFootprint`) when last counted.
         var bytes: Int
     }
     private struct Cache: Sendable {
@@ -318,7 +318,7 @@ public final class SharedSessionStore: SessionStore {
         }
     }
 
-    /// The bytes the kept copies hold now.
+    /// The bytes the kept copies take now.
     public var cachedBytes: Int { cache.withLockedValue { $0.bytes } }
 
     /// A copy whose holder has moved past what storage holds (its commit lost or failed): no
