@@ -232,8 +232,9 @@ import TestSupport
         process.standardError = pipe
         process.standardOutput = pipe
         try process.run()
-        process.waitUntilExit()
+        // Read before waiting: a child that wrote more than the pipe holds would wait for us.
         let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
         return (process.terminationStatus, output)
     }
 }
