@@ -153,8 +153,9 @@ public final class InMemorySessionStore: SessionStore {
         defer { release(stored) }
         guard stored.options.readsLike(readWith) else { throw .optionsChanged(stored.options) }
         return try step(stored) { () throws(SessionError) in
-            // The session will hold the new body's bytes beside its own.
-            let bytes = SessionFootprint.of(stored.owners.merging(collection.owners), items: stored.collection.itemCount + collection.itemCount)
+            // The session will hold the new body's bytes beside its own (a request's body is
+            // never among a session's already, so the two are added without merging them).
+            let bytes = SessionFootprint.of(stored.owners, items: stored.collection.itemCount) + SessionFootprint.of(collection)
             return try holding(stored, bytes: bytes) { () throws(SessionError) in
                 try SessionRules.append(stored, collection, condition: condition, maxItems: limits.maxItemsPerSession)
             }
