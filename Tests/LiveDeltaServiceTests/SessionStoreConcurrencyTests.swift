@@ -61,4 +61,36 @@ import Testing
         #expect(store.statistics == SessionStatistics(open: 2, evicted: 2, expired: 0))
         box.withLockedValue { $0 = nil }
     }
+
+    /// Puts, updates, appends and deletes from eight threads on four sessions, under a budget
+    /// that keeps evicting: the store never counts more than the budget, and counts nothing
+    /// once every session is gone (sessions replaced or evicted while a change ran on them
+    /// count nothing either).
+    @Test func theByteCountHoldsUnderConcurrentChanges() throws {
+        var limits = InMemorySessionStore.Limits()
+        limits.maxBytes = 20_000
+        let store = InMemorySessionStore(limits: limits)
+        let over = NIOLockedValueBox(0)
+        DispatchQueue.concurrentPerform(iterations: 8) { client in
+            for round in 0..<300 {
+                let id = "s\((client + round) % 4)"
+                let size = 500 + (client * 977 + round * 131) % 4_000
+                let json = "[\(round),\(client + 1_000)]"
+                guard let body = try? CollectionDocument.read(ByteBuffer(Array((json + String(repeating: " ", count: size)).utf8))) else {
+                    Issue.record("unreadable body")
+                    return
+                }
+                switch round % 5 {
+                case 0: _ = try? store.put(id: id, options: DiffOptions(), collection: body)
+                case 1, 2: _ = try? store.update(id: id, to: body, readWith: DiffOptions(), condition: .any, commit: true)
+                case 3: _ = try? store.append(id: id, body, readWith: DiffOptions(), condition: .any)
+                default: try? store.delete(id: id, condition: .any)
+                }
+                if store.heldBytes > store.limits.maxBytes { over.withLockedValue { $0 += 1 } }
+            }
+        }
+        #expect(over.withLockedValue { $0 } == 0)
+        for session in 0..<4 { try? store.delete(id: "s\(session)", condition: .any) }
+        #expect(store.heldBytes == 0)
+    }
 }
