@@ -1,6 +1,7 @@
 import LiveDeltaService
 import MicroHTTP
 import PropertyBased
+import struct NIOConcurrencyHelpers.NIOLockedValueBox
 import Testing
 
 /// The memory store bounds the bytes its sessions hold (the bodies their items point into),
@@ -112,5 +113,35 @@ import Testing
             for id in ids { try? sessions.delete(id: id, condition: .any) }
             #expect(sessions.heldBytes == 0)
         }
+    }
+
+    /// Where sessions in use hold the whole budget, a change that needs room is refused (a
+    /// 503 with `Retry-After` over HTTP) rather than evicting them. The store's events come
+    /// while the session just put is still in use, so a put made from one finds it so.
+    @Test func sessionsInUseAreNeverEvictedForRoom() throws {
+        let box = NIOLockedValueBox<InMemorySessionStore?>(nil)
+        let refusal = NIOLockedValueBox<SessionError?>(nil)
+        var limits = InMemorySessionStore.Limits()
+        limits.maxBytes = 10_000
+        let big = try padded([2], to: 6_000)
+        let store = InMemorySessionStore(limits: limits) { event in
+            guard case .open(1) = event, let store = box.withLockedValue({ $0 }) else { return }
+            box.withLockedValue { $0 = nil }  // once
+            do throws(SessionError) {
+                _ = try store.put(id: "b", options: DiffOptions(), collection: big)
+            } catch {
+                refusal.withLockedValue { $0 = error }
+            }
+        }
+        box.withLockedValue { $0 = store }
+        _ = try store.put(id: "a", options: DiffOptions(), collection: try padded([1], to: 5_000))
+        guard case .bytesFull(10_000)? = refusal.withLockedValue({ $0 }) else {
+            Issue.record("expected bytesFull, got \(String(describing: refusal.withLockedValue { $0 }))")
+            return
+        }
+        // Once "a" is idle, it makes room.
+        _ = try store.put(id: "b", options: DiffOptions(), collection: big)
+        #expect(throws: SessionError.self) { try store.snapshot(id: "a") }
+        #expect(store.heldBytes == footprint(6_000, items: 1))
     }
 }
