@@ -43,20 +43,29 @@ public struct HeaderFields: Sendable {
     /// The first value of a field, by case-insensitive name (ASCII, as field names are).
     public func first(_ name: String) -> String? {
         var found: String?
-        var wanted = name
-        wanted.withUTF8 { wanted in
-            forEach { name, value in
-                guard Self.sameIgnoringASCIICase(name, wanted) else { return true }
-                found = String(decoding: value, as: UTF8.self)
-                return false
-            }
+        forEach(named: name) { value in
+            found = String(decoding: value, as: UTF8.self)
+            return false
         }
         return found
     }
 
     /// Every value of a field, by case-insensitive name.
     public func values(_ name: String) -> [String] {
-        all.compactMap { $0.name.equalsIgnoringASCIICase(name) ? $0.value : nil }
+        var found: [String] = []
+        forEach(named: name) { value in
+            found.append(String(decoding: value, as: UTF8.self))
+            return true
+        }
+        return found
+    }
+
+    /// Calls `body` with the value of each field called `name`, until it returns false.
+    private func forEach(named name: String, _ body: (UnsafeBufferPointer<UInt8>) -> Bool) {
+        var wanted = name
+        wanted.withUTF8 { wanted in
+            forEach { name, value in Self.sameIgnoringASCIICase(name, wanted) ? body(value) : true }
+        }
     }
 
     /// All fields, as strings.
