@@ -95,7 +95,10 @@ public enum DiffEndpoint {
             throw .invalidShape(JSONPointer(), "the body needs both \"old\" and \"new\" collections")
         }
         var collections = try envelope.collections(readWith: options)
-        let (old, new) = (collections.take("old")!, collections.take("new")!)
+        // Both are read once the envelope has them; anything else is the server's own failure.
+        guard let old = collections.take("old"), let new = collections.take("new") else {
+            throw .internalError("the body's collections were not read")
+        }
         let computation = DiffComputation(options: options, oldLocation: .member("old"), newLocation: .member("new"), metrics: metrics)
         // The envelope holds the request's share of the item budget until the answer is written.
         return try withExtendedLifetime(envelope) { () throws(APIError) in

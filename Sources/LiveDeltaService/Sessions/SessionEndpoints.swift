@@ -187,7 +187,10 @@ struct SessionEndpoints {
             apiError.headers = [("Retry-After", "1")]
             return apiError
         case .tooLarge(let limit, let bytes):
-            return APIError(.sessionTooLarge, message: "sessions take at most \(limit) bytes together (their bodies as sent, and 40 for each item); this one would take \(bytes)")
+            return APIError(
+                .sessionTooLarge,
+                message: "sessions take at most \(limit) bytes together (their bodies as sent, plus \(SessionFootprint.bytesPerItem) for each item "
+                    + "and \(SessionFootprint.bytesPerBody) for each body); this one would take \(bytes)")
         case .bytesFull(let limit):
             var apiError = APIError(.tooManySessions, message: "sessions in use take all \(limit) bytes sessions may take; try again shortly")
             apiError.headers = [("Retry-After", "1")]
@@ -308,6 +311,10 @@ struct SessionBody {
 
     mutating func collection(readWith options: DiffOptions) throws(APIError) -> JSONCollection {
         var collections = try envelope.collections(readWith: options)
-        return collections.take("items") ?? collections.take("sections")!
+        // The body was checked to hold one of them; anything else is the server's own failure.
+        guard let collection = collections.take("items") ?? collections.take("sections") else {
+            throw .internalError("the body's collection was not read")
+        }
+        return collection
     }
 }
