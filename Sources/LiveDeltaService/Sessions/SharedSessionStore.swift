@@ -42,7 +42,7 @@ public final class SharedSessionStore: SessionStore {
     private struct Entry: Sendable {
         let session: HeldSession
         let incarnation: String
-        /// The bytes it took (`SessionFootprint`) when last counted.
+        /// The bytes it takes (`SessionFootprint`), counted when it was last remembered.
         var bytes: Int
     }
     private struct Cache: Sendable {
@@ -253,8 +253,6 @@ public final class SharedSessionStore: SessionStore {
         if let cached {
             cached.session.step.lock()
             defer { cached.session.step.unlock() }
-            // A change moves the copy on in place: its bytes are counted again after it.
-            defer { recount(cached.session) }
             if !cached.session.stale.load(ordering: .acquiring) {
                 if optimistic {
                     events(.cacheHit)
@@ -281,13 +279,14 @@ public final class SharedSessionStore: SessionStore {
         session.step.lock()
         defer { session.step.unlock() }
         remember(session, stored.incarnation)
-        defer { recount(session) }
         return try body(session, stored.incarnation)
     }
 
     // MARK: - Pieces
 
-    /// Keeps a parsed copy, whose step lock the caller holds (or that no one else can see yet).
+    /// Keeps a parsed copy, whose step lock the caller holds (or that no one else can see yet),
+    /// counting its bytes. A copy moves on in place only in a change, which ends here again
+    /// where it commits and in `discard` where it does not, so the count stays true.
     private func remember(_ session: HeldSession, _ incarnation: String) {
         let bytes = SessionFootprint.of(session.collection)
         cache.withLockedValue { cache in
@@ -295,17 +294,6 @@ public final class SharedSessionStore: SessionStore {
             cache.sessions[session.id] = Entry(session: session, incarnation: incarnation, bytes: bytes)
             cache.bytes += bytes
             cache.recency.touch(session.id)
-            trim(&cache)
-        }
-    }
-
-    /// Counts a kept copy's bytes again after a change to it, whose step lock the caller holds.
-    private func recount(_ session: HeldSession) {
-        let bytes = SessionFootprint.of(session.collection)
-        cache.withLockedValue { cache in
-            guard let entry = cache.sessions[session.id], entry.session === session, entry.bytes != bytes else { return }
-            cache.bytes += bytes - entry.bytes
-            cache.sessions[session.id]?.bytes = bytes
             trim(&cache)
         }
     }
