@@ -77,6 +77,16 @@ func reader() throws {
     }
     print(String(format: "  with UUID string ids (%.1f MB): median %.2f ms (%.0f MB/s)",
                  Double(keyed.count) / 1_048_576, uuids.median, Double(keyed.count) / 1_048_576 / (uuids.median / 1000)))
+    // Validation where strings are long and their lengths vary (a sentence or two of prose).
+    var rng = SystemRandomNumberGenerator()
+    let words = ["the", "quiet", "river", "ran", "past", "an", "old", "mill", "where", "children", "played", "all", "summer", "long"]
+    let prose = Array(("[" + (0..<20_000).map { id in
+        let sentence = (0..<Int.random(in: 10...60, using: &rng)).map { _ in words.randomElement(using: &rng)! }.joined(separator: " ")
+        return "{\"id\":\(id),\"text\":\"\(sentence).\"}"
+    }.joined(separator: ",") + "]").utf8)
+    let prosed = try measure(15) { try prose.withUnsafeBufferPointer { try JSONScanner.validate($0) } }
+    print(String(format: "  validation of 20,000 items of prose (%.1f MB): median %.2f ms (%.0f MB/s)",
+                 Double(prose.count) / 1_048_576, prosed.median, Double(prose.count) / 1_048_576 / (prosed.median / 1000)))
 }
 
 func diff(sizes: [(Int, Int)] = [(20, 2_001), (10_000, 41)]) throws {

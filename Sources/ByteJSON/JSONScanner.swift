@@ -60,6 +60,8 @@ public struct JSONScanner {
 
     /// Checks that `bytes` hold exactly one JSON value, with only whitespace around it.
     public static func validate(_ bytes: UnsafeBufferPointer<UInt8>, maxDepth: Int = 512) throws(JSONError) {
+        if JSONValidator.accepts(bytes, maxDepth: maxDepth) { return }
+        // Not valid: the scanner finds what is wrong and where.
         var scanner = JSONScanner(bytes, maxDepth: maxDepth)
         scanner.hashing = false
         _ = try scanner.scanDocument()

@@ -3,15 +3,20 @@ import Glibc
 import ByteJSON
 
 /// Any bytes: the scanner either accepts them or says where they stop being JSON, never
-/// crashes; accepted text builds the same tree twice, hashes by meaning, and a tree's number
-/// descriptions read back as the same values.
+/// crashes, and `JSONValidator` judges them the same; accepted text builds the same tree
+/// twice, hashes by meaning, and a tree's number descriptions read back as the same values.
 @_cdecl("LLVMFuzzerTestOneInput")
 func fuzz(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     guard let data else { return 0 }
     let bytes = UnsafeBufferPointer(start: data, count: size)
     var scanner = JSONScanner(bytes, maxDepth: 64)
     let scanned: ScannedValue
-    do { scanned = try scanner.scanDocument() } catch { return 0 }
+    let accepted = JSONValidator.accepts(bytes, maxDepth: 64)
+    do { scanned = try scanner.scanDocument() } catch {
+        if accepted { fatalError("the validator accepts what the scanner refuses: \(error)") }
+        return 0
+    }
+    if !accepted { fatalError("the validator refuses what the scanner accepts") }
     guard let tree = try? JSONValue(parsing: bytes, maxDepth: 64) else { fatalError("scanned but did not build") }
     var again = JSONScanner(bytes, maxDepth: 64)
     guard (try? again.scanDocument())?.hash == scanned.hash else { fatalError("the hash is not stable") }
