@@ -92,6 +92,49 @@ import Testing
         #expect(sessions.heldBytes == 2 * footprint(4_000, items: 1) && sessions.statistics.evicted == 0)
     }
 
+    /// A change refused for its version, its kind or the items it would leave is refused before
+    /// room is made for it: the idle session that room would have cost stays.
+    @Test func aChangeRefusedAnywayEvictsNobody() throws {
+        var limits = InMemorySessionStore.Limits()
+        limits.maxBytes = 10_000
+        limits.maxItemsPerSession = 3
+        let sessions = InMemorySessionStore(limits: limits)
+        _ = try sessions.put(id: "a", options: DiffOptions(), collection: try padded([1], to: 4_000))
+        _ = try sessions.put(id: "b", options: DiffOptions(), collection: try padded([1], to: 4_000))
+        let needingRoom = try padded([1, 2], to: 6_000)
+        #expect {
+            try sessions.update(id: "b", to: needingRoom, readWith: DiffOptions(), condition: .version(7), commit: true)
+        } throws: { error in
+            guard case SessionError.versionMismatch(.version(7), 0?) = error else { return false }
+            return true
+        }
+        #expect {
+            try sessions.append(id: "b", needingRoom, readWith: DiffOptions(), condition: .version(7))
+        } throws: { error in
+            guard case SessionError.versionMismatch(.version(7), 0?) = error else { return false }
+            return true
+        }
+        let sectioned = try collection("{\"sections\":[{\"id\":\"s\",\"items\":[1]}]" + String(repeating: " ", count: 5_000) + "}")
+        #expect {
+            try sessions.update(id: "b", to: sectioned, readWith: DiffOptions(), condition: .any, commit: true)
+        } throws: { error in
+            guard case SessionError.kindMismatch(sessionIsSectioned: false) = error else { return false }
+            return true
+        }
+        #expect {
+            try sessions.append(id: "b", try padded([2, 3, 4], to: 5_000), readWith: DiffOptions(), condition: .any)
+        } throws: { error in
+            guard case SessionError.tooManyItems(limit: 3, count: 4) = error else { return false }
+            return true
+        }
+        #expect(try sessions.snapshot(id: "a").collection.itemCount == 1)
+        #expect(sessions.statistics.evicted == 0 && sessions.heldBytes == 2 * footprint(4_000, items: 1))
+        // A change that goes through takes the room.
+        _ = try sessions.update(id: "b", to: needingRoom, readWith: DiffOptions(), condition: .version(0), commit: true)
+        #expect(throws: SessionError.self) { try sessions.snapshot(id: "a") }
+        #expect(sessions.statistics.evicted == 1)
+    }
+
     @Test func theCountNeverDriftsOverAnySequenceOfChanges() async {
         // Each change is one number: its kind (5), session (4), body size (4,001) and version (3).
         await propertyCheck(count: 300, input: Gen.int(in: 0..<(5 * 4 * 4_001 * 3)).array(of: 1...40)) { changes in

@@ -138,6 +138,7 @@ public final class InMemorySessionStore: SessionStore {
         guard stored.options.readsLike(readWith) else { throw .optionsChanged(stored.options) }
         return try step(stored) { () throws(SessionError) in
             guard commit else { return try SessionRules.update(stored, to: collection, condition: condition, commit: false, created: created) }
+            try SessionRules.precheck(stored, collection, condition: condition, appending: false, maxItems: limits.maxItemsPerSession)
             // The session will hold the new body's bytes in place of its own.
             return try holding(stored, bytes: SessionFootprint.of(collection)) { () throws(SessionError) in
                 try SessionRules.update(stored, to: collection, condition: condition, commit: true, created: created)
@@ -153,6 +154,7 @@ public final class InMemorySessionStore: SessionStore {
         defer { release(stored) }
         guard stored.options.readsLike(readWith) else { throw .optionsChanged(stored.options) }
         return try step(stored) { () throws(SessionError) in
+            try SessionRules.precheck(stored, collection, condition: condition, appending: true, maxItems: limits.maxItemsPerSession)
             // The session will hold the new body's bytes beside its own (a request's body is
             // never among a session's already, so the two are added without merging them).
             let bytes = SessionFootprint.of(stored.owners, items: stored.collection.itemCount) + SessionFootprint.of(collection)

@@ -123,6 +123,22 @@ enum SessionRules {
         }
     }
 
+    /// What refuses a change whatever it holds, checked before a store makes room for it (so
+    /// that a change refused anyway evicts nobody): its condition, the collection's kind and,
+    /// for an append, the items the session would hold. The same checks, in the same order,
+    /// open `update` and `append`, which the caller runs next under the same step.
+    static func precheck(
+        _ session: HeldSession, _ collection: JSONCollection, condition: VersionCondition, appending: Bool, maxItems: Int
+    ) throws(SessionError) {
+        _ = try check(condition, against: session.holder.version)
+        switch (session.holder, collection.shape) {
+        case (.flat, .flat), (.sectioned, .sectioned): break
+        case (.flat, _): throw .kindMismatch(sessionIsSectioned: false)
+        case (.sectioned, _): throw .kindMismatch(sessionIsSectioned: true)
+        }
+        if appending { try checkSize(session.collection.itemCount + collection.itemCount, limit: maxItems) }
+    }
+
     /// The version a condition insists on, checked against the current one (taken inside the
     /// step, so that nothing changes it before the holder commits).
     static func check(_ condition: VersionCondition, against current: UInt64) throws(SessionError) -> UInt64? {
