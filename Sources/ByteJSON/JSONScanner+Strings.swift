@@ -185,22 +185,27 @@ extension JSONScanner {
         }
     }
 
-    /// At a byte >= 0x80: checks one well-formed UTF-8 sequence (no overlongs, no surrogates,
-    /// nothing past U+10FFFF), steps over it and returns its length.
-    mutating func scanMultibyte() throws(JSONError) -> Int {
-        let lead = base[position]
-        let length: Int
-        var secondRange: ClosedRange<UInt8> = 0x80...0xBF
+    /// What a well-formed UTF-8 sequence starting with `lead` (>= 0x80) is: its length and
+    /// the range its second byte must fall in, which rules out overlongs, surrogates and
+    /// anything past U+10FFFF; nil where no sequence starts so. Its other bytes are 0x80...0xBF.
+    @inline(__always)
+    static func utf8Sequence(lead: UInt8) -> (length: Int, second: ClosedRange<UInt8>)? {
         switch lead {
-        case 0xC2...0xDF: length = 2
-        case 0xE0: length = 3; secondRange = 0xA0...0xBF
-        case 0xE1...0xEC, 0xEE...0xEF: length = 3
-        case 0xED: length = 3; secondRange = 0x80...0x9F
-        case 0xF0: length = 4; secondRange = 0x90...0xBF
-        case 0xF1...0xF3: length = 4
-        case 0xF4: length = 4; secondRange = 0x80...0x8F
-        default: throw JSONError(.invalidUTF8, at: position)
+        case 0xC2...0xDF: (2, 0x80...0xBF)
+        case 0xE0: (3, 0xA0...0xBF)
+        case 0xE1...0xEC, 0xEE...0xEF: (3, 0x80...0xBF)
+        case 0xED: (3, 0x80...0x9F)
+        case 0xF0: (4, 0x90...0xBF)
+        case 0xF1...0xF3: (4, 0x80...0xBF)
+        case 0xF4: (4, 0x80...0x8F)
+        default: nil
         }
+    }
+
+    /// At a byte >= 0x80: checks one well-formed UTF-8 sequence, steps over it and returns
+    /// its length.
+    mutating func scanMultibyte() throws(JSONError) -> Int {
+        guard let (length, secondRange) = Self.utf8Sequence(lead: base[position]) else { throw JSONError(.invalidUTF8, at: position) }
         guard position + length <= count else { throw JSONError(.invalidUTF8, at: position) }
         guard secondRange.contains(base[position + 1]) else { throw JSONError(.invalidUTF8, at: position + 1) }
         for k in 2..<max(2, length) where !(0x80...0xBF).contains(base[position + k]) {

@@ -202,24 +202,10 @@ public enum JSONValidator {
             }
         }
 
-        /// At a byte >= 0x80: one well-formed UTF-8 sequence (no overlongs, no surrogates,
-        /// nothing past U+10FFFF).
+        /// At a byte >= 0x80: one well-formed UTF-8 sequence.
         private func multibyte(_ q: inout Int) -> Bool {
-            let length: Int
-            var low: UInt8 = 0x80, high: UInt8 = 0xBF
-            switch base[q] {
-            case 0xC2...0xDF: length = 2
-            case 0xE0: length = 3; low = 0xA0
-            case 0xE1...0xEC, 0xEE...0xEF: length = 3
-            case 0xED: length = 3; high = 0x9F
-            case 0xF0: length = 4; low = 0x90
-            case 0xF1...0xF3: length = 4
-            case 0xF4: length = 4; high = 0x8F
-            default: return false
-            }
-            guard q &+ length <= count else { return false }
-            let second = base[q &+ 1]
-            guard second >= low && second <= high else { return false }
+            guard let (length, second) = JSONScanner.utf8Sequence(lead: base[q]) else { return false }
+            guard q &+ length <= count, second.contains(base[q &+ 1]) else { return false }
             for k in 2..<max(2, length) where base[q &+ k] & 0xC0 != 0x80 { return false }
             q &+= length
             return true
