@@ -53,32 +53,20 @@ public enum JSONValidator {
                 skipWhitespace(&p)
                 guard p < count else { return false }
                 switch base[p] {
-                case 0x7B:  // {
+                case 0x7B, 0x5B:  // { or [
+                    let isObject = base[p] == 0x7B
                     guard depth < maxDepth else { return false }
                     p &+= 1
                     skipWhitespace(&p)
                     guard p < count else { return false }
-                    if base[p] == 0x7D {
+                    if base[p] == (isObject ? 0x7D : 0x5D) {
                         p &+= 1
                         break
                     }
-                    kinds[depth] = 1
+                    kinds[depth] = isObject ? 1 : 0
                     depth &+= 1
-                    inObject = true
-                    guard key(&p) else { return false }
-                    continue value
-                case 0x5B:  // [
-                    guard depth < maxDepth else { return false }
-                    p &+= 1
-                    skipWhitespace(&p)
-                    guard p < count else { return false }
-                    if base[p] == 0x5D {
-                        p &+= 1
-                        break
-                    }
-                    kinds[depth] = 0
-                    depth &+= 1
-                    inObject = false
+                    inObject = isObject
+                    if isObject { guard key(&p) else { return false } }
                     continue value
                 case 0x22:
                     guard string(&p) else { return false }
