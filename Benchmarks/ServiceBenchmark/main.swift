@@ -1,9 +1,10 @@
 // Times the request path in process: the JSON reader on a 100,000-object document (beside
-// Foundation's JSONSerialization), whole /diff bodies of 20 and 10,000 items, and each delta
+// Foundation's JSONSerialization; validation alone also on prose), whole /diff bodies of 20 and 10,000 items, and each delta
 // format against batch on 100,000 items with 10% changed.
 // Usage: ServiceBenchmark [reader|diff|formats]...   (all when none is given); for profiling,
 // validate-loop, scan-loop and read-loop repeat one part of the reader 200 times (LOOPS=n for
-// another count, as under callgrind), and small, large and tiny repeat one /diff body.
+// another count, as under callgrind), and small, large and tiny repeat one /diff body (tiny
+// 500,001 times, or RUNS=n).
 import ByteJSON
 import Foundation
 import LiveDeltaService
@@ -155,6 +156,6 @@ if chosen.contains("large") { try diff(sizes: [(10_000, 1_001)]) }
 if chosen.contains("tiny") {
     // The load benchmark's 29-byte body: what a request costs with almost nothing to read.
     let body = ByteBuffer(Array(#"{"old":[1,2,3],"new":[3,2,1]}"#.utf8))
-    let time = try measure(500_001) { _ = try DiffEndpoint.respond(to: body) }
+    let time = try measure(ProcessInfo.processInfo.environment["RUNS"].flatMap { Int($0) } ?? 500_001) { _ = try DiffEndpoint.respond(to: body) }
     print(String(format: "POST /diff, 29-byte body: median %.4f ms, min %.4f ms", time.median, time.min))
 }
