@@ -80,7 +80,7 @@ struct Serve: ParsableCommand {
     @Option(help: "Most items one session may hold (413 above). [env: LIVEDELTA_MAX_SESSION_ITEMS]")
     var maxSessionItems: Int = Environment.value("LIVEDELTA_MAX_SESSION_ITEMS", default: 100_000)
 
-    @Option(help: "Bytes sessions take in this process: their bodies as sent, plus 40 per item and 384 per body. The memory store evicts the least recently used idle sessions to stay within it; the Redis store drops parsed copies. [env: LIVEDELTA_MAX_SESSION_BYTES]")
+    @Option(help: "Bytes sessions take in this process: their bodies as sent, plus \(SessionFootprint.bytesPerItem) per item and \(SessionFootprint.bytesPerBody) per body. The memory store evicts the least recently used idle sessions to stay within it; the Redis store drops parsed copies. [env: LIVEDELTA_MAX_SESSION_BYTES]")
     var maxSessionBytes: Int = Environment.value("LIVEDELTA_MAX_SESSION_BYTES", default: 1 << 30)
 
     @Option(help: "trace, debug, info (one line per request), notice, warning, error or critical. [env: LIVEDELTA_LOG_LEVEL]")

@@ -157,7 +157,7 @@ public final class InMemorySessionStore: SessionStore {
             try SessionRules.precheck(stored, collection, condition: condition, appending: true, maxItems: limits.maxItemsPerSession)
             // The session will hold the new body's bytes beside its own (a request's body is
             // never among a session's already, so the two are added without merging them).
-            let bytes = SessionFootprint.of(stored.owners, items: stored.collection.itemCount) + SessionFootprint.of(collection)
+            let bytes = SessionFootprint.of(stored.owners, items: stored.holder.itemCount) + SessionFootprint.of(collection)
             return try holding(stored, bytes: bytes) { () throws(SessionError) in
                 try SessionRules.append(stored, collection, condition: condition, maxItems: limits.maxItemsPerSession)
             }
@@ -296,7 +296,6 @@ public final class InMemorySessionStore: SessionStore {
     private struct Dropped {
         var expired = 0
         var evicted: [String] = []
-        var isEmpty: Bool { expired == 0 && evicted.isEmpty }
     }
 
     /// From the least recently used end, drops sessions until `fits`: expired ones, and idle

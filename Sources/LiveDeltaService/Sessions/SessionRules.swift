@@ -13,6 +13,14 @@ enum Holder: Sendable {
         case .sectioned(let data): data.version
         }
     }
+
+    /// The items held, in all sections.
+    var itemCount: Int {
+        switch self {
+        case .flat(let data): data.items.count
+        case .sectioned(let data): data.sections.itemCount
+        }
+    }
 }
 
 /// A session held in memory: by the memory store for its life, by a shared store as the
@@ -136,7 +144,7 @@ enum SessionRules {
         case (.flat, _): throw .kindMismatch(sessionIsSectioned: false)
         case (.sectioned, _): throw .kindMismatch(sessionIsSectioned: true)
         }
-        if appending { try checkSize(session.collection.itemCount + collection.itemCount, limit: maxItems) }
+        if appending { try checkSize(session.holder.itemCount + collection.itemCount, limit: maxItems) }
     }
 
     /// The version a condition insists on, checked against the current one (taken inside the
