@@ -186,7 +186,14 @@ extension JSONScanner {
 
     /// The value of a valid number when it is a whole number that fits in Int64 (whatever its
     /// spelling: 5, 5.0 and 50e-1 are all 5); nil otherwise.
+    @inlinable
     public func exactInteger(_ range: Range<Int>) -> Int64? {
+        eightDigits(range) ?? longerInteger(range)
+    }
+
+    /// `exactInteger` past `eightDigits`.
+    @usableFromInline
+    func longerInteger(_ range: Range<Int>) -> Int64? {
         // Plain integers (the usual ids) directly: a valid number of digits alone has no
         // leading zero, and 18 digits cannot overflow.
         let negative = base[range.lowerBound] == 0x2D
@@ -206,7 +213,29 @@ extension JSONScanner {
         return exactIntegerByParts(range)
     }
 
+    /// The value of 1 to 8 digits and nothing else, read as one word (where the text has 8
+    /// bytes from the start); nil for anything else.
+    @inlinable @inline(__always)
+    func eightDigits(_ range: Range<Int>) -> Int64? {
+        let length = range.count
+        guard length >= 1, length <= 8, range.lowerBound + 8 <= count else { return nil }
+        let word = UnsafeRawPointer(base + range.lowerBound).loadUnaligned(as: UInt64.self)
+        // The digits move to the high bytes (the last digit highest); '0's fill in before them.
+        let zeros: UInt64 = 0x3030_3030_3030_3030
+        let padded = length == 8 ? word : word << UInt64(8 * (8 - length)) | zeros >> UInt64(8 * length)
+        // Every byte 0x30...0x39: a high nibble of 3, and no carry out of the low one past 9.
+        let nibbles: UInt64 = 0xF0F0_F0F0_F0F0_F0F0
+        guard padded & nibbles == zeros, (padded &+ 0x0606_0606_0606_0606) & nibbles == zeros else { return nil }
+        // Pairs, then fours, then all eight digits, each step by one multiplication.
+        var value = padded & 0x0F0F_0F0F_0F0F_0F0F
+        value = (value &* 2561) >> 8
+        value = ((value & 0x00FF_00FF_00FF_00FF) &* 6_553_601) >> 16
+        value = ((value & 0x0000_FFFF_0000_FFFF) &* 42_949_672_960_001) >> 32
+        return Int64(value & 0xFFFF_FFFF)
+    }
+
     /// `exactInteger` for any spelling, through the number's parts.
+    @usableFromInline
     func exactIntegerByParts(_ range: Range<Int>) -> Int64? {
         let parts = numberParts(range)
         guard let significant = parts.significant else { return 0 }

@@ -97,14 +97,7 @@ struct CollectionReader {
             switch scanner.peek() {
             case UInt8(ascii: "["):
                 let first = items.count
-                var index = 0
-                var more = try scanner.beginArray()
-                while more {
-                    try lease.admit(items.count)
-                    items.append(try readItem(pointer, index))
-                    index += 1
-                    more = try scanner.nextElement()
-                }
+                try readItems(pointer)
                 return .flat(first..<items.count)
             case UInt8(ascii: "{"):
                 var sections: [SectionRecord]?
@@ -179,13 +172,7 @@ struct CollectionReader {
                     throw APIError.invalidShape(pointer.appending(options.itemsKey), "\"\(options.itemsKey)\" must be an array of items")
                 }
                 let first = items.count
-                var more = try scanner.beginArray()
-                let itemsPointer = pointer.appending(options.itemsKey)
-                while more {
-                    try lease.admit(items.count)
-                    items.append(try readItem(itemsPointer, items.count - first))
-                    more = try scanner.nextElement()
-                }
+                try readItems(pointer.appending(options.itemsKey))
                 sectionItems = first..<items.count
             } else {
                 let value = try scanner.scanValue()
@@ -209,6 +196,70 @@ struct CollectionReader {
             throw invalidID(id, at: pointer.appending(path: options.sectionIdKey.splitPath))
         }
         return SectionRecord(headerHash: fold(ValueHash.object(memberSum: memberSum, count: members)), raw: raw, id: identity, items: items)
+    }
+
+    /// At an array of items: reads them all into `items`.
+    private mutating func readItems(_ pointer: JSONPointer) throws {
+        let first = items.count
+        guard filtersFields || idKeyIsPath else { return try walkItems(pointer) }
+        var more = try scanner.beginArray()
+        while more {
+            try lease.admit(items.count)
+            items.append(try readItem(pointer, items.count - first))
+            more = try scanner.nextElement()
+        }
+    }
+
+    /// `readItems` where every member counts and the id has a one-name key (the usual case):
+    /// one walk of the array, which finds each item's id on the way and whose hash of an
+    /// object item is its content hash. Items are checked a batch at a time, in order, and
+    /// the unfinished one before an error in the text, so refusals come as item by item.
+    private mutating func walkItems(_ pointer: JSONPointer) throws {
+        let first = items.count
+        var refusal: APIError?
+        // A copy walks, so that the steps below may read the scanner (the text is the same).
+        var walker = scanner
+        let completed = try walker.scanElements(findingMember: idKey) { elements, unfinished in
+            do throws(APIError) {
+                for element in elements {
+                    try lease.admit(items.count)
+                    items.append(try record(of: element, pointer, items.count - first))
+                }
+                if let unfinished {
+                    try lease.admit(items.count)
+                    if unfinished < scanner.count && scanner.base[unfinished] == UInt8(ascii: "[") {
+                        throw Self.arrayItem(at: pointer.appending(items.count - first))
+                    }
+                }
+                return true
+            } catch {
+                refusal = error
+                return false
+            }
+        }
+        if let refusal { throw refusal }
+        // The walk stops only where something is refused.
+        guard completed else { throw APIError.internalError("the item walk stopped with nothing refused") }
+        scanner = walker
+    }
+
+    /// The record of an item read by `walkItems`.
+    @inline(__always)
+    private mutating func record(of element: ScannedElement, _ pointer: JSONPointer, _ index: Int) throws(APIError) -> ItemRecord {
+        let value = element.value
+        if value.kind == .array { throw Self.arrayItem(at: pointer.appending(index)) }
+        guard value.kind != .object else {
+            if element.repeated { throw APIError.duplicateMember(pointer.appending(index).appending(options.idKey.splitPath[0])) }
+            return try record(id: element.member, contentHash: value.hash, raw: value.start..<value.end, pointer, index)
+        }
+        guard let identity = identity(of: value, scalarItem: true) else { throw invalidID(value, at: pointer.appending(index)) }
+        return ItemRecord(contentHash: fold(value.hash), raw: ByteRange(value.start..<value.end), id: identity)
+    }
+
+    private static func arrayItem(at pointer: JSONPointer) -> APIError {
+        APIError(
+            .invalidItem, pointer: pointer,
+            message: "an array has no identity; items are objects with an id, or strings, numbers, booleans or null")
     }
 
     private mutating func readItem(_ pointer: JSONPointer, _ index: Int) throws -> ItemRecord {
@@ -243,9 +294,7 @@ struct CollectionReader {
             }
             return try record(id: id, contentHash: ValueHash.object(memberSum: memberSum, count: members), raw: start..<scanner.position, pointer, index)
         case UInt8(ascii: "["):
-            throw APIError(
-                .invalidItem, pointer: pointer.appending(index),
-                message: "an array has no identity; items are objects with an id, or strings, numbers, booleans or null")
+            throw Self.arrayItem(at: pointer.appending(index))
         default:
             let value = try scanner.scanValue()
             guard let identity = identity(of: value, scalarItem: true) else { throw invalidID(value, at: pointer.appending(index)) }

@@ -47,6 +47,44 @@ import Testing
         }
     }
 
+    /// Items are read a batch at a time in one walk, but a body is answered by the first thing
+    /// wrong in it, as item by item: of two refused items, the first gets its code and pointer;
+    /// past the item limit, 413 comes first; and text that is not JSON anywhere is a 400.
+    @Test func theFirstRefusalAnswers() async {
+        let refusals: [(item: String, code: String, pointer: String)] = [
+            ("{\"n\":1}", "missing_id", ""),
+            ("{\"id\":true}", "invalid_id", "/id"),
+            ("[1,2]", "invalid_item", ""),
+            ("{\"id\":1,\"id\":2}", "duplicate_member", "/id"),
+            ("{}", "missing_id", ""),
+            ("{\"id\":[1]}", "invalid_id", "/id"),
+        ]
+        var configuration = LiveDeltaService.Configuration()
+        configuration.maxItemsPerRequest = 600
+        let service = LiveDeltaService(configuration: configuration)
+        let place = Gen.int(in: 0...700)
+        let kind = Gen.int(in: 0...(refusals.count - 1))
+        await propertyCheck(count: 400, input: place, place, kind, kind, Gen.int(in: 0...3)) { first, second, kind, otherKind, broken in
+            guard first < second else { return }
+            let items = (0...second).map { k in
+                k == first ? refusals[kind].item : k == second ? refusals[otherKind].item : "{\"id\":\(k),\"title\":\"movie \(k)\"}"
+            }
+            let body = "{\"old\":[\(items.joined(separator: ","))],\"new\":[]}" + (broken == 0 ? "}" : "")
+            let response = service.handle(
+                HTTPRequest(method: "POST", path: "/diff", headers: [("Content-Type", "application/json")], body: Array(body.utf8)))
+            let answer = try JSONValue(parsing: String(decoding: response.body, as: UTF8.self))
+            let code = answer["error"]?["code"]?.stringValue
+            if broken == 0 {
+                #expect(response.status == 400 && code == "malformed_json")
+            } else if first >= 600 {
+                #expect(response.status == 413 && code == "too_many_items")
+            } else {
+                #expect(response.status == 422 && code == refusals[kind].code, "item \(first) of \(second + 1): \(code ?? "none")")
+                #expect(answer["error"]?["pointer"]?.stringValue == "/old/\(first)\(refusals[kind].pointer)")
+            }
+        }
+    }
+
     /// The limits: items per request, and the server-wide item budget.
     @Test func itemLimitsAnswerTheirCodes() async {
         var configuration = LiveDeltaService.Configuration()
