@@ -25,8 +25,10 @@ extension JSONScanner {
         } else {
             let second = UnsafeRawPointer(base + start + 8).loadUnaligned(as: UInt64.self)
             let secondAttention = Self.attentionMask(second)
+            // Sixteen plain bytes: the rest goes on from there.
+            if secondAttention == 0 { return try scanLongString(afterSixteen: start) }
             let tail = secondAttention.trailingZeroBitCount >> 3
-            guard secondAttention != 0, base[start + 8 + tail] == 0x22 else { return try scanLongString() }
+            guard base[start + 8 + tail] == 0x22 else { return try scanLongString() }
             length = 8 + tail
             if hashing {
                 hasher.feed(word: first)
@@ -40,12 +42,29 @@ extension JSONScanner {
     /// `scanString` for any string: long ones, escapes, non-ASCII, errors.
     @inline(never)
     mutating func scanLongString() throws(JSONError) -> ScannedString {
+        try scanLongString(from: position + 1, of: position + 1, hasher: StreamHasher(seed: ValueHash.stringTag, key: key))
+    }
+
+    /// `scanString` where the string's first 16 bytes are plain ASCII.
+    @inline(never)
+    mutating func scanLongString(afterSixteen start: Int) throws(JSONError) -> ScannedString {
+        var hasher = StreamHasher(seed: ValueHash.stringTag, key: key)
+        if hashing {
+            hasher.feed(word: UnsafeRawPointer(base + start).loadUnaligned(as: UInt64.self))
+            hasher.feed(word: UnsafeRawPointer(base + start + 8).loadUnaligned(as: UInt64.self))
+        }
+        return try scanLongString(from: start + 16, of: start, hasher: hasher)
+    }
+
+    /// Reads on from `position` in the string whose first byte is at `start`, all of it plain
+    /// ASCII before `position` and fed to `hasher` already.
+    @inline(__always)
+    mutating func scanLongString(from position: Int, of start: Int, hasher: StreamHasher) throws(JSONError) -> ScannedString {
         // Locals, not properties, in the loop: they stay in registers.
         let base = self.base, count = self.count, hashing = self.hashing
-        var position = self.position + 1  // past the opening quote
+        var position = position
         defer { self.position = position }
-        let start = position
-        var hasher = StreamHasher(seed: ValueHash.stringTag, key: key)
+        var hasher = hasher
         var hasEscapes = false
         while true {
             // Eight bytes at a time up to the first that needs a closer look; plain ASCII
