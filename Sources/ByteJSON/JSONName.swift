@@ -59,6 +59,15 @@ extension JSONScanner {
         let length = string.end - string.start
         if string.hasEscapes { return decoded(string) == name.bytes }
         guard length == name.count else { return false }
+        // Two words where the text has 16 bytes from the string's start (it goes on past the
+        // closing quote); byte by byte near the end of the text.
+        if string.start + 16 <= count {
+            let raw = UnsafeRawPointer(base + string.start)
+            let low = raw.loadUnaligned(as: UInt64.self), high = raw.loadUnaligned(fromByteOffset: 8, as: UInt64.self)
+            let lowMask: UInt64 = length >= 8 ? .max : ~(.max << UInt64(8 * length))
+            let highMask: UInt64 = length <= 8 ? 0 : length == 16 ? .max : ~(.max << UInt64(8 * (length - 8)))
+            return low & lowMask == name.low && high & highMask == name.high
+        }
         for k in 0..<length {
             let word = k < 8 ? name.low : name.high
             if base[string.start + k] != UInt8(truncatingIfNeeded: word >> UInt64(8 * (k & 7))) { return false }

@@ -131,7 +131,7 @@ public struct JSONScanner {
         return (value, finder.found, finder.repeated)
     }
 
-    mutating func scanContainer<Observer: TopMembers>(observing observer: inout Observer) throws(JSONError) -> ScannedValue {
+    private mutating func scanContainer<Observer: TopMembers>(observing observer: inout Observer) throws(JSONError) -> ScannedValue {
         // The open containers live on the stack while they fit there (32 levels); deeper
         // texts move them to the heap. No reference means nothing to retain per call.
         try withUnsafeTemporaryAllocation(of: Frame.self, capacity: 32) { (inline) throws(JSONError) -> ScannedValue in
@@ -142,8 +142,7 @@ public struct JSONScanner {
     }
 
     /// The whole value at the cursor, without recursion: containers are frames on a stack.
-    /// `observer` hears of the keys and values of objects at its `memberDepth`, and where it
-    /// watches elements, of each element of the outermost array; it may stop the walk there.
+    /// `observer` hears of the outermost object's keys and values (depth 1).
     private mutating func scanValue<Observer: TopMembers>(frames: inout FrameStack, observer: inout Observer) throws(JSONError) -> ScannedValue {
         let start = position
         var depth = 0
@@ -162,7 +161,7 @@ public struct JSONScanner {
                 } else {
                     let key = try scanKeyAndColon()
                     frames.push(Frame(isObject: true, accumulator: 0, count: 0, keyHash: key.hash), at: &depth)
-                    if Observer.listens && depth == Observer.memberDepth && (!hashing || key.hash == observer.keyHash || observer.keyHash == 0) { observer.key(key, in: self) }
+                    if Observer.listens && depth == 1 && (!hashing || key.hash == observer.keyHash || observer.keyHash == 0) { observer.key(key, in: self) }
                     continue value
                 }
             case 0x5B:  // [
@@ -174,7 +173,6 @@ public struct JSONScanner {
                     hash = ValueHash.mix(ValueHash.arrayTag, 0)
                 } else {
                     frames.push(Frame(isObject: false, accumulator: ValueHash.arrayTag, count: 0, keyHash: 0), at: &depth)
-                    if Observer.watchesElements && depth == 1 { observer.elementStarts(after: position) }
                     continue value
                 }
             case 0x22:
@@ -192,7 +190,7 @@ public struct JSONScanner {
             // Hand the finished value to its container, closing containers that end here.
             while depth > 0 {
                 let top = frames.base + (depth - 1)
-                if Observer.listens && depth == Observer.memberDepth && observer.wantsValue { observer.value(hash: hash, in: self) }
+                if Observer.listens && depth == 1 && observer.wantsValue { observer.value(hash: hash, in: self) }
                 // Sums and counts feed only the hash: a plain check writes nothing to the frame.
                 if hashing {
                     top.pointee.accumulator = top.pointee.isObject
@@ -201,12 +199,7 @@ public struct JSONScanner {
                     top.pointee.count += 1
                 }
                 skipWhitespace()
-                // Elements are watched only where the outermost value is an array. One ends at
-                // whatever follows it: a comma, the bracket, or a fault in the text.
-                guard position < count else {
-                    if Observer.watchesElements && depth == 1 && !observer.elementEnds(hash: hash, before: position, in: self) { return stopped(from: start) }
-                    throw JSONError(.unexpectedEnd, at: position)
-                }
+                guard position < count else { throw JSONError(.unexpectedEnd, at: position) }
                 let byte = base[position]
                 let isObject = top.pointee.isObject
                 if byte == 0x2C {  // ,
@@ -214,14 +207,10 @@ public struct JSONScanner {
                     if isObject {
                         let key = try scanKeyAndColon()
                         top.pointee.keyHash = key.hash
-                        if Observer.listens && depth == Observer.memberDepth && (!hashing || key.hash == observer.keyHash || observer.keyHash == 0) { observer.key(key, in: self) }
-                    } else if Observer.watchesElements && depth == 1 {
-                        guard observer.elementEnds(hash: hash, before: position - 1, in: self) else { return stopped(from: start) }
-                        observer.elementStarts(after: position)
+                        if Observer.listens && depth == 1 && (!hashing || key.hash == observer.keyHash || observer.keyHash == 0) { observer.key(key, in: self) }
                     }
                     continue value
                 }
-                if Observer.watchesElements && depth == 1 && !observer.elementEnds(hash: hash, before: position, in: self) { return stopped(from: start) }
                 guard byte == (isObject ? 0x7D : 0x5D) else {
                     throw JSONError(.unexpectedByte(byte, expected: isObject ? "',' or '}'" : "',' or ']'"), at: position)
                 }
@@ -233,11 +222,6 @@ public struct JSONScanner {
             }
             return ScannedValue(kind: Self.kind(ofFirstByte: base[start]), hash: hashing ? hash : 0, start: start, end: position)
         }
-    }
-
-    /// What a walk returns where its observer stopped it: nothing of use.
-    private func stopped(from start: Int) -> ScannedValue {
-        ScannedValue(kind: .array, hash: 0, start: start, end: position)
     }
 
     @inline(__always)
@@ -366,16 +350,10 @@ public struct JSONScanner {
     }
 }
 
-/// What `scanValue` tells about the members of the objects at one depth of what it reads, and
-/// of the elements of an outermost array. Observers are generic parameters, so that the plain
-/// scan (`NoObserver`) compiles without any of it.
+/// What `scanValue` tells about the members of the outermost object it reads. Observers are
+/// generic parameters, so that the plain scan (`NoObserver`) compiles without any of it.
 protocol TopMembers {
     static var listens: Bool { get }
-    /// The depth of the objects whose members it hears of: 1 for the outermost value's own,
-    /// 2 for those of the elements of an outermost array.
-    static var memberDepth: Int { get }
-    /// Whether it hears of each element of an outermost array, before and after it is read.
-    static var watchesElements: Bool { get }
     /// The hash of the one key it listens for, where it listens for one (0: any key may
     /// match): other keys are passed over without a call when the scanner hashes.
     var keyHash: UInt64 { get }
@@ -386,20 +364,6 @@ protocol TopMembers {
     /// The value of the member whose key came last, where it wants it: its hash, and the
     /// scanner just past it.
     mutating func value(hash: UInt64, in scanner: JSONScanner)
-    /// An element of the outermost array is next: it starts at the first byte after
-    /// `position` that is not whitespace (or the end of the text).
-    mutating func elementStarts(after position: Int)
-    /// That element has been read: its hash, and where what follows it stands (a comma, the
-    /// closing bracket, a fault or the end of the text; whitespace may come between). False
-    /// stops the walk.
-    mutating func elementEnds(hash: UInt64, before position: Int, in scanner: JSONScanner) -> Bool
-}
-
-extension TopMembers {
-    static var memberDepth: Int { 1 }
-    static var watchesElements: Bool { false }
-    func elementStarts(after position: Int) {}
-    func elementEnds(hash: UInt64, before position: Int, in scanner: JSONScanner) -> Bool { true }
 }
 
 struct NoObserver: TopMembers {
@@ -448,14 +412,6 @@ struct MemberFinder<Name: MemberName>: TopMembers {
 
     var wantsValue: Bool { valueAfter != nil }
 
-    /// Forgets what it found, to look again in another object.
-    @inline(__always)
-    mutating func reset() {
-        found = nil
-        repeated = false
-        valueAfter = nil
-    }
-
     mutating func value(hash: UInt64, in scanner: JSONScanner) {
         guard var start = valueAfter else { return }
         valueAfter = nil
@@ -463,7 +419,7 @@ struct MemberFinder<Name: MemberName>: TopMembers {
             repeated = true
             return
         }
-        while JSONScanner.isWhitespace(scanner.base[start]) { start += 1 }
+        while scanner.base[start] == 0x20 || scanner.base[start] == 0x0A || scanner.base[start] == 0x0D || scanner.base[start] == 0x09 { start += 1 }
         let end = scanner.position
         let kind = JSONScanner.kind(ofFirstByte: scanner.base[start])
         // Only a string's own bytes can hold a backslash, so one look over them tells.

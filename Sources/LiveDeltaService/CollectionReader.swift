@@ -198,68 +198,15 @@ struct CollectionReader {
         return SectionRecord(headerHash: fold(ValueHash.object(memberSum: memberSum, count: members)), raw: raw, id: identity, items: items)
     }
 
-    /// At an array of items: reads them all into `items`.
+    /// At an array of items: reads them all into `items`, each admitted before it is read.
     private mutating func readItems(_ pointer: JSONPointer) throws {
         let first = items.count
-        guard filtersFields || idKeyIsPath else { return try walkItems(pointer) }
         var more = try scanner.beginArray()
         while more {
             try lease.admit(items.count)
             items.append(try readItem(pointer, items.count - first))
             more = try scanner.nextElement()
         }
-    }
-
-    /// `readItems` where every member counts and the id has a one-name key (the usual case):
-    /// one walk of the array, which finds each item's id on the way and whose hash of an
-    /// object item is its content hash. Items are checked a batch at a time, in order, and
-    /// the unfinished one before an error in the text, so refusals come as item by item.
-    private mutating func walkItems(_ pointer: JSONPointer) throws {
-        let first = items.count
-        var refusal: APIError?
-        // A copy walks, so that the steps below may read the scanner (the text is the same).
-        var walker = scanner
-        let completed = try walker.scanElements(findingMember: idKey) { elements, unfinished in
-            do throws(APIError) {
-                for element in elements {
-                    try lease.admit(items.count)
-                    items.append(try record(of: element, pointer, items.count - first))
-                }
-                if let unfinished {
-                    try lease.admit(items.count)
-                    if unfinished < scanner.count && scanner.base[unfinished] == UInt8(ascii: "[") {
-                        throw Self.arrayItem(at: pointer.appending(items.count - first))
-                    }
-                }
-                return true
-            } catch {
-                refusal = error
-                return false
-            }
-        }
-        if let refusal { throw refusal }
-        // The walk stops only where something is refused.
-        guard completed else { throw APIError.internalError("the item walk stopped with nothing refused") }
-        scanner = walker
-    }
-
-    /// The record of an item read by `walkItems`.
-    @inline(__always)
-    private mutating func record(of element: ScannedElement, _ pointer: JSONPointer, _ index: Int) throws(APIError) -> ItemRecord {
-        let value = element.value
-        if value.kind == .array { throw Self.arrayItem(at: pointer.appending(index)) }
-        guard value.kind != .object else {
-            if element.repeated { throw APIError.duplicateMember(pointer.appending(index).appending(options.idKey.splitPath[0])) }
-            return try record(id: element.member, contentHash: value.hash, raw: value.start..<value.end, pointer, index)
-        }
-        guard let identity = identity(of: value, scalarItem: true) else { throw invalidID(value, at: pointer.appending(index)) }
-        return ItemRecord(contentHash: fold(value.hash), raw: ByteRange(value.start..<value.end), id: identity)
-    }
-
-    private static func arrayItem(at pointer: JSONPointer) -> APIError {
-        APIError(
-            .invalidItem, pointer: pointer,
-            message: "an array has no identity; items are objects with an id, or strings, numbers, booleans or null")
     }
 
     private mutating func readItem(_ pointer: JSONPointer, _ index: Int) throws -> ItemRecord {
@@ -294,7 +241,9 @@ struct CollectionReader {
             }
             return try record(id: id, contentHash: ValueHash.object(memberSum: memberSum, count: members), raw: start..<scanner.position, pointer, index)
         case UInt8(ascii: "["):
-            throw Self.arrayItem(at: pointer.appending(index))
+            throw APIError(
+                .invalidItem, pointer: pointer.appending(index),
+                message: "an array has no identity; items are objects with an id, or strings, numbers, booleans or null")
         default:
             let value = try scanner.scanValue()
             guard let identity = identity(of: value, scalarItem: true) else { throw invalidID(value, at: pointer.appending(index)) }
