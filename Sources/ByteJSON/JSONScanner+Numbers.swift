@@ -213,8 +213,8 @@ extension JSONScanner {
         return exactIntegerByParts(range)
     }
 
-    /// The value of 1 to 8 digits and nothing else, read as one word (where the text has 8
-    /// bytes from the start); nil for anything else.
+    /// The value of a valid number of 1 to 8 digits and nothing else, read as one word (where
+    /// the text has 8 bytes from its start); nil for any other valid number.
     @inlinable @inline(__always)
     func eightDigits(_ range: Range<Int>) -> Int64? {
         let length = range.count
@@ -223,9 +223,9 @@ extension JSONScanner {
         // The digits move to the high bytes (the last digit highest); '0's fill in before them.
         let zeros: UInt64 = 0x3030_3030_3030_3030
         let padded = length == 8 ? word : word << UInt64(8 * (8 - length)) | zeros >> UInt64(8 * length)
-        // Every byte 0x30...0x39: a high nibble of 3, and no carry out of the low one past 9.
-        let nibbles: UInt64 = 0xF0F0_F0F0_F0F0_F0F0
-        guard padded & nibbles == zeros, (padded &+ 0x0606_0606_0606_0606) & nibbles == zeros else { return nil }
+        // All digits: in a valid number the other bytes ('-', '+', '.', 'e', 'E') are the ones
+        // whose high nibble is not 3.
+        guard padded & 0xF0F0_F0F0_F0F0_F0F0 == zeros else { return nil }
         // Pairs, then fours, then all eight digits, each step by one multiplication.
         var value = padded & 0x0F0F_0F0F_0F0F_0F0F
         value = (value &* 2561) >> 8
