@@ -40,6 +40,35 @@ func hash(_ text: String) throws -> UInt64 {
         }
     }
 
+    /// A scanned string says a name exactly when their bytes agree, whatever the name's length
+    /// (up to 16 bytes compared as words, longer ones by memcmp), with or without hashes (without,
+    /// nothing short-cuts the comparison), far from the end of the text or right at it.
+    @Test func aStringSaysANameExactlyWhenTheBytesAgree() async {
+        let letters = Gen.int(in: 0x61...0x7A).array(of: 1...20).map { String(decoding: $0.map(UInt8.init), as: UTF8.self) }
+        await propertyCheck(count: 1_000, input: letters, Gen.int(in: 0...40), Gen.int(in: 0...2)) { name, change, kind in
+            var other = Array(name.utf8)
+            switch kind {
+            case 0: other[change % other.count] ^= 0x01
+            case 1: other.removeLast()
+            default: break
+            }
+            let same = other == Array(name.utf8)
+            for text in ["\"\(String(decoding: other, as: UTF8.self))\"", "\"\(String(decoding: other, as: UTF8.self))\" : [1, 2, 3, 4, 5, 6, 7, 8]"] {
+                for hashing in [true, false] {
+                    Array(text.utf8).withUnsafeBufferPointer { buffer in
+                        var scanner = JSONScanner(buffer)
+                        scanner.hashing = hashing
+                        guard let string = try? scanner.scanString() else {
+                            Issue.record("\(text) did not scan")
+                            return
+                        }
+                        #expect(scanner.string(string, is: JSONName(name)) == same, "\(name) against \(text), hashing \(hashing)")
+                    }
+                }
+            }
+        }
+    }
+
     @Test func errorsSayWhere() throws {
         let error = try #require(throws: JSONError.self) { try JSONValue(parsing: "[1, 2,, 3]") }
         #expect(error.offset == 6)
