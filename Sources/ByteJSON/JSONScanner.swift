@@ -118,32 +118,45 @@ public struct JSONScanner {
     /// that member's value (the first, where the name repeats), and whether the name repeats.
     /// One pass, as fast as `scanValue()`.
     public mutating func scanValue(findingMember name: JSONName) throws(JSONError) -> (value: ScannedValue, member: ScannedValue?, repeated: Bool) {
+        try scanValue(findingMember: name, shapes: nil)
+    }
+
+    /// `scanValue(findingMember:)` for one of many objects that likely spell the same keys in
+    /// the same order (the items of an array): `keyShapes`, kept by the caller from one object
+    /// to the next, lets a key spelled as before skip its hashing.
+    public mutating func scanValue(findingMember name: JSONName, keyShapes: inout KeyShapes) throws(JSONError) -> (value: ScannedValue, member: ScannedValue?, repeated: Bool) {
+        try withUnsafeMutablePointer(to: &keyShapes) { (shapes) throws(JSONError) in try scanValue(findingMember: name, shapes: shapes) }
+    }
+
+    @inline(__always)
+    private mutating func scanValue(findingMember name: JSONName, shapes: UnsafeMutablePointer<KeyShapes>?) throws(JSONError) -> (value: ScannedValue, member: ScannedValue?, repeated: Bool) {
         skipWhitespace()
         // A short name is plain data: the finder then holds no reference, which would cost a
         // retain and a release per item.
         if let short = name.short {
             var finder = MemberFinder(name: short)
-            let value = try scanContainer(observing: &finder)
+            let value = try scanContainer(observing: &finder, shapes: shapes)
             return (value, finder.found, finder.repeated)
         }
         var finder = MemberFinder(name: name)
-        let value = try scanContainer(observing: &finder)
+        let value = try scanContainer(observing: &finder, shapes: shapes)
         return (value, finder.found, finder.repeated)
     }
 
-    private mutating func scanContainer<Observer: TopMembers>(observing observer: inout Observer) throws(JSONError) -> ScannedValue {
+    private mutating func scanContainer<Observer: TopMembers>(observing observer: inout Observer, shapes: UnsafeMutablePointer<KeyShapes>? = nil) throws(JSONError) -> ScannedValue {
         // The open containers live on the stack while they fit there (32 levels); deeper
         // texts move them to the heap. No reference means nothing to retain per call.
         try withUnsafeTemporaryAllocation(of: Frame.self, capacity: 32) { (inline) throws(JSONError) -> ScannedValue in
             var frames = FrameStack(inline)
             defer { frames.release() }
-            return try scanValue(frames: &frames, observer: &observer)
+            return try scanValue(frames: &frames, observer: &observer, shapes: shapes)
         }
     }
 
     /// The whole value at the cursor, without recursion: containers are frames on a stack.
     /// `observer` hears of the outermost object's keys and values (depth 1).
-    private mutating func scanValue<Observer: TopMembers>(frames: inout FrameStack, observer: inout Observer) throws(JSONError) -> ScannedValue {
+    /// `shapes`, where given, remembers the keys of objects one level in.
+    private mutating func scanValue<Observer: TopMembers>(frames: inout FrameStack, observer: inout Observer, shapes: UnsafeMutablePointer<KeyShapes>?) throws(JSONError) -> ScannedValue {
         let start = position
         var depth = 0
         value: while true {
@@ -159,7 +172,7 @@ public struct JSONScanner {
                     position += 1
                     hash = ValueHash.object(memberSum: 0, count: 0)
                 } else {
-                    let key = try scanKeyAndColon()
+                    let key = depth == 0 ? try scanKeyAndColon(place: 0, shapes: shapes) : try scanKeyAndColon()
                     frames.push(Frame(isObject: true, accumulator: 0, count: 0, keyHash: key.hash), at: &depth)
                     if Observer.listens && depth == 1 && (!hashing || key.hash == observer.keyHash || observer.keyHash == 0) { observer.key(key, in: self) }
                     continue value
@@ -205,7 +218,7 @@ public struct JSONScanner {
                 if byte == 0x2C {  // ,
                     position += 1
                     if isObject {
-                        let key = try scanKeyAndColon()
+                        let key = depth == 1 ? try scanKeyAndColon(place: top.pointee.count, shapes: shapes) : try scanKeyAndColon()
                         top.pointee.keyHash = key.hash
                         if Observer.listens && depth == 1 && (!hashing || key.hash == observer.keyHash || observer.keyHash == 0) { observer.key(key, in: self) }
                     }
@@ -222,6 +235,21 @@ public struct JSONScanner {
             }
             return ScannedValue(kind: Self.kind(ofFirstByte: base[start]), hash: hashing ? hash : 0, start: start, end: position)
         }
+    }
+
+    /// `scanKeyAndColon` for the key at `place` in an object one level in: compared first with
+    /// the key read at that place last time.
+    @inline(__always)
+    private mutating func scanKeyAndColon(place: Int, shapes: UnsafeMutablePointer<KeyShapes>?) throws(JSONError) -> ScannedString {
+        guard let shapes, hashing, place < KeyShapes.places else { return try scanKeyAndColon() }
+        skipWhitespace()
+        if position + 17 <= count && base[position] == 0x22, let key = shapes.pointee.match(place, at: position + 1, in: base) {
+            position = key.end + 2
+            return key
+        }
+        let key = try scanKeyAndColon()
+        shapes.pointee.remember(place, key, colon: position - 1, in: base, count: count)
+        return key
     }
 
     @inline(__always)

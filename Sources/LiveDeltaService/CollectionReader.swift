@@ -201,22 +201,24 @@ struct CollectionReader {
     /// At an array of items: reads them all into `items`, each admitted before it is read.
     private mutating func readItems(_ pointer: JSONPointer) throws {
         let first = items.count
+        // The keys of the last item read, by place: the next item's keys are likely the same.
+        var keyShapes = KeyShapes()
         var more = try scanner.beginArray()
         while more {
             try lease.admit(items.count)
-            items.append(try readItem(pointer, items.count - first))
+            items.append(try readItem(pointer, items.count - first, keyShapes: &keyShapes))
             more = try scanner.nextElement()
         }
     }
 
-    private mutating func readItem(_ pointer: JSONPointer, _ index: Int) throws -> ItemRecord {
+    private mutating func readItem(_ pointer: JSONPointer, _ index: Int, keyShapes: inout KeyShapes) throws -> ItemRecord {
         guard let first = scanner.peek() else { throw JSONError(.unexpectedEnd, at: scanner.position) }
         let start = scanner.position
         switch first {
         case UInt8(ascii: "{") where !filtersFields:
             // Every member counts: the scanner's own object hash is the content hash, and it
             // picks out the id on the way, in one pass over the item.
-            let (value, idMember, repeated) = try scanner.scanValue(findingMember: idKey)
+            let (value, idMember, repeated) = try scanner.scanValue(findingMember: idKey, keyShapes: &keyShapes)
             if repeated { throw APIError.duplicateMember(pointer.appending(index).appending(options.idKey.splitPath[0])) }
             let id = try idMember.flatMap { member throws in idKeyIsPath ? try lookup(names.idPath.dropFirst(), in: member) : member }
             return try record(id: id, contentHash: value.hash, raw: start..<scanner.position, pointer, index)
