@@ -8,7 +8,8 @@
 /// words. Bytes that agree with a key that passed the scanner's checks pass them too, and hash
 /// the same (the hash depends on the bytes and the process's key only).
 public struct KeyShapes {
-    /// Places remembered: the first keys of an object.
+    /// Places remembered: the first keys of an object (the count of `shapes` below, which
+    /// must be spelled as a literal).
     static let places = 8
 
     public init() {}
