@@ -64,9 +64,8 @@ extension JSONScanner {
         if string.start + 16 <= count {
             let raw = UnsafeRawPointer(base + string.start)
             let low = raw.loadUnaligned(as: UInt64.self), high = raw.loadUnaligned(fromByteOffset: 8, as: UInt64.self)
-            let lowMask: UInt64 = length >= 8 ? .max : ~(.max << UInt64(8 * length))
-            let highMask: UInt64 = length <= 8 ? 0 : length == 16 ? .max : ~(.max << UInt64(8 * (length - 8)))
-            return low & lowMask == name.low && high & highMask == name.high
+            let masks = twoWordMasks(length)
+            return low & masks.low == name.low && high & masks.high == name.high
         }
         for k in 0..<length {
             let word = k < 8 ? name.low : name.high
@@ -74,4 +73,11 @@ extension JSONScanner {
         }
         return true
     }
+}
+
+/// Masks for the first `length` bytes (0 to 16) of text loaded as two little-endian words.
+@usableFromInline @inline(__always)
+func twoWordMasks(_ length: Int) -> (low: UInt64, high: UInt64) {
+    (length >= 8 ? .max : ~(UInt64.max &<< UInt64(8 * length)),
+     length <= 8 ? 0 : length == 16 ? .max : ~(UInt64.max &<< UInt64(8 * (length - 8))))
 }

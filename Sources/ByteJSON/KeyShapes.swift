@@ -8,9 +8,9 @@
 /// words. Bytes that agree with a key that passed the scanner's checks pass them too, and hash
 /// the same (the hash depends on the bytes and the process's key only).
 public struct KeyShapes {
-    /// Places remembered: the first keys of an object (the count of `shapes` below, which
-    /// must be spelled as a literal).
-    static let places = 8
+    /// Places remembered: the first keys of an object.
+    static var places: Int { Storage.count }
+    private typealias Storage = InlineArray<8, Shape>
 
     public init() {}
 
@@ -23,7 +23,7 @@ public struct KeyShapes {
         var hash: UInt64 = 0
     }
 
-    private var shapes = InlineArray<8, Shape>(repeating: Shape())
+    private var shapes = Storage(repeating: Shape())
 
     /// The key at `start` (the byte after its opening quote) where it spells the one remembered
     /// at `place`; the text must have 16 bytes from `start`.
@@ -44,10 +44,9 @@ public struct KeyShapes {
         let span = key.end - key.start + 2
         guard !key.hasEscapes, colon == key.end + 1, span <= 16, key.start + 16 <= count else { return }
         let raw = UnsafeRawPointer(base + key.start)
-        let lowMask: UInt64 = span >= 8 ? .max : ~(UInt64.max &<< UInt64(8 * span))
-        let highMask: UInt64 = span <= 8 ? 0 : span == 16 ? .max : ~(UInt64.max &<< UInt64(8 * (span - 8)))
+        let masks = twoWordMasks(span)
         shapes[place] = Shape(
-            low: raw.loadUnaligned(as: UInt64.self) & lowMask, high: raw.loadUnaligned(fromByteOffset: 8, as: UInt64.self) & highMask,
-            lowMask: lowMask, highMask: highMask, length: span - 2, hash: key.hash)
+            low: raw.loadUnaligned(as: UInt64.self) & masks.low, high: raw.loadUnaligned(fromByteOffset: 8, as: UInt64.self) & masks.high,
+            lowMask: masks.low, highMask: masks.high, length: span - 2, hash: key.hash)
     }
 }
