@@ -47,9 +47,9 @@ import Testing
         }
     }
 
-    /// Items are read a batch at a time in one walk, but a body is answered by the first thing
-    /// wrong in it, as item by item: of two refused items, the first gets its code and pointer;
-    /// past the item limit, 413 comes first; and text that is not JSON anywhere is a 400.
+    /// A body is answered by the first thing wrong in it: of two refused items, the first gets
+    /// its code and pointer; past the item limit, 413 comes first; and text that is not JSON
+    /// anywhere is a 400.
     @Test func theFirstRefusalAnswers() async {
         let refusals: [(item: String, code: String, pointer: String)] = [
             ("{\"n\":1}", "missing_id", ""),
