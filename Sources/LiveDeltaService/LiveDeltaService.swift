@@ -81,7 +81,7 @@ public final class LiveDeltaService: Sendable {
     /// A body must say it is JSON: `application/json` or any `+json` type, parameters allowed.
     static func requireJSON(_ request: HTTPRequest) throws(APIError) {
         // The usual spelling, checked without making strings.
-        if let given = request.header("Content-Type"), given.equalsIgnoringASCIICase("application/json") { return }
+        if request.header("Content-Type", equalsIgnoringASCIICase: "application/json") { return }
         let type = request.header("Content-Type").map { $0.prefix { $0 != ";" }.trimmingSpaces.lowercased() } ?? ""
         guard type == "application/json" || (type.hasPrefix("application/") && type.hasSuffix("+json")) else {
             throw APIError(

@@ -27,4 +27,9 @@ public struct HTTPRequest: Sendable {
 
     /// The first value of a header, by case-insensitive name (ASCII, as header names are).
     public func header(_ name: String) -> String? { fields.first(name) }
+
+    /// Whether the first value of a header is `value`, ignoring the case of ASCII letters.
+    public func header(_ name: String, equalsIgnoringASCIICase value: String) -> Bool {
+        fields.first(name, equalsIgnoringASCIICase: value)
+    }
 }

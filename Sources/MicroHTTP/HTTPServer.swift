@@ -219,18 +219,25 @@ struct DaemonHandle: @unchecked Sendable {  // thread-safe libmicrohttpd calls o
     let pointer: OpaquePointer
 }
 
+// The daemons' context is the core, retained by `HTTPServer` from before the first daemon
+// starts until after the last one stops, so a callback borrows it (`_withUnsafeGuaranteedRef`)
+// rather than retaining and releasing it: both worker threads would otherwise count references
+// on the one object at every call, and its cache line would move between cores.
 private let accessCallback: MHD_AccessHandlerCallback = { context, connection, url, method, version, upload, uploadSize, state in
     guard let context, let connection, let url, let method, let uploadSize, let state else { return .NO }
-    return Unmanaged<ServerCore>.fromOpaque(context).takeUnretainedValue()
-        .access(connection, url: url, method: method, version: version, upload: upload, uploadSize: uploadSize, state: state)
+    return Unmanaged<ServerCore>.fromOpaque(context)._withUnsafeGuaranteedRef {
+        $0.access(connection, url: url, method: method, version: version, upload: upload, uploadSize: uploadSize, state: state)
+    }
 }
 
 private let completedCallback: MHD_RequestCompletedCallback = { context, connection, state, _ in
     guard let context else { return }
-    Unmanaged<ServerCore>.fromOpaque(context).takeUnretainedValue().completed(connection, state)
+    Unmanaged<ServerCore>.fromOpaque(context)._withUnsafeGuaranteedRef { $0.completed(connection, state) }
 }
 
 private let connectionCallback: MHD_NotifyConnectionCallback = { context, connection, socketContext, event in
     guard let context, let connection, let socketContext else { return }
-    Unmanaged<ServerCore>.fromOpaque(context).takeUnretainedValue().connection(connection, socketContext, started: event.rawValue == 0 /* MHD_CONNECTION_NOTIFY_STARTED */)
+    Unmanaged<ServerCore>.fromOpaque(context)._withUnsafeGuaranteedRef {
+        $0.connection(connection, socketContext, started: event.rawValue == 0 /* MHD_CONNECTION_NOTIFY_STARTED */)
+    }
 }

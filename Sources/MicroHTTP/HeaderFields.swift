@@ -50,6 +50,20 @@ public struct HeaderFields: Sendable {
         return found
     }
 
+    /// Whether the first field called `name` (ignoring case) has the value `value`, ignoring the
+    /// case of ASCII letters; false where there is no such field. No string is made.
+    public func first(_ name: String, equalsIgnoringASCIICase value: String) -> Bool {
+        var wanted = value
+        return wanted.withUTF8 { wanted in
+            var equal = false
+            forEach(named: name) { given in
+                equal = Self.sameIgnoringASCIICase(given, wanted)
+                return false
+            }
+            return equal
+        }
+    }
+
     /// Every value of a field, by case-insensitive name.
     public func values(_ name: String) -> [String] {
         var found: [String] = []

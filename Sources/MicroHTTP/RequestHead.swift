@@ -23,7 +23,10 @@ struct RequestHead {
     /// that makes `headers`, so that checking a head walks no Swift strings.
     private struct Framing {
         var contentLengths = 0
-        var contentLength: String?
+        /// The first Content-Length's value, where it is a whole number of bytes.
+        var contentLength: Int?
+        /// The first Content-Length's value as sent, kept only where it is not a whole number.
+        var badContentLength: String?
         var transferEncodings = 0
         var hosts = 0
         /// The first header name with white space in it.
@@ -31,7 +34,10 @@ struct RequestHead {
 
         mutating func note(_ name: UnsafePointer<CChar>, _ value: UnsafePointer<CChar>?) {
             if strcasecmp(name, "Content-Length") == 0 {
-                if contentLengths == 0 { contentLength = value.map { String(cString: $0) } ?? "" }
+                if contentLengths == 0 {
+                    contentLength = value.flatMap(RequestHead.wholeNumber)
+                    if contentLength == nil { badContentLength = value.map { String(cString: $0) } ?? "" }
+                }
                 contentLengths += 1
             } else if strcasecmp(name, "Transfer-Encoding") == 0 {
                 transferEncodings += 1
@@ -66,11 +72,30 @@ struct RequestHead {
         framing = read.framing
     }
 
+    /// Digits, with the spaces and tabs HTTP allows around a field value, as a number that
+    /// fits in an `Int`; nil for anything else (a sign, no digits, other bytes, overflow).
+    static func wholeNumber(_ text: UnsafePointer<CChar>) -> Int? {
+        var byte = UnsafeRawPointer(text).assumingMemoryBound(to: UInt8.self)
+        while byte.pointee == 0x20 || byte.pointee == 0x09 { byte += 1 }
+        var number = 0
+        let first = byte
+        while byte.pointee &- 0x30 < 10 {
+            let (tens, overflowed) = number.multipliedReportingOverflow(by: 10)
+            let (sum, carried) = tens.addingReportingOverflow(Int(byte.pointee &- 0x30))
+            guard !overflowed && !carried else { return nil }
+            number = sum
+            byte += 1
+        }
+        guard byte != first else { return nil }
+        while byte.pointee == 0x20 || byte.pointee == 0x09 { byte += 1 }
+        return byte.pointee == 0 ? number : nil
+    }
+
     /// The values of a header, by case-insensitive name.
     func values(_ name: String) -> [String] { headers.values(name) }
 
     /// The declared body length, once the head has passed `problem`.
-    var contentLength: Int? { framing.contentLength.flatMap { Int($0.trimmingHTTPSpaces) } }
+    var contentLength: Int? { framing.contentLength }
 
     /// Whether the client waits for `100 Continue` before it sends the body.
     var expectsContinue: Bool { values("Expect").contains { $0.trimmingHTTPSpaces.equalsIgnoringASCIICase("100-continue") } }
@@ -84,7 +109,7 @@ struct RequestHead {
         }
         let lengths = framing.contentLengths
         if lengths > 1 { return .badRequest("the request has \(lengths) Content-Length headers; it may have one") }
-        if let length = framing.contentLength, Int(length.trimmingHTTPSpaces).map({ $0 < 0 }) ?? true {
+        if let length = framing.badContentLength {
             return .badRequest("Content-Length must be a whole number of bytes, not \"\(length)\"")
         }
         if framing.transferEncodings > 0 {

@@ -172,7 +172,11 @@ final class ServerCore: Sendable {
             MHD_create_response_from_buffer($0.count, UnsafeMutableRawPointer(mutating: $0.baseAddress), .RESPMEM_MUST_COPY)
         }
         guard let mhdResponse else { return .NO }
-        for (name, value) in response.headers { MHD_add_response_header(mhdResponse, name, value) }
+        // `withCString` lends a short string's bytes from the stack; passing the string itself
+        // would copy it into a new array.
+        for (name, value) in response.headers {
+            name.withCString { name in value.withCString { value in _ = MHD_add_response_header(mhdResponse, name, value) } }
+        }
         if closing || stopping.load(ordering: .relaxed) { MHD_add_response_header(mhdResponse, "Connection", "close") }
         let result = MHD_queue_response(connection, UInt32(response.status), mhdResponse)
         MHD_destroy_response(mhdResponse)
