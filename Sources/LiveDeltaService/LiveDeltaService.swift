@@ -23,6 +23,9 @@ public final class LiveDeltaService: Sendable {
     let limits: ReadLimits
     let metrics: ServiceMetrics?
     let logger: Logger
+    /// Whether `logger` takes request lines, asked once: asking it per request copies its
+    /// handler, counting references on objects every worker thread shares.
+    private let logsRequests: Bool
 
     /// - Parameter metrics: what to count requests with, and `GET /metrics`; none, no route.
     public init(
@@ -35,6 +38,7 @@ public final class LiveDeltaService: Sendable {
         self.sessions = sessions ?? InMemorySessionStore(logger: logger)
         self.metrics = metrics
         self.logger = logger
+        logsRequests = logger.logLevel <= .info
     }
 
     /// Answers one request and logs one line for it.
@@ -56,6 +60,7 @@ public final class LiveDeltaService: Sendable {
                 metadata: ["method": "\(request.method)", "path": "\(request.path)", "answer": "\(String(decoding: response.body, as: UTF8.self))"])
         }
         metrics?.request(route: matched?.template ?? "other", status: response.status, duration: elapsed, bodyBytes: request.body.count)
+        guard logsRequests else { return response }
         logger.info(
             "request",
             metadata: [

@@ -56,6 +56,15 @@ import TestSupport
         #expect(lines.last?.contains("status=404") == true)
     }
 
+    @Test func requestLinesAreLeftOutAboveInfo() throws {
+        let server = try ServerProcess(arguments: ["--log-level", "notice"])
+        #expect(try server.connection().request("POST", "/diff", json: #"{"old":[1],"new":[2]}"#).status == 200)
+        #expect(try server.connection().request("GET", "/nowhere").status == 404)
+        #expect(server.stop() == 0)
+        #expect(!server.log.contains(" request "), "\(server.log)")
+        #expect(server.log.contains("listening"), "\(server.log)")
+    }
+
     @Test func jsonLogsAreOneObjectPerLine() throws {
         let server = try ServerProcess(arguments: ["--log-format", "json"])
         _ = try server.connection().request("GET", "/health")
