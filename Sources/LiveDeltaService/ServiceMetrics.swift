@@ -51,30 +51,23 @@ public final class ServiceMetrics: Sendable {
         var duration: Timer
         /// A counter, not a histogram: an atomic add on every request, where a histogram takes a lock.
         var bodyBytes: Counter
-
-        /// `mutating` only so that it is called on the dictionary's own value, in place: a
-        /// copy would retain and release each handle, objects every worker thread shares.
-        mutating func record(nanoseconds: Int64, bodyBytes: Int) {
-            count.increment()
-            duration.recordNanoseconds(nanoseconds)
-            self.bodyBytes.increment(by: bodyBytes)
-        }
     }
 
     func request(route: String, status: Int, duration: Duration, bodyBytes: Int) {
-        let (seconds, attoseconds) = duration.components
-        let nanoseconds = seconds * 1_000_000_000 + attoseconds / 1_000_000_000
-        requestHandles.withLockedValue { cache in
-            cache[RequestKey(route: route, status: status), default: makeHandles(route: route, status: status)]
-                .record(nanoseconds: nanoseconds, bodyBytes: bodyBytes)
+        let key = RequestKey(route: route, status: status)
+        let handles = requestHandles.withLockedValue { cache in
+            if let handles = cache[key] { return handles }
+            let handles = RequestHandles(
+                count: Counter(label: "livedelta_requests_total", dimensions: [("route", route), ("status", String(status))], factory: factory),
+                duration: Timer(label: "livedelta_request_duration_seconds", dimensions: [("route", route)], factory: factory),
+                bodyBytes: Counter(label: "livedelta_request_body_bytes_total", dimensions: [("route", route)], factory: factory))
+            cache[key] = handles
+            return handles
         }
-    }
-
-    private func makeHandles(route: String, status: Int) -> RequestHandles {
-        RequestHandles(
-            count: Counter(label: "livedelta_requests_total", dimensions: [("route", route), ("status", String(status))], factory: factory),
-            duration: Timer(label: "livedelta_request_duration_seconds", dimensions: [("route", route)], factory: factory),
-            bodyBytes: Counter(label: "livedelta_request_body_bytes_total", dimensions: [("route", route)], factory: factory))
+        handles.count.increment()
+        let (seconds, attoseconds) = duration.components
+        handles.duration.recordNanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+        handles.bodyBytes.increment(by: bodyBytes)
     }
 
     func error(code: ErrorCode) {
