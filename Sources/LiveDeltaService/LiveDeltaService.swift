@@ -41,7 +41,7 @@ public final class LiveDeltaService: Sendable {
         logsRequests = logger.logLevel <= .info
     }
 
-    /// Answers one request and logs one line for it.
+    /// Answers one request and, where the logger takes `info`, logs one line for it.
     public func handle(_ request: HTTPRequest) -> HTTPResponse {
         let started = ContinuousClock.now
         let response: HTTPResponse
