@@ -40,10 +40,15 @@ url="http://127.0.0.1:$port"
 
 schemathesis() {
     "$venv/bin/schemathesis" run openapi.yaml --url "$url" --checks all --exclude-checks positive_data_acceptance \
-        --max-examples "$examples" --workers 2 --no-color "$@"
+        --max-examples "$examples" --no-color "$@"
 }
-echo "== schemathesis: examples, fuzzing, stateful, every operation"
-schemathesis --phases examples,fuzzing,stateful
+echo "== schemathesis: examples and fuzzing, every operation"
+schemathesis --phases examples,fuzzing --workers 2
+# One worker: scenarios that ran side by side shared the server, so one scenario's PUT could
+# re-create (as PUT may) a session another had just deleted, between that one's DELETE and
+# its GET, and the deleted-resource check (ST301) then blamed the server.
+echo "== schemathesis: stateful scenarios, every operation"
+schemathesis --phases stateful --workers 1
 
 echo "== a generated client runs the README's examples"
 "$venv/bin/openapi-python-client" generate --path openapi.yaml --output-path "$work/livedelta_client" --meta none > "$work/generate.log" 2>&1 \
