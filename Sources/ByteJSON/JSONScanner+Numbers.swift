@@ -102,6 +102,40 @@ extension JSONScanner {
         return ValueHash.number(negative: negative, mantissa: mantissa, exponent: exponent, key: key)
     }
 
+    /// The common number, read where it stands in the value loop rather than by a call:
+    /// `scanNumber`'s result for a number with no sign, no leading zero and no exponent, of up
+    /// to 19 digits; nil, with the cursor unmoved, for anything else (`scanNumber` then reads
+    /// it, and finds any error). At a digit or '-'.
+    @inline(__always)
+    mutating func scanPlainNumber() -> UInt64? {
+        let base = self.base, count = self.count
+        var position = self.position
+        guard base[position] &- 0x31 < 9 else { return nil }
+        var mantissa: UInt64 = 0
+        repeat {
+            mantissa = mantissa &* 10 &+ UInt64(base[position] &- 0x30)
+            position += 1
+        } while position < count && isDigit(base[position])
+        let wholeDigits = position - self.position
+        if position < count && base[position] == 0x2E {
+            position += 1
+            guard position < count && isDigit(base[position]) else { return nil }
+            repeat {
+                mantissa = mantissa &* 10 &+ UInt64(base[position] &- 0x30)
+                position += 1
+            } while position < count && isDigit(base[position])
+        }
+        // All digits are significant (the first is not zero); a point is one byte more.
+        let digits = position - self.position - (position - self.position == wholeDigits ? 0 : 1)
+        guard digits <= 19 else { return nil }
+        if position < count && base[position] | 0x20 == 0x65 { return nil }
+        self.position = position
+        guard hashing else { return 0 }
+        // 0.d1…dn × 10^E, E the count of whole digits, trailing zeros gone.
+        while mantissa % 10 == 0 { mantissa /= 10 }
+        return ValueHash.number(negative: false, mantissa: mantissa, exponent: wholeDigits, key: key)
+    }
+
     @inline(__always)
     private func isDigit(_ byte: UInt8) -> Bool { byte &- 0x30 < 10 }
 
