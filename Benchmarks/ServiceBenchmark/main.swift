@@ -2,9 +2,11 @@
 // Foundation's JSONSerialization; validation alone also on prose), whole /diff bodies of 20 and 10,000 items, and each delta
 // format against batch on 100,000 items with 10% changed.
 // Usage: ServiceBenchmark [reader|diff|formats]...   (all when none is given); for profiling,
-// validate-loop, scan-loop and read-loop repeat one part of the reader 200 times (LOOPS=n for
-// another count, as under callgrind), and small, large and tiny repeat one /diff body (tiny
-// 500,001 times, or RUNS=n).
+// validate-loop, scan-loop, plain-loop, item-loop and read-loop repeat one part of the reader
+// 200 times (LOOPS=n for another count, as under callgrind): checking, one hashed scan of the
+// whole array, a hashed scan of each item in turn, the same finding each item's id with keys
+// remembered, and the whole reader with its records. small, large and tiny repeat one /diff
+// body (tiny 500,001 times, or RUNS=n).
 import ByteJSON
 import Foundation
 import LiveDeltaService
@@ -134,19 +136,36 @@ if chosen.isEmpty || chosen.contains("reader") { try reader() }
 if chosen.isEmpty || chosen.contains("diff") { try diff() }
 if chosen.isEmpty || chosen.contains("formats") { try formats() }
 // For profiling the reader's parts alone.
-if chosen.contains("validate-loop") || chosen.contains("read-loop") || chosen.contains("scan-loop") {
+if let mode = chosen.first(where: { ["validate-loop", "scan-loop", "plain-loop", "item-loop", "read-loop"].contains($0) }) {
     let document = Array(("[" + (0..<100_000).map { movie($0) }.joined(separator: ",") + "]").utf8)
     let body = ByteBuffer(document)
+    let idName = JSONName("id")
     for _ in 0..<(ProcessInfo.processInfo.environment["LOOPS"].flatMap { Int($0) } ?? 200) {
-        if chosen.contains("validate-loop") {
-            try document.withUnsafeBufferPointer { try JSONScanner.validate($0) }
-        } else if chosen.contains("scan-loop") {
-            try document.withUnsafeBufferPointer { bytes in
-                var scanner = JSONScanner(bytes)
-                _ = try scanner.scanDocument()
-            }
-        } else {
+        if mode == "read-loop" {
             _ = try CollectionDocument.read(body)
+            continue
+        }
+        try document.withUnsafeBufferPointer { bytes in
+            var scanner = JSONScanner(bytes)
+            switch mode {
+            case "validate-loop": try JSONScanner.validate(bytes)
+            case "scan-loop": _ = try scanner.scanDocument()
+            default:
+                // Item by item, as the reader walks; the sum keeps the work from being dropped.
+                var shapes = KeyShapes()
+                var sum: UInt64 = 0
+                var more = try scanner.beginArray()
+                while more {
+                    if mode == "item-loop" {
+                        let (value, member, _) = try scanner.scanValue(findingMember: idName, keyShapes: &shapes)
+                        sum &+= value.hash &+ UInt64(member?.start ?? 0)
+                    } else {
+                        sum &+= try scanner.scanValue().hash
+                    }
+                    more = try scanner.nextElement()
+                }
+                precondition(sum != 1)
+            }
         }
     }
 }
