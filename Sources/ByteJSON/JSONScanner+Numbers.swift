@@ -220,7 +220,7 @@ extension JSONScanner {
 
     /// The value of a valid number when it is a whole number that fits in Int64 (whatever its
     /// spelling: 5, 5.0 and 50e-1 are all 5); nil otherwise.
-    @inlinable
+    @inlinable @inline(__always)
     public func exactInteger(_ range: Range<Int>) -> Int64? {
         eightDigits(range) ?? longerInteger(range)
     }

@@ -38,7 +38,6 @@ public struct ScannedString: Sendable, Equatable {
 public struct JSONScanner {
     public let base: UnsafePointer<UInt8>
     public let count: Int
-    public var position: Int
     public let maxDepth: Int
     /// Containers entered with `beginObject`/`beginArray` and not yet left: the depth at the
     /// cursor, so that `maxDepth` bounds the whole text however it is walked. A reader that
@@ -48,6 +47,12 @@ public struct JSONScanner {
     public var hashing = true
     /// The process's hash key, read once here rather than on every string.
     let key = ValueHash.processKey
+    /// The cursor. It is stored last, alone in its word, on purpose: where a scanner is copied
+    /// (passed to a method that is not inlined), the copy loads the fields before it two at a
+    /// time and the cursor by itself, and so takes the cursor straight from the store that
+    /// just wrote it. From a 16-byte load straddling it, the processor could not, and waited
+    /// for the store to reach the cache.
+    public var position: Int
 
     /// `bytes` must stay valid while the scanner is used.
     public init(_ bytes: UnsafeBufferPointer<UInt8>, maxDepth: Int = 512) {
@@ -146,21 +151,27 @@ public struct JSONScanner {
         return (value, finder.found, finder.repeated)
     }
 
+    /// Inlined, with the walk's hash coming back in registers, so that no `ScannedValue` is
+    /// stored field by field and loaded back whole on its way out (see `position`).
+    @inline(__always)
     private mutating func scanContainer<Observer: TopMembers>(observing observer: inout Observer, shapes: UnsafeMutablePointer<KeyShapes>? = nil) throws(JSONError) -> ScannedValue {
         // The open containers live on the stack while they fit there (32 levels); deeper
         // texts move them to the heap. No reference means nothing to retain per call.
-        try withUnsafeTemporaryAllocation(of: Frame.self, capacity: 32) { (inline) throws(JSONError) -> ScannedValue in
+        let start = position
+        let (hash, hasEscapes) = try withUnsafeTemporaryAllocation(of: Frame.self, capacity: 32) { (inline) throws(JSONError) -> (UInt64, Bool) in
             var frames = FrameStack(inline)
             defer { frames.release() }
             return try scanValue(frames: &frames, observer: &observer, shapes: shapes)
         }
+        return ScannedValue(kind: Self.kind(ofFirstByte: base[start]), hash: hash, start: start, end: position, hasEscapes: hasEscapes)
     }
 
     /// The whole value at the cursor, without recursion: containers are frames on a stack.
     /// `observer` hears of the outermost object's keys and values (depth 1).
     /// `shapes`, where given, remembers the keys of objects one level in.
-    private mutating func scanValue<Observer: TopMembers>(frames: inout FrameStack, observer: inout Observer, shapes: UnsafeMutablePointer<KeyShapes>?) throws(JSONError) -> ScannedValue {
-        let start = position
+    /// Returns the value's hash and, for a string, whether it holds escapes; the value ends at
+    /// the cursor.
+    private mutating func scanValue<Observer: TopMembers>(frames: inout FrameStack, observer: inout Observer, shapes: UnsafeMutablePointer<KeyShapes>?) throws(JSONError) -> (hash: UInt64, hasEscapes: Bool) {
         var depth = 0
         value: while true {
             skipWhitespace()
@@ -177,7 +188,7 @@ public struct JSONScanner {
                 } else {
                     let key = depth == 0 ? try scanKeyAndColon(place: 0, shapes: shapes) : try scanKeyAndColon()
                     frames.push(Frame(isObject: true, accumulator: 0, count: 0, keyHash: key.hash), at: &depth)
-                    if Observer.listens && depth == 1 && (!hashing || key.hash == observer.keyHash || observer.keyHash == 0) { observer.key(key, in: self) }
+                    if Observer.listens && depth == 1 && (!hashing || key.hash == observer.keyHash || observer.keyHash == 0) { observer.key(key, in: &self) }
                     continue value
                 }
             case 0x5B:  // [
@@ -193,9 +204,7 @@ public struct JSONScanner {
                 }
             case 0x22:
                 let string = try scanString()
-                if depth == 0 {
-                    return ScannedValue(kind: .string, hash: string.hash, start: start, end: position, hasEscapes: string.hasEscapes)
-                }
+                if depth == 0 { return (string.hash, string.hasEscapes) }
                 hash = string.hash
             case 0x2D, 0x30...0x39:
                 if let short = scanPlainNumber() { hash = short } else { hash = try scanNumber() }
@@ -207,7 +216,7 @@ public struct JSONScanner {
             // Hand the finished value to its container, closing containers that end here.
             while depth > 0 {
                 let top = frames.base + (depth - 1)
-                if Observer.listens && depth == 1 && observer.wantsValue { observer.value(hash: hash, in: self) }
+                if Observer.listens && depth == 1 && observer.wantsValue { observer.value(hash: hash, in: &self) }
                 // Sums and counts feed only the hash: a plain check writes nothing to the frame.
                 if hashing {
                     top.pointee.accumulator = top.pointee.isObject
@@ -224,7 +233,7 @@ public struct JSONScanner {
                     if isObject {
                         let key = depth == 1 ? try scanKeyAndColon(place: top.pointee.count, shapes: shapes) : try scanKeyAndColon()
                         top.pointee.keyHash = key.hash
-                        if Observer.listens && depth == 1 && (!hashing || key.hash == observer.keyHash || observer.keyHash == 0) { observer.key(key, in: self) }
+                        if Observer.listens && depth == 1 && (!hashing || key.hash == observer.keyHash || observer.keyHash == 0) { observer.key(key, in: &self) }
                     }
                     continue value
                 }
@@ -237,7 +246,7 @@ public struct JSONScanner {
                     ? ValueHash.object(memberSum: top.pointee.accumulator, count: top.pointee.count)
                     : ValueHash.mix(top.pointee.accumulator, UInt64(top.pointee.count))
             }
-            return ScannedValue(kind: Self.kind(ofFirstByte: base[start]), hash: hashing ? hash : 0, start: start, end: position)
+            return (hashing ? hash : 0, false)
         }
     }
 
@@ -384,42 +393,44 @@ public struct JSONScanner {
 
 /// What `scanValue` tells about the members of the outermost object it reads. Observers are
 /// generic parameters, so that the plain scan (`NoObserver`) compiles without any of it.
+/// The scanner is lent to them in place (`inout`, though they only read it): a copy is made
+/// just after the walk has stored its cursor, and waits for that store (see `position`).
 protocol TopMembers {
     static var listens: Bool { get }
     /// The hash of the one key it listens for, where it listens for one (0: any key may
     /// match): other keys are passed over without a call when the scanner hashes.
     var keyHash: UInt64 { get }
     /// A key of the outermost object, read.
-    mutating func key(_ key: ScannedString, in scanner: JSONScanner)
+    mutating func key(_ key: ScannedString, in scanner: inout JSONScanner)
     /// Whether it wants the value of the member whose key came last.
     var wantsValue: Bool { get }
     /// The value of the member whose key came last, where it wants it: its hash, and the
     /// scanner just past it.
-    mutating func value(hash: UInt64, in scanner: JSONScanner)
+    mutating func value(hash: UInt64, in scanner: inout JSONScanner)
 }
 
 struct NoObserver: TopMembers {
     static var listens: Bool { false }
     var keyHash: UInt64 { 0 }
     var wantsValue: Bool { false }
-    func key(_ key: ScannedString, in scanner: JSONScanner) {}
-    func value(hash: UInt64, in scanner: JSONScanner) {}
+    func key(_ key: ScannedString, in scanner: inout JSONScanner) {}
+    func value(hash: UInt64, in scanner: inout JSONScanner) {}
 }
 
 /// A name a `MemberFinder` looks for.
 protocol MemberName {
     /// The name's meaning hash.
     var hash: UInt64 { get }
-    func names(_ key: ScannedString, in scanner: JSONScanner) -> Bool
+    func names(_ key: ScannedString, in scanner: inout JSONScanner) -> Bool
 }
 
 extension JSONName.Short: MemberName {
     @inline(__always)
-    func names(_ key: ScannedString, in scanner: JSONScanner) -> Bool { scanner.string(key, isShort: self) }
+    func names(_ key: ScannedString, in scanner: inout JSONScanner) -> Bool { scanner.string(key, isShort: self) }
 }
 
 extension JSONName: MemberName {
-    func names(_ key: ScannedString, in scanner: JSONScanner) -> Bool { scanner.string(key, is: self) }
+    func names(_ key: ScannedString, in scanner: inout JSONScanner) -> Bool { scanner.string(key, is: self) }
 }
 
 /// Picks out the member with one name.
@@ -438,13 +449,13 @@ struct MemberFinder<Name: MemberName>: TopMembers {
 
     var keyHash: UInt64 { name.hash }
 
-    mutating func key(_ key: ScannedString, in scanner: JSONScanner) {
-        if name.names(key, in: scanner) { valueAfter = scanner.position }
+    mutating func key(_ key: ScannedString, in scanner: inout JSONScanner) {
+        if name.names(key, in: &scanner) { valueAfter = scanner.position }
     }
 
     var wantsValue: Bool { valueAfter != nil }
 
-    mutating func value(hash: UInt64, in scanner: JSONScanner) {
+    mutating func value(hash: UInt64, in scanner: inout JSONScanner) {
         guard var start = valueAfter else { return }
         valueAfter = nil
         guard found == nil else {
