@@ -9,7 +9,47 @@ func hash(_ text: String) throws -> UInt64 {
     }
 }
 
+/// Whether an object anywhere in `text` (valid JSON) holds a name twice, escapes resolved.
+func repeatsAName(_ text: String) -> Bool {
+    Array(text.utf8).withUnsafeBufferPointer { bytes in
+        var scanner = JSONScanner(bytes)
+        func walk() throws -> Bool {
+            var repeated = false
+            switch scanner.peek() {
+            case UInt8(ascii: "{"):
+                var names = Set<[UInt8]>()
+                var key = try scanner.beginObject()
+                while let current = key {
+                    if !names.insert(scanner.decoded(current)).inserted { repeated = true }
+                    if try walk() { repeated = true }
+                    key = try scanner.nextKey()
+                }
+            case UInt8(ascii: "["):
+                var more = try scanner.beginArray()
+                while more {
+                    if try walk() { repeated = true }
+                    more = try scanner.nextElement()
+                }
+            default:
+                _ = try scanner.scanValue()
+            }
+            return repeated
+        }
+        return (try? walk()) ?? false
+    }
+}
+
 @Suite struct ScannerTests {
+    /// `repeatsAName` itself, on the case that made `aGeneratedValueHashesAsItsTreeSays` flaky.
+    @Test func aRepeatedNameIsSeenWhereverItStands() throws {
+        #expect(repeatsAName(#"{"a":1,"a":2}"#))
+        #expect(repeatsAName(#"[1,{"b":{"a":1,"\u0061":2}}]"#))
+        #expect(!repeatsAName(#"{"a":{"a":1},"b":[{"a":2},{"a":3}]}"#))
+        // Such texts build equal trees and hash apart, as designed.
+        #expect(try JSONValue(parsing: #"{"a":1,"a":2}"#) == JSONValue(parsing: #"{"a":2}"#))
+        #expect(try hash(#"{"a":1,"a":2}"#) != hash(#"{"a":2}"#))
+    }
+
     @Test(arguments: [
         ("{\"a\":1,\"b\":[true,null]}", "{ \"b\" : [ true , null ] , \"a\" : 1.0 }"),
         ("1", "1.0"), ("1", "1e0"), ("100", "1e2"), ("0.001", "1E-3"), ("-0", "0"), ("0.0e5", "0"), ("123.4500", "1.2345e2"),
@@ -34,7 +74,9 @@ func hash(_ text: String) throws -> UInt64 {
         await propertyCheck(count: 300, input: Gen.int(in: 0...1_000).array(of: 1...40), Gen.int(in: 0...1_000).array(of: 1...40)) { a, b in
             var first = TapeWriter(tape: a), second = TapeWriter(tape: b)
             let textA = first.value(depth: 0), textB = second.value(depth: 0)
-            if try JSONValue(parsing: textA) == JSONValue(parsing: textB) {
+            // A tree keeps the last of repeated names, while the hash counts every member, so
+            // texts that repeat a name may build equal trees and hash apart.
+            if try JSONValue(parsing: textA) == JSONValue(parsing: textB), !repeatsAName(textA), !repeatsAName(textB) {
                 #expect(try hash(textA) == hash(textB))
             }
         }
