@@ -102,6 +102,14 @@ extension JSONScanner {
         return ValueHash.number(negative: negative, mantissa: mantissa, exponent: exponent, key: key)
     }
 
+    /// At '-' or a digit: any number, the common ones read inline (`scanPlainNumber`), the rest
+    /// by `scanNumber`.
+    @inline(__always)
+    mutating func scanAnyNumber() throws(JSONError) -> UInt64 {
+        if let hash = scanPlainNumber() { return hash }
+        return try scanNumber()
+    }
+
     /// The common number, read where it stands in the value loop rather than by a call:
     /// `scanNumber`'s result for a number with no sign, no leading zero and no exponent, of up
     /// to 19 digits; nil, with the cursor unmoved, for anything else (`scanNumber` then reads
@@ -126,8 +134,8 @@ extension JSONScanner {
             } while position < count && isDigit(base[position])
         }
         // All digits are significant (the first is not zero); a point is one byte more.
-        let digits = position - self.position - (position - self.position == wholeDigits ? 0 : 1)
-        guard digits <= 19 else { return nil }
+        let length = position - self.position
+        guard (length == wholeDigits ? length : length - 1) <= 19 else { return nil }
         if position < count && base[position] | 0x20 == 0x65 { return nil }
         self.position = position
         guard hashing else { return 0 }

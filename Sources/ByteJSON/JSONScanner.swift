@@ -109,10 +109,7 @@ public struct JSONScanner {
         case 0x22:
             let string = try scanString()
             return ScannedValue(kind: .string, hash: string.hash, start: start, end: position, hasEscapes: string.hasEscapes)
-        case 0x2D, 0x30...0x39:
-            let hash: UInt64
-            if let short = scanPlainNumber() { hash = short } else { hash = try scanNumber() }
-            return ScannedValue(kind: .number, hash: hash, start: start, end: position)
+        case 0x2D, 0x30...0x39: return ScannedValue(kind: .number, hash: try scanAnyNumber(), start: start, end: position)
         case 0x74: return try literal(.bool, "true", ValueHash.true)
         case 0x66: return try literal(.bool, "false", ValueHash.false)
         case 0x6E: return try literal(.null, "null", ValueHash.null)
@@ -210,8 +207,7 @@ public struct JSONScanner {
                 let string = try scanString()
                 if depth == 0 { return (string.hash, string.hasEscapes) }
                 hash = string.hash
-            case 0x2D, 0x30...0x39:
-                if let short = scanPlainNumber() { hash = short } else { hash = try scanNumber() }
+            case 0x2D, 0x30...0x39: hash = try scanAnyNumber()
             case 0x74: hash = try scanLiteral("true", ValueHash.true)
             case 0x66: hash = try scanLiteral("false", ValueHash.false)
             case 0x6E: hash = try scanLiteral("null", ValueHash.null)
