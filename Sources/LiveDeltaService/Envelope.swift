@@ -140,6 +140,8 @@ struct Envelope {
         }
         let document = JSONDocument(body: body, arena: reader.arena, filter: options.filter, itemsKey: options.itemsKeyBytes)
         var collections = ReadCollections()
+        // One allocation for the list, rather than one for the first and another for the second.
+        collections.list.reserveCapacity(entries.count)
         for entry in entries {
             if let records = entry.records { collections.list.append((entry.name, reader.materialize(records, in: document, unique: options.unique))) }
         }
