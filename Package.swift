@@ -30,7 +30,8 @@ let package = Package(
         .target(name: "LiveCollections", dependencies: [.product(name: "NIOConcurrencyHelpers", package: "swift-nio")]),
         // RFC 8259 JSON over raw bytes: a validating scanner that hashes values by meaning, a
         // small value tree and a writer. Knows no deltas and no HTTP.
-        .target(name: "ByteJSON"),
+        // `Builtin` gives its SIMD lanes the processor's compare and movemask (ByteLanes.swift).
+        .target(name: "ByteJSON", swiftSettings: [.enableExperimentalFeature("BuiltinModule")]),
         // A thin C shim over libmicrohttpd (Debian's libmicrohttpd-dev).
         .target(
             name: "CMicroHTTPD",

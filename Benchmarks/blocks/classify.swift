@@ -1,12 +1,15 @@
 // Stage one of a two-stage JSON reader, alone: each 64-byte block of the 100,000-movie body
 // classified into six bitmasks (quote, backslash, structural, whitespace, control, non-ASCII),
-// in pure Swift, two ways:
-// - `.==` on SIMD16<UInt8>, the natural spelling: the compiler lowers the comparison lane by
-//   lane, in scalar code;
+// in pure Swift, three ways:
+// - `Builtin`'s vector compares and the bitcast of 16 one-bit lanes to 16 bits, which LLVM
+//   lowers to the processor's compare and movemask (as ByteJSON's `ByteLanes` does; the
+//   experimental BuiltinModule feature);
+// - `.==` on SIMD16<UInt8>, the natural spelling, each mask's lanes then read one by one;
 // - lane arithmetic: a lane is zero where (x - 1) & ~x has its high bit, which does compile
-//   to vector instructions; each mask's 16 high bits are then gathered by multiplication,
-//   since Swift has no movemask.
+//   to vector instructions; each mask's 16 high bits are then gathered by multiplication.
+// The standard library has no movemask, which the last two stand in for.
 // Prints MB/s and a checksum of the masks (equal to classify.c's, which does the same with SSE2).
+import Builtin
 import Foundation
 
 typealias Lanes = SIMD16<UInt8>
@@ -71,6 +74,30 @@ func classifyByComparison(_ block: UnsafePointer<UInt8>) -> Masks {
     return masks
 }
 
+@inline(__always)
+func movemask(_ mask: Builtin.Vec16xInt1) -> UInt64 { UInt64(UInt16(Builtin.bitcast_Vec16xInt1_Int16(mask))) }
+@inline(__always)
+func equalLanes(_ x: Lanes, _ byte: UInt8) -> Builtin.Vec16xInt1 { Builtin.cmp_eq_Vec16xInt8(x._storage._value, Lanes(repeating: byte)._storage._value) }
+@inline(__always)
+func either(_ a: Builtin.Vec16xInt1, _ b: Builtin.Vec16xInt1) -> Builtin.Vec16xInt1 { Builtin.or_Vec16xInt1(a, b) }
+
+@inline(never)
+func classifyByBuiltin(_ block: UnsafePointer<UInt8>) -> Masks {
+    var masks = Masks()
+    for part in 0..<4 {
+        let x = UnsafeRawPointer(block + 16 * part).loadUnaligned(as: Lanes.self)
+        let shift = UInt64(16 * part)
+        func equal(_ byte: UInt8) -> Builtin.Vec16xInt1 { equalLanes(x, byte) }
+        masks.quote |= movemask(equal(0x22)) << shift
+        masks.backslash |= movemask(equal(0x5C)) << shift
+        masks.structural |= movemask(either(either(either(equal(0x7B), equal(0x7D)), either(equal(0x5B), equal(0x5D))), either(equal(0x3A), equal(0x2C)))) << shift
+        masks.whitespace |= movemask(either(either(equal(0x20), equal(0x0A)), either(equal(0x0D), equal(0x09)))) << shift
+        masks.control |= movemask(Builtin.cmp_ult_Vec16xInt8(x._storage._value, Lanes(repeating: 0x20)._storage._value)) << shift
+        masks.nonASCII |= movemask(Builtin.cmp_slt_Vec16xInt8(x._storage._value, Lanes(repeating: 0)._storage._value)) << shift
+    }
+    return masks
+}
+
 let path = CommandLine.arguments[1]
 var text = Array(try Data(contentsOf: URL(fileURLWithPath: path)))
 let length = text.count - text.count % 64
@@ -96,5 +123,6 @@ func run(_ name: String, rounds: Int, _ classify: (UnsafePointer<UInt8>) -> Mask
     print(String(format: "Swift, %@: median %.0f MB/s (checksum %016llx)", name, megabytes / times[times.count / 2], checksum))
 }
 
+run("Builtin compares and movemask", rounds: 15, classifyByBuiltin)
 run("lane arithmetic", rounds: 15, classifyByArithmetic)
 run("`.==` comparisons", rounds: 3, classifyByComparison)

@@ -8,33 +8,19 @@ extension JSONScanner {
     /// At a quote: reads a string, checking UTF-8 and escapes, and hashes what it says.
     ///
     /// Most strings (keys, ids, short values) are plain ASCII and end within 16 bytes: those
-    /// are read here, inline in the caller, from two 8-byte words; anything else goes to
-    /// `scanLongString`.
+    /// are read here, inline in the caller, their 16 bytes classified at once (`ByteLanes`);
+    /// anything else goes to `scanLongString`.
     @inline(__always)
     public mutating func scanString() throws(JSONError) -> ScannedString {
         let start = position + 1
         guard start + 16 <= count else { return try scanLongString() }
-        let first = UnsafeRawPointer(base + start).loadUnaligned(as: UInt64.self)
-        let firstAttention = Self.attentionMask(first)
+        let attention = ByteLanes(base + start).attention
+        // Sixteen plain bytes: the rest goes on from there.
+        if attention == 0 { return try scanLongString(afterSixteen: start) }
+        let length = attention.trailingZeroBitCount
+        guard base[start + length] == 0x22 else { return try scanLongString() }
         var hasher = StreamHasher(seed: ValueHash.stringTag, key: key)
-        let length: Int
-        if firstAttention != 0 {
-            length = firstAttention.trailingZeroBitCount >> 3
-            guard base[start + length] == 0x22 else { return try scanLongString() }
-            if hashing { hasher.feed(partial: first & ~(UInt64.max << UInt64(length * 8)), count: length) }
-        } else {
-            let second = UnsafeRawPointer(base + start + 8).loadUnaligned(as: UInt64.self)
-            let secondAttention = Self.attentionMask(second)
-            // Sixteen plain bytes: the rest goes on from there.
-            if secondAttention == 0 { return try scanLongString(afterSixteen: start) }
-            let tail = secondAttention.trailingZeroBitCount >> 3
-            guard base[start + 8 + tail] == 0x22 else { return try scanLongString() }
-            length = 8 + tail
-            if hashing {
-                hasher.feed(word: first)
-                hasher.feed(partial: second & ~(UInt64.max << UInt64(tail * 8)), count: tail)
-            }
-        }
+        if hashing { hasher.feed(plain: UnsafeRawPointer(base + start), count: length) }
         position = start + length + 1
         return ScannedString(hash: hashing ? hasher.finish() : 0, start: start, end: start + length, hasEscapes: false)
     }
@@ -49,10 +35,7 @@ extension JSONScanner {
     @inline(never)
     mutating func scanLongString(afterSixteen start: Int) throws(JSONError) -> ScannedString {
         var hasher = StreamHasher(seed: ValueHash.stringTag, key: key)
-        if hashing {
-            hasher.feed(word: UnsafeRawPointer(base + start).loadUnaligned(as: UInt64.self))
-            hasher.feed(word: UnsafeRawPointer(base + start + 8).loadUnaligned(as: UInt64.self))
-        }
+        if hashing { hasher.feed(plain: UnsafeRawPointer(base + start), count: 16) }
         return try scanLongString(from: start + 16, of: start, hasher: hasher)
     }
 
@@ -67,22 +50,14 @@ extension JSONScanner {
         var hasher = hasher
         var hasEscapes = false
         while true {
-            // Eight bytes at a time up to the first that needs a closer look; plain ASCII
-            // before it goes to the hash in one piece.
-            while position + 8 <= count {
-                let word = UnsafeRawPointer(base + position).loadUnaligned(as: UInt64.self)
-                let attention = Self.attentionMask(word)
-                if attention == 0 {
-                    if hashing { hasher.feed(word: word) }
-                    position += 8
-                    continue
-                }
-                let plain = attention.trailingZeroBitCount >> 3
-                if plain > 0 {
-                    if hashing { hasher.feed(partial: word & (UInt64.max >> UInt64(64 - plain * 8)), count: plain) }
-                    position += plain
-                }
-                break
+            // Sixteen bytes at a time up to the first that needs a closer look; plain ASCII
+            // before it goes to the hash in words.
+            while position + 16 <= count {
+                let attention = ByteLanes(base + position).attention
+                let plain = attention == 0 ? 16 : attention.trailingZeroBitCount
+                if hashing { hasher.feed(plain: UnsafeRawPointer(base + position), count: plain) }
+                position += plain
+                if attention != 0 { break }
             }
             guard position < count else { throw JSONError(.unexpectedEnd, at: position) }
             let byte = base[position]
@@ -112,20 +87,6 @@ extension JSONScanner {
                 position += length
             }
         }
-    }
-
-    /// The high bit of each byte that is a quote, a backslash, a control character or
-    /// non-ASCII. Exact up to the lowest set bit (later bits may be set by borrows).
-    @inline(__always)
-    static func attentionMask(_ word: UInt64) -> UInt64 {
-        let ones: UInt64 = 0x0101_0101_0101_0101
-        let highs: UInt64 = 0x8080_8080_8080_8080
-        let quote = word ^ (ones &* 0x22)
-        let backslash = word ^ (ones &* 0x5C)
-        let hasQuote = (quote &- ones) & ~quote
-        let hasBackslash = (backslash &- ones) & ~backslash
-        let hasControl = (word &- ones &* 0x20) & ~word
-        return (hasQuote | hasBackslash | hasControl | word) & highs
     }
 
     /// At a backslash: reads one escape and returns the UTF-8 bytes it stands for (packed

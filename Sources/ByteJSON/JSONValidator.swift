@@ -15,16 +15,8 @@ public enum JSONValidator {
         // One byte per open container: 1 for an object, 0 for an array. On the stack up to a
         // few kilobytes; the standard library takes the heap for deeper limits.
         return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: max(maxDepth, 1)) { kinds in
-            notPlain.withUnsafeBufferPointer { notPlain in
-                Walk(base: base, count: bytes.count, kinds: kinds.baseAddress!, maxDepth: maxDepth, notPlain: notPlain.baseAddress!).run()
-            }
+            Walk(base: base, count: bytes.count, kinds: kinds.baseAddress!, maxDepth: maxDepth).run()
         }
-    }
-
-    /// 1 for each byte that ends a string's plain run: a quote, a backslash, a control
-    /// character or non-ASCII. One load and compare a byte, where testing ranges takes four.
-    private static let notPlain: [UInt8] = (0...255).map { byte in
-        byte == 0x22 || byte == 0x5C || byte < 0x20 || byte >= 0x80 ? 1 : 0
     }
 
     /// One walk over the text. Everything it changes is a local of `run`.
@@ -33,7 +25,6 @@ public enum JSONValidator {
         let count: Int
         let kinds: UnsafeMutablePointer<UInt8>
         let maxDepth: Int
-        let notPlain: UnsafePointer<UInt8>
 
         @inline(__always)
         private func isWhitespace(_ byte: UInt8) -> Bool {
@@ -125,13 +116,14 @@ public enum JSONValidator {
         @inline(__always)
         private func string(_ p: inout Int) -> Bool {
             var q = p &+ 1
-            // The first bytes one at a time: with the lengths predicted, the cursor does not
-            // wait on the bytes, as it would on a word's mask. Keys and most values end here.
-            let short = min(q &+ 24, count)
-            while q < short && notPlain[Int(base[q])] == 0 { q &+= 1 }
-            if q < short && base[q] == 0x22 {
-                p = q &+ 1
-                return true
+            // The first 16 bytes at once: keys and most values end in them.
+            if q &+ 16 <= count {
+                let attention = ByteLanes(base + q).attention
+                q &+= attention == 0 ? 16 : attention.trailingZeroBitCount
+                if attention != 0 && base[q] == 0x22 {
+                    p = q &+ 1
+                    return true
+                }
             }
             guard stringRest(&q) else { return false }
             p = q
@@ -142,14 +134,14 @@ public enum JSONValidator {
         /// and the last bytes one at a time.
         @inline(never)
         private func stringRest(_ q: inout Int) -> Bool {
-            // Plain ASCII eight bytes at a time, up to the first byte that needs a look.
-            while q &+ 8 <= count {
-                let attention = JSONScanner.attentionMask(UnsafeRawPointer(base + q).loadUnaligned(as: UInt64.self))
+            // Plain ASCII sixteen bytes at a time, up to the first byte that needs a look.
+            while q &+ 16 <= count {
+                let attention = ByteLanes(base + q).attention
                 if attention == 0 {
-                    q &+= 8
+                    q &+= 16
                     continue
                 }
-                q &+= attention.trailingZeroBitCount >> 3
+                q &+= attention.trailingZeroBitCount
                 break
             }
             while q < count {

@@ -92,6 +92,23 @@ struct StreamHasher {
         }
     }
 
+    /// Feeds `count` bytes (0 to 16) from `bytes`, which must have 16 readable bytes.
+    @inlinable @inline(__always)
+    mutating func feed(plain bytes: UnsafeRawPointer, count: Int) {
+        let first = bytes.loadUnaligned(as: UInt64.self)
+        if count < 8 {
+            if count > 0 { feed(partial: first & ~(UInt64.max << UInt64(count * 8)), count: count) }
+            return
+        }
+        feed(word: first)
+        let second = bytes.loadUnaligned(fromByteOffset: 8, as: UInt64.self)
+        if count == 16 {
+            feed(word: second)
+        } else if count > 8 {
+            feed(partial: second & ~(UInt64.max << UInt64((count - 8) * 8)), count: count - 8)
+        }
+    }
+
     @inlinable
     func finish() -> UInt64 {
         ValueHash.mix(state ^ UInt64(length), pending ^ UInt64(pendingCount) << 56)

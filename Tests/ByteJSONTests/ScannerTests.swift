@@ -60,6 +60,27 @@ func repeatsAName(_ text: String) -> Bool {
         #expect(try JSONValue(parsing: a) == JSONValue(parsing: b))
     }
 
+    /// Strings are read 16 bytes at a time, then in words, then byte by byte: at every length
+    /// around those steps, a string hashes the same plain as with any one letter escaped, and
+    /// differs from the same string with any one letter changed, wherever the string ends.
+    @Test func stringsHashByMeaningAtEveryLengthAndPlace() throws {
+        for length in 0...40 {
+            let letters = (0..<length).map { UInt8(0x61 + $0 % 26) }
+            // Alone (the text ends right after it) and with bytes after it (room for whole words).
+            for trailer in ["", "                "] {
+                let plain = try hash("\"" + String(decoding: letters, as: UTF8.self) + "\"" + trailer)
+                for place in 0..<length {
+                    var escaped = letters.map { String(UnicodeScalar($0)) }
+                    escaped[place] = String(format: "\\u%04x", letters[place])
+                    #expect(try hash("\"" + escaped.joined() + "\"" + trailer) == plain, "length \(length), escape at \(place)")
+                    var changed = letters
+                    changed[place] ^= 0x20
+                    #expect(try hash("\"" + String(decoding: changed, as: UTF8.self) + "\"" + trailer) != plain, "length \(length), change at \(place)")
+                }
+            }
+        }
+    }
+
     @Test(arguments: [
         ("1", "\"1\""), ("1", "2"), ("1", "-1"), ("10", "1"), ("0.1", "1"), ("[1,2]", "[2,1]"), ("{\"a\":1}", "{\"a\":2}"),
         ("{\"a\":1}", "{\"b\":1}"), ("[]", "{}"), ("null", "false"), ("\"é\"", "\"e\u{301}\""), ("[[1],2]", "[1,[2]]"),

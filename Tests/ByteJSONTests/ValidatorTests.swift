@@ -66,6 +66,23 @@ import Testing
         }
     }
 
+    /// A string's first 16 bytes are judged at once: each kind of byte that ends a plain run,
+    /// at every place in strings of every length around that step, is judged as the scanner
+    /// judges it, with the text ending right after the string and with room after it.
+    @Test func everyByteThatEndsAPlainRunIsJudgedWhereverItStands() {
+        let breakers: [[UInt8]] = [[0x22], [0x5C, 0x6E], [0x5C, 0x78], [0x00], [0x1F], [0x7F], [0x80], [0xC3, 0xA9], [0xC3], [0xFF]]
+        for length in 0...40 {
+            for place in 0...length {
+                for breaker in breakers {
+                    var string: [UInt8] = [0x22] + Array(repeating: 0x61, count: length) + [0x22]
+                    string.replaceSubrange((1 + place)..<(1 + place), with: breaker)
+                    Self.agree(string)
+                    Self.agree(Array("[".utf8) + string + Array(",\"padding to spare\"]".utf8))
+                }
+            }
+        }
+    }
+
     @Test(arguments: [
         "", " ", "t", "tru", "true", "truE", "fals", "false", "falsE", "nul", "null", "nulll", "-", "-0", "01", "1.", "1.e3", "1e", "1e+",
         "[1,]", "{\"a\"}", "{\"a\":}", "{,}", "[", "]", "\"\\u12\"", "\"\\u12G4\"", "\"\\uABCD\"", "[1]x", "[1] \n", "{\"a\":1 , \"b\" : [ ] }",
