@@ -130,7 +130,7 @@ public enum JSONValidator {
             return true
         }
 
-        /// The rest of a string from `q`: plain ASCII a word at a time, then escapes, non-ASCII
+        /// The rest of a string from `q`: plain ASCII 16 bytes at a time, then escapes, non-ASCII
         /// and the last bytes one at a time.
         @inline(never)
         private func stringRest(_ q: inout Int) -> Bool {
