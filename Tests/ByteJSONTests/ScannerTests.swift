@@ -60,7 +60,7 @@ func repeatsAName(_ text: String) -> Bool {
         #expect(try JSONValue(parsing: a) == JSONValue(parsing: b))
     }
 
-    /// Strings are read 16 bytes at a time, then in words, then byte by byte: at every length
+    /// Strings are read 16 bytes at a time, then byte by byte near the text's end: at every length
     /// around those steps, a string hashes the same plain as with any one letter escaped, and
     /// differs from the same string with any one letter changed, wherever the string ends.
     @Test func stringsHashByMeaningAtEveryLengthAndPlace() throws {
@@ -71,7 +71,7 @@ func repeatsAName(_ text: String) -> Bool {
                 let plain = try hash("\"" + String(decoding: letters, as: UTF8.self) + "\"" + trailer)
                 for place in 0..<length {
                     var escaped = letters.map { String(UnicodeScalar($0)) }
-                    escaped[place] = String(format: "\\u%04x", letters[place])
+                    escaped[place] = "\\u00" + String(letters[place], radix: 16)
                     #expect(try hash("\"" + escaped.joined() + "\"" + trailer) == plain, "length \(length), escape at \(place)")
                     var changed = letters
                     changed[place] ^= 0x20
