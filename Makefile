@@ -75,7 +75,7 @@ bench-baseline: deps
 	$(SWIFT) build -c release --product livedelta
 	Benchmarks/baseline/run.sh
 
-## Stage one of a two-stage JSON reader alone: 64-byte blocks classified in pure Swift and in C.
+## A two-stage JSON reader: stage one alone (pure Swift and C), then whole beside the scanner.
 bench-blocks: deps
 	Benchmarks/blocks/run.sh
 
