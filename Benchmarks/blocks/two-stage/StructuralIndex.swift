@@ -48,31 +48,33 @@ struct StructuralIndex {
     @inline(__always)
     func byte(_ position: Int) -> UInt8 { position < count ? base[position] : 0 }
 
-    /// Classifies the next chunk.
+    /// Classifies the next chunk that has any structural byte (one inside a long string may
+    /// have none); at the end, lists `count` alone.
     @inline(never)
     mutating func refill() {
         cursor = 0
         filled = 0
-        guard classified < count else {
-            positions[0] = UInt32(count)
-            filled = 1
-            return
+        while filled == 0 {
+            guard classified < count else {
+                positions[0] = UInt32(count)
+                filled = 1
+                return
+            }
+            let end = min(count, classified + Self.chunk)
+            var out = positions
+            while classified + 64 <= end {
+                out = classify(base + classified, at: classified, into: out)
+                classified += 64
+            }
+            if classified < end {
+                // The last, short block, padded with spaces.
+                var padded = SIMD64<UInt8>(repeating: 0x20)
+                withUnsafeMutableBytes(of: &padded) { $0.baseAddress!.copyMemory(from: base + classified, byteCount: end - classified) }
+                out = withUnsafeBytes(of: &padded) { classify($0.baseAddress!.assumingMemoryBound(to: UInt8.self), at: classified, into: out) }
+                classified = end
+            }
+            filled = out - positions
         }
-        let end = min(count, classified + Self.chunk)
-        var out = positions
-        while classified + 64 <= end {
-            out = classify(base + classified, at: classified, into: out)
-            classified += 64
-        }
-        if classified < end {
-            // The last, short block, padded with spaces.
-            var padded = SIMD64<UInt8>(repeating: 0x20)
-            withUnsafeMutableBytes(of: &padded) { $0.baseAddress!.copyMemory(from: base + classified, byteCount: end - classified) }
-            out = withUnsafeBytes(of: &padded) { classify($0.baseAddress!.assumingMemoryBound(to: UInt8.self), at: classified, into: out) }
-            classified = end
-        }
-        filled = out - positions
-        if filled == 0 { refill() }
     }
 
     /// Runs stage one over the whole text and throws the positions away: its cost alone.
