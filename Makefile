@@ -12,13 +12,15 @@ run: deps
 	$(SWIFT) build -c release --product livedelta
 	.build/release/livedelta $(ARGS)
 
-## Build everything and run every test (the end-to-end tests start the real binary), then the
-## fuzzers for a bounded time each (FUZZ_SECONDS: 60 in CI, 15 elsewhere).
+## Build everything and run every test (the end-to-end tests start the real binary), the
+## container smoke test, then the fuzzers for a bounded time each (FUZZ_SECONDS: 60 in CI, 15
+## elsewhere).
 test: deps lint
 	$(SWIFT) build
 	$(SWIFT) test
 	$(MAKE) contract
 	$(MAKE) test-thread
+	$(MAKE) smoke
 	$(MAKE) fuzz FUZZ_SECONDS=$(FUZZ_SECONDS)
 
 ## The contract against the real binary: openapi-spec-validator, schemathesis, and a client
@@ -58,7 +60,7 @@ build: deps
 release: deps
 	$(SWIFT) build -c release
 
-## Container smoke test with podman and buildah (installs them); CI does not run it.
+## Container smoke test with podman and buildah (installs them), under `--ulimit nofile=1024`.
 smoke: deps
 	scripts/container-smoke.sh
 

@@ -77,21 +77,22 @@ public final class HTTPServer: Sendable {
     public enum StartError: Error, CustomStringConvertible {
         case invalidHost(String)
         case cannotListen(host: String, port: UInt16)
-        case tooFewDescriptors(needed: Int, available: Int)
 
         public var description: String {
             switch self {
             case .invalidHost(let host): "'\(host)' is not a numeric IPv4 or IPv6 address"
             case .cannotListen(let host, let port): "cannot listen on \(host):\(port) (in use, or not allowed)"
-            case .tooFewDescriptors(let needed, let available):
-                "the connection limit needs \(needed) file descriptors but the process may open \(available) (raise `ulimit -n`, or lower the connection limit)"
             }
         }
     }
 
     public static var processorCount: Int { max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))) }
 
+    /// The configuration the server runs with: as given, but for connection limits lowered to
+    /// fit the descriptors the process may open (compare with what was asked).
     public let configuration: Configuration
+    /// File descriptors the process may open, after raising its soft limit to the hard one.
+    public let descriptorLimit: Int
     /// The port the server listens on.
     public let port: UInt16
     private let core: ServerCore
@@ -100,12 +101,13 @@ public final class HTTPServer: Sendable {
 
     /// Starts listening and serving at once: `threads` daemons, each with one event-loop
     /// thread, and an acceptor that deals new connections out to them in turn.
-    public init(configuration: Configuration, handler: @escaping Handler) throws(StartError) {
-        guard let address = SocketAddress(host: configuration.host, port: configuration.port) else {
-            throw .invalidHost(configuration.host)
+    public init(configuration asked: Configuration, handler: @escaping Handler) throws(StartError) {
+        guard let address = SocketAddress(host: asked.host, port: asked.port) else {
+            throw .invalidHost(asked.host)
         }
-        let connectionLimit = max(1, configuration.connectionLimit)
-        try Self.reserveDescriptors(connectionLimit + Self.descriptorsBesideConnections)
+        let descriptors = Self.raiseDescriptorLimit()
+        let configuration = Self.fit(asked, descriptors: descriptors)
+        let connectionLimit = configuration.connectionLimit
         let gate = ConnectionGate(limits: .init(
             connections: connectionLimit, connectionsPerClient: max(1, configuration.connectionsPerClient),
             headerTimeout: .seconds(max(1, configuration.headerTimeoutSeconds)), minBodyRate: max(0, configuration.minBodyRate)))
@@ -136,6 +138,7 @@ public final class HTTPServer: Sendable {
         }
         acceptor.start()
         self.configuration = configuration
+        self.descriptorLimit = descriptors
         self.core = core
         self.port = acceptor.port
         self.running = NIOLockedValueBox((acceptor, daemons))
@@ -145,19 +148,33 @@ public final class HTTPServer: Sendable {
     /// epoll and wake-up descriptors, logs, and some to spare.
     static let descriptorsBesideConnections = 64
 
-    /// Raises the soft descriptor limit as far as `needed` where the hard limit allows.
-    private static func reserveDescriptors(_ needed: Int) throws(StartError) {
+    /// The soft descriptor limit, raised to the hard one first (as Go's runtime and nginx's
+    /// `worker_rlimit_nofile` do): the soft limit is often far below what the system grants.
+    static func raiseDescriptorLimit() -> Int {
         var limit = rlimit()
-        let resource = Int32(RLIMIT_NOFILE.rawValue)
-        guard getrlimit(__rlimit_resource_t(UInt32(resource)), &limit) == 0 else { return }
-        // RLIM_INFINITY is all bits set; Int(clamping:) keeps it as Int.max.
-        var current = Int(clamping: limit.rlim_cur)
-        if current < needed {
+        let resource = __rlimit_resource_t(UInt32(RLIMIT_NOFILE.rawValue))
+        guard getrlimit(resource, &limit) == 0 else { return Int.max }
+        if limit.rlim_cur < limit.rlim_max {
             var raised = limit
-            raised.rlim_cur = rlim_t(min(Int(clamping: limit.rlim_max), needed))
-            if setrlimit(__rlimit_resource_t(UInt32(resource)), &raised) == 0 { current = Int(clamping: raised.rlim_cur) }
+            raised.rlim_cur = limit.rlim_max
+            // RLIM_INFINITY is all bits set; Int(clamping:) keeps it as Int.max.
+            if setrlimit(resource, &raised) == 0 { return Int(clamping: raised.rlim_max) }
         }
-        guard current >= needed else { throw .tooFewDescriptors(needed: needed, available: current) }
+        return Int(clamping: limit.rlim_cur)
+    }
+
+    /// The configuration with its connection limits lowered, where `descriptors` cannot hold
+    /// them, to what fits (each connection and each stream takes one descriptor). A server
+    /// that starts with fewer connections than asked serves; one that refuses to start does
+    /// not, and the caller says what was lowered (`HTTPServer.fitted`).
+    static func fit(_ configuration: Configuration, descriptors: Int) -> Configuration {
+        var fitted = configuration
+        fitted.connectionLimit = max(1, configuration.connectionLimit)
+        let room = max(2, descriptors - descriptorsBesideConnections)
+        guard fitted.connectionLimit > room else { return fitted }
+        fitted.connectionLimit = room
+        fitted.connectionsPerClient = min(max(1, configuration.connectionsPerClient), room)
+        return fitted
     }
 
     /// libmicrohttpd's memory for one connection's head and buffers: room for the largest head

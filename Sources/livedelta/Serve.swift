@@ -169,6 +169,16 @@ struct Serve: ParsableCommand {
             logger.critical("cannot start", metadata: ["error": "\(error)"])
             throw ExitCode.failure
         }
+        let granted = server.configuration
+        if granted.connectionLimit < configuration.connectionLimit || granted.connectionsPerClient < configuration.connectionsPerClient {
+            logger.warning(
+                "connection limits lowered to fit the file descriptors the process may open (raise `ulimit -n` for more)",
+                metadata: [
+                    "descriptors": "\(server.descriptorLimit)",
+                    "max_connections": "\(granted.connectionLimit) of \(configuration.connectionLimit)",
+                    "max_connections_per_client": "\(granted.connectionsPerClient) of \(configuration.connectionsPerClient)",
+                ])
+        }
         logger.notice("listening", metadata: ["host": "\(host)", "port": "\(server.port)", "threads": "\(threads)"])
 
         var received: Int32 = 0

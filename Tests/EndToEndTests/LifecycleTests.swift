@@ -4,6 +4,17 @@ import Testing
 import TestSupport
 
 @Suite struct LifecycleTests {
+    /// A login shell's, systemd's and many containers' limit is 1,024 descriptors, below what
+    /// the default 1,000 connections need with the server's own: it starts with fewer
+    /// connections, says so, and serves.
+    @Test func theServerStartsUnderACommonDescriptorLimitAndSaysWhatItLowered() throws {
+        let server = try ServerProcess(descriptorLimit: 1_024)
+        let reply = try server.connection().request("POST", "/diff", json: #"{"old":[1,2,3],"new":[3,1,4]}"#)
+        #expect(reply.status == 200 && reply.json["changeCount"]?.int == 3)
+        #expect(server.logShows("connection limits lowered", "descriptors=1024", "max_connections=960 of 1000"))
+        #expect(server.stop() == 0)
+    }
+
     @Test func aBodyOverTheConfiguredLimitIs413AndTheServerGoesOn() throws {
         let server = try ServerProcess(arguments: ["--max-body-size", "100"])
         let reply = try server.connection().request("POST", "/diff", json: "{\"old\":[" + String(repeating: "1,", count: 100) + "1],\"new\":[]}")

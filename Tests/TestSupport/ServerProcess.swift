@@ -22,9 +22,17 @@ public final class ServerProcess: @unchecked Sendable {  // see above
         return directory.appendingPathComponent("livedelta")
     }
 
-    public init(arguments: [String] = [], environment: [String: String] = [:]) throws {
-        process.executableURL = Self.binary
-        process.arguments = ["--port", "0", "--host", "127.0.0.1"] + arguments
+    /// - Parameter descriptorLimit: where given, the binary starts under `ulimit -n` of that
+    ///   many descriptors, soft and hard, as a login shell or a container may start it.
+    public init(arguments: [String] = [], environment: [String: String] = [:], descriptorLimit: Int? = nil) throws {
+        let serverArguments = ["--port", "0", "--host", "127.0.0.1"] + arguments
+        if let descriptorLimit {
+            process.executableURL = URL(fileURLWithPath: "/bin/sh")
+            process.arguments = ["-c", "ulimit -n \(descriptorLimit) && exec \"$0\" \"$@\"", Self.binary.path] + serverArguments
+        } else {
+            process.executableURL = Self.binary
+            process.arguments = serverArguments
+        }
         var variables = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("LIVEDELTA_") }
         for (key, value) in environment { variables[key] = value }
         process.environment = variables
