@@ -67,6 +67,8 @@ public struct APIError: Error, Sendable {
             apiError = APIError(
                 .tooManyConnectionsFromClient,
                 message: "this address already has \(limit) connections open, the most one client may; reuse them, or close some")
+        case .tooManyStreams(let limit):
+            apiError = APIError(.tooManySubscribers, message: "all \(limit) event streams the server holds are open; try again shortly")
         }
         apiError.headers = [("Retry-After", "1")]
         return apiError

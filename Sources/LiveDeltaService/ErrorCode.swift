@@ -30,11 +30,13 @@ public enum ErrorCode: String, CaseIterable, Sendable {
     case requestTimeout = "request_timeout"
     case tooManyConnections = "too_many_connections"
     case tooManyConnectionsFromClient = "too_many_connections_from_client"
+    case tooManySubscribers = "too_many_subscribers"
+    case invalidParameter = "invalid_parameter"
     case internalError = "internal_error"
 
     public var status: Int {
         switch self {
-        case .malformedJSON, .invalidSessionID, .invalidIfMatch, .badRequest: 400
+        case .malformedJSON, .invalidSessionID, .invalidIfMatch, .badRequest, .invalidParameter: 400
         case .notFound, .sessionNotFound: 404
         case .methodNotAllowed: 405
         case .requestTimeout: 408
@@ -47,7 +49,7 @@ public enum ErrorCode: String, CaseIterable, Sendable {
         case .headersTooLarge: 431
         case .internalError: 500
         case .unsupportedTransferCoding: 501
-        case .tooManySessions, .busy, .serverBusy, .sessionStoreUnavailable, .tooManyConnections: 503
+        case .tooManySessions, .busy, .serverBusy, .sessionStoreUnavailable, .tooManyConnections, .tooManySubscribers: 503
         }
     }
 }

@@ -19,6 +19,8 @@ final class ConnectionGate: Sendable {
     struct Limits: Sendable {
         var connections: Int
         var connectionsPerClient: Int
+        /// Connections sending a streamed response, counted apart from the others.
+        var streams: Int = 0
         /// Time for a request head, from accept or from the previous response.
         var headerTimeout: Duration
         /// After the first `headerTimeout` of a body, it must arrive at this many bytes a second.
@@ -42,7 +44,12 @@ final class ConnectionGate: Sendable {
     let limits: Limits
     private struct State {
         var connections: [Int32: ConnectionState] = [:]
+        /// Connections in `connections` that send streams: they count against `limits.streams`
+        /// alone, not against the connection limits.
+        var streams = 0
         var perClient: [ClientAddress: Int] = [:]
+
+        var requestConnections: Int { connections.count - streams }
     }
     private let state = NIOLockedValueBox(State())
 
@@ -50,7 +57,24 @@ final class ConnectionGate: Sendable {
         self.limits = limits
     }
 
+    /// Connections open, streams included.
     var count: Int { state.withLockedValue { $0.connections.count } }
+
+    /// Connections sending streams.
+    var streamCount: Int { state.withLockedValue { $0.streams } }
+
+    /// The connection goes on to send a stream: it leaves the connection counts for the stream
+    /// count, where that is below its limit (false, changing nothing, where it is not).
+    func startStream(_ connection: ConnectionState) -> Bool {
+        state.withLockedValue { state in
+            guard state.connections[connection.socket] === connection, !connection.streaming else { return false }
+            guard state.streams < limits.streams else { return false }
+            state.streams += 1
+            connection.streaming = true
+            Self.uncount(connection.client, from: &state)
+            return true
+        }
+    }
 
     /// Counts a new connection unless it would pass a limit.
     func admit(socket: Int32, client: ClientAddress) -> Admission {
@@ -58,7 +82,7 @@ final class ConnectionGate: Sendable {
             // A socket number still listed belongs to a connection libmicrohttpd dropped
             // without a notice (it failed to set it up): the number has been closed and reused.
             if let stale = state.connections[socket] { Self.remove(stale, from: &state) }
-            guard state.connections.count < limits.connections else { return .serverFull }
+            guard state.requestConnections < limits.connections else { return .serverFull }
             guard state.perClient[client, default: 0] < limits.connectionsPerClient else { return .clientFull }
             state.connections[socket] = ConnectionState(socket: socket, client: client)
             state.perClient[client, default: 0] += 1
@@ -69,6 +93,17 @@ final class ConnectionGate: Sendable {
     /// The connection admitted on `socket`, when libmicrohttpd starts serving it.
     func connection(on socket: Int32) -> ConnectionState? {
         state.withLockedValue { $0.connections[socket] }
+    }
+
+    /// The connection's stream has ended and it may carry requests again: it counts as a
+    /// connection once more (even past the limits for a moment, as it was admitted already).
+    func finishStream(_ connection: ConnectionState) {
+        state.withLockedValue { state in
+            guard state.connections[connection.socket] === connection, connection.streaming else { return }
+            state.streams -= 1
+            connection.streaming = false
+            state.perClient[connection.client, default: 0] += 1
+        }
     }
 
     /// A connection has closed (its socket is closed right after).
@@ -88,8 +123,16 @@ final class ConnectionGate: Sendable {
 
     private static func remove(_ connection: ConnectionState, from state: inout State) {
         state.connections[connection.socket] = nil
-        let left = state.perClient[connection.client, default: 1] - 1
-        state.perClient[connection.client] = left > 0 ? left : nil
+        if connection.streaming {
+            state.streams -= 1
+        } else {
+            uncount(connection.client, from: &state)
+        }
+    }
+
+    private static func uncount(_ client: ClientAddress, from state: inout State) {
+        let left = state.perClient[client, default: 1] - 1
+        state.perClient[client] = left > 0 ? left : nil
     }
 
     /// Closes the connections that are past their deadline: it marks each timed out (the
@@ -134,6 +177,9 @@ final class ConnectionState: Sendable {
     private let bodyBytes = Atomic<Int>(0)
     /// Requests answered on this connection so far.
     private let answered = Atomic<Int>(0)
+    /// The connection sends a stream (it is counted apart). Read and written under the gate's lock.
+    // nonisolated(unsafe): only `ConnectionGate` touches it, always holding its lock.
+    nonisolated(unsafe) var streaming = false
 
     init(socket: Int32, client: ClientAddress) {
         self.socket = socket

@@ -3,11 +3,22 @@ public struct HTTPResponse: Sendable {
     public var status: Int
     public var headers: [(name: String, value: String)]
     public var body: [UInt8]
+    /// Where set, the body is this stream's, sent as it is written (chunked), and `body` is
+    /// not sent.
+    public var stream: HTTPStream?
 
     public init(status: Int, headers: [(name: String, value: String)] = [], body: [UInt8] = []) {
         self.status = status
         self.headers = headers
         self.body = body
+    }
+
+    /// A response whose body is written while it is sent.
+    public init(status: Int, headers: [(name: String, value: String)] = [], stream: HTTPStream) {
+        self.status = status
+        self.headers = headers
+        self.body = []
+        self.stream = stream
     }
 
     /// The response as HTTP/1.1 bytes that close the connection, for answers the server
@@ -56,4 +67,6 @@ public enum HTTPServerError: Sendable, Equatable {
     case tooManyConnections(limit: Int)
     /// This client address holds `connectionsPerClient` connections already.
     case tooManyConnectionsFromClient(limit: Int)
+    /// All `maxStreams` streamed responses are being sent.
+    case tooManyStreams(limit: Int)
 }

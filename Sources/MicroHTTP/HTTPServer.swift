@@ -51,6 +51,14 @@ public final class HTTPServer: Sendable {
         /// Requests with bodies at least this large are handled on a pool that spreads them
         /// over all cores, instead of on their connection's event-loop thread.
         public var offloadBodySize: Int = 64 << 10
+        /// Requests the handler may wait in (for a lock, or a store across the network): they are
+        /// handled on `waitingThreads` threads of their own, their connections suspended
+        /// meanwhile, so that no event-loop thread ever waits and other connections go on.
+        public var mayWait: @Sendable (HTTPRequest) -> Bool = { _ in false }
+        public var waitingThreads: Int = 64
+        /// Connections sending streamed responses (`HTTPResponse.stream`) at once, counted apart
+        /// from `connectionLimit` and `connectionsPerClient`; past it, `.tooManyStreams`.
+        public var maxStreams: Int = 0
         /// Bodies being received, by all connections together, are held to this many bytes; a
         /// request that would pass it is refused with `errorResponse(.busy)`.
         public var maxBufferedBodyBytes: Int = 1 << 30
@@ -61,7 +69,7 @@ public final class HTTPServer: Sendable {
         public var errorResponse: @Sendable (HTTPServerError) -> HTTPResponse = { error in
             switch error {
             case .bodyTooLarge: HTTPResponse(status: 413)
-            case .busy, .tooManyConnections: HTTPResponse(status: 503, headers: [("Retry-After", "1")])
+            case .busy, .tooManyConnections, .tooManyStreams: HTTPResponse(status: 503, headers: [("Retry-After", "1")])
             case .tooManyConnectionsFromClient: HTTPResponse(status: 429, headers: [("Retry-After", "1")])
             case .badRequest: HTTPResponse(status: 400)
             case .uriTooLong: HTTPResponse(status: 414)
@@ -109,7 +117,7 @@ public final class HTTPServer: Sendable {
         let configuration = Self.fit(asked, descriptors: descriptors)
         let connectionLimit = configuration.connectionLimit
         let gate = ConnectionGate(limits: .init(
-            connections: connectionLimit, connectionsPerClient: max(1, configuration.connectionsPerClient),
+            connections: connectionLimit, connectionsPerClient: max(1, configuration.connectionsPerClient), streams: configuration.maxStreams,
             headerTimeout: .seconds(max(1, configuration.headerTimeoutSeconds)), minBodyRate: max(0, configuration.minBodyRate)))
         let core = ServerCore(configuration: configuration, gate: gate, handler: handler)
         // libmicrohttpd calls back with this pointer; `stop` drops the retain after the daemons end.
@@ -118,7 +126,7 @@ public final class HTTPServer: Sendable {
         // The gate holds the real limit; libmicrohttpd's is set above anything one daemon can
         // be dealt, so that it never refuses a connection itself (see `ConnectionGate`).
         var config = CMicroHTTPDConfig(
-            connection_limit: UInt32(clamping: connectionLimit + 16),
+            connection_limit: UInt32(clamping: connectionLimit + configuration.maxStreams + 16),
             connection_timeout_seconds: UInt32(clamping: max(0, configuration.connectionTimeoutSeconds)),
             connection_memory_limit: Self.connectionMemory(for: configuration), thread_stack_size: max(1 << 20, configuration.threadStackSize))
         var daemons = [DaemonHandle]()
@@ -170,10 +178,17 @@ public final class HTTPServer: Sendable {
     static func fit(_ configuration: Configuration, descriptors: Int) -> Configuration {
         var fitted = configuration
         fitted.connectionLimit = max(1, configuration.connectionLimit)
+        fitted.maxStreams = max(0, configuration.maxStreams)
         let room = max(2, descriptors - descriptorsBesideConnections)
-        guard fitted.connectionLimit > room else { return fitted }
-        fitted.connectionLimit = room
-        fitted.connectionsPerClient = min(max(1, configuration.connectionsPerClient), room)
+        let needed = fitted.connectionLimit + fitted.maxStreams
+        guard needed > room else { return fitted }
+        // Both shrink in proportion, but requests keep at least half the room (or all they
+        // asked for), so that many streams asked for cannot starve ordinary requests.
+        let proportional = Int((Double(fitted.connectionLimit) * Double(room) / Double(needed)).rounded(.down))
+        let connections = max(1, min(fitted.connectionLimit, max(room / 2, proportional)))
+        fitted.maxStreams = min(fitted.maxStreams, room - connections)
+        fitted.connectionLimit = room - fitted.maxStreams
+        fitted.connectionsPerClient = min(max(1, configuration.connectionsPerClient), fitted.connectionLimit)
         return fitted
     }
 
@@ -184,8 +199,11 @@ public final class HTTPServer: Sendable {
         max(32 << 10, configuration.maxHeaderBytes + configuration.maxURILength + (16 << 10))
     }
 
-    /// Connections open now.
+    /// Connections open now, streams included.
     public var openConnections: Int { core.gate.count }
+
+    /// Connections sending streamed responses now.
+    public var openStreams: Int { core.gate.streamCount }
 
     /// Requests whose headers have arrived and whose response is not yet sent.
     public var requestsInFlight: Int { core.inFlight.load(ordering: .relaxed) }
@@ -219,6 +237,12 @@ public final class HTTPServer: Sendable {
         while core.inFlight.load(ordering: .acquiring) > 0 && ContinuousClock.now < deadline {
             usleep(2_000)
         }
+        // Streams still open at the deadline are cut (their writers should have closed them
+        // within the grace period): their connections resume, end, and can then be stopped.
+        let open = core.streams.withLockedValue { Array($0.values) }
+        for stream in open { stream.abort() }
+        let streamsCut = ContinuousClock.now + .seconds(1)
+        while !open.isEmpty && core.streams.withLockedValue({ !$0.isEmpty }) && ContinuousClock.now < streamsCut { usleep(2_000) }
         let cut = core.inFlight.load(ordering: .acquiring)
         let computing = core.offloaded.load(ordering: .acquiring)
         // Stopping a daemon with a suspended connection breaks libmicrohttpd's rules.

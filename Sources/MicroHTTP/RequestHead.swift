@@ -14,6 +14,8 @@ struct RequestHead {
     var path: String
     var version: String
     var headers: HeaderFields
+    /// The query string's parameters.
+    var query: [(name: String, value: String)] = []
     /// Bytes of the request line and headers, as libmicrohttpd counted them.
     var size: Int
     /// The headers framing depends on, noted as the headers are read.
@@ -70,6 +72,14 @@ struct RequestHead {
         }
         headers = read.headers
         framing = read.framing
+        withUnsafeMutablePointer(to: &query) { pointer in
+            _ = MHD_get_connection_values(connection, .GET_ARGUMENT_KIND, { context, _, name, value in
+                guard let context, let name else { return .YES }
+                context.assumingMemoryBound(to: [(name: String, value: String)].self).pointee.append(
+                    (String(cString: name), value.map { String(cString: $0) } ?? ""))
+                return .YES
+            }, pointer)
+        }
     }
 
     /// Digits, with the spaces and tabs HTTP allows around a field value, as a number that

@@ -1,6 +1,7 @@
 import CMicroHTTPD
 import Dispatch
 import Synchronization
+import struct NIOConcurrencyHelpers.NIOLockedValueBox
 
 /// What libmicrohttpd's worker threads call into: it gathers each request's body, runs the
 /// handler and queues the response.
@@ -17,13 +18,18 @@ final class ServerCore: Sendable {
     /// its connections in turn, so two large requests that land on one thread would wait for
     /// each other while another core idles. This queue spreads them over all cores.
     private let handlers = DispatchQueue(label: "microhttp.handlers", qos: .userInitiated, attributes: .concurrent)
+    /// Where requests that may wait run (`Configuration.mayWait`).
+    private let waiting: WaitingPool
     /// Who is connected, and how far each connection's request has come.
     let gate: ConnectionGate
+    /// Streams being sent, so that a stop can end those their writers left open.
+    let streams = NIOLockedValueBox<[ObjectIdentifier: HTTPStream]>([:])
 
     init(configuration: HTTPServer.Configuration, gate: ConnectionGate, handler: @escaping HTTPServer.Handler) {
         self.configuration = configuration
         self.gate = gate
         self.handler = handler
+        waiting = WaitingPool(threads: configuration.waitingThreads)
     }
 
     /// libmicrohttpd starts or ends serving a connection the acceptor admitted: the
@@ -109,19 +115,21 @@ final class ServerCore: Sendable {
             return queue(configuration.errorResponse(refusal), on: connection, closing: true)
         }
         guard let head = context.head.take() else { return .NO }
-        let request = HTTPRequest(method: head.method, path: head.path, fields: head.headers, body: context.body ?? .empty)
+        let request = HTTPRequest(method: head.method, path: head.path, fields: head.headers, query: head.query, body: context.body ?? .empty)
         context.body = nil
-        guard request.body.count >= configuration.offloadBodySize else { return queue(handler(request), on: connection) }
+        let waits = configuration.mayWait(request)
+        guard waits || request.body.count >= configuration.offloadBodySize else { return queue(handler(request), on: connection) }
         offloaded.add(1, ordering: .relaxed)
         MHD_suspend_connection(connection)
         let suspended = SuspendedConnection(pointer: connection)
         let pending = PendingResponse()
         context.pending = pending
-        handlers.async { [self] in
+        let job: @Sendable () -> Void = { [self] in
             pending.put(handler(request))
             MHD_resume_connection(suspended.pointer)
             offloaded.subtract(1, ordering: .releasing)
         }
+        if waits { waiting.run(job) } else { handlers.async(execute: job) }
         return .YES
     }
 
@@ -158,7 +166,10 @@ final class ServerCore: Sendable {
 
     /// libmicrohttpd is done with a request, answered or not.
     func completed(_ connection: OpaquePointer?, _ state: UnsafeMutablePointer<UnsafeMutableRawPointer?>?) {
-        if let connection { progress(of: connection)?.finishedRequest() }
+        if let connection, let progress = progress(of: connection) {
+            progress.finishedRequest()
+            gate.finishStream(progress)
+        }
         guard let state, let context = state.pointee else { return }
         let request = Unmanaged<RequestContext>.fromOpaque(context)
         buffered.subtract(request.takeUnretainedValue().counted, ordering: .relaxed)
@@ -168,6 +179,7 @@ final class ServerCore: Sendable {
     }
 
     private func queue(_ response: HTTPResponse, on connection: OpaquePointer, closing: Bool = false) -> MHD_Result {
+        if let stream = response.stream { return queue(response, streaming: stream, on: connection) }
         let mhdResponse = response.body.withUnsafeBytes {
             MHD_create_response_from_buffer($0.count, UnsafeMutableRawPointer(mutating: $0.baseAddress), .RESPMEM_MUST_COPY)
         }
@@ -182,6 +194,46 @@ final class ServerCore: Sendable {
         MHD_destroy_response(mhdResponse)
         return result
     }
+
+    /// A streamed response: its connection leaves the request count for the stream count
+    /// (where the stream limit allows; else a 503), and libmicrohttpd pulls the stream's bytes
+    /// as the socket takes them.
+    private func queue(_ response: HTTPResponse, streaming stream: HTTPStream, on connection: OpaquePointer) -> MHD_Result {
+        guard let progress = progress(of: connection), gate.startStream(progress) else {
+            stream.detach()
+            configuration.onRefusal(.tooManyStreams(limit: gate.limits.streams))
+            return queue(configuration.errorResponse(.tooManyStreams(limit: gate.limits.streams)), on: connection)
+        }
+        // The response holds the stream until libmicrohttpd frees it (`streamFreed`).
+        let context = Unmanaged.passRetained(stream).toOpaque()
+        guard let mhdResponse = MHD_create_response_from_callback(UInt64.max /* MHD_SIZE_UNKNOWN */, 16 << 10, streamReader, context, streamFreed)
+        else {
+            Unmanaged<HTTPStream>.fromOpaque(context).release()
+            stream.detach()
+            return .NO
+        }
+        for (name, value) in response.headers {
+            name.withCString { name in value.withCString { value in _ = MHD_add_response_header(mhdResponse, name, value) } }
+        }
+        let key = ObjectIdentifier(stream)
+        streams.withLockedValue { $0[key] = stream }
+        stream.attach(connection) { [streams] in _ = streams.withLockedValue { $0.removeValue(forKey: key) } }
+        let result = MHD_queue_response(connection, UInt32(response.status), mhdResponse)
+        MHD_destroy_response(mhdResponse)
+        return result
+    }
+}
+
+private let streamReader: MHD_ContentReaderCallback = { context, _, buffer, max in
+    guard let context, let buffer else { return -2 }
+    return Unmanaged<HTTPStream>.fromOpaque(context)._withUnsafeGuaranteedRef { $0.read(into: buffer, max: max) }
+}
+
+private let streamFreed: MHD_ContentReaderFreeCallback = { context in
+    guard let context else { return }
+    let stream = Unmanaged<HTTPStream>.fromOpaque(context)
+    stream.takeUnretainedValue().detach()
+    stream.release()
 }
 
 /// A suspended connection, resumed from the handler thread.
