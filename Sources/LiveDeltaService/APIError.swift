@@ -91,6 +91,13 @@ public struct APIError: Error, Sendable {
         APIError(.invalidOption, message: message, pointer: pointer.description)
     }
 
+    /// A query parameter that is not one of the values it takes; `parameter` names it.
+    public static func invalidParameter(_ name: String, _ message: String) -> APIError {
+        var error = APIError(.invalidParameter, message: message)
+        error.details = [("parameter", .string(name))]
+        return error
+    }
+
     public static func notFound(_ path: String) -> APIError {
         APIError(.notFound, message: "there is nothing at \(path)")
     }

@@ -18,6 +18,8 @@ public final class LiveDeltaService: Sendable {
 
     public let configuration: Configuration
     public let sessions: any SessionStore
+    /// Live sessions: subscribers and the steps they are sent.
+    public let live: LiveHub
     /// Items held by requests now, against `maxItemsInFlight`.
     public let itemBudget: ItemBudget
     let limits: ReadLimits
@@ -29,13 +31,16 @@ public final class LiveDeltaService: Sendable {
 
     /// - Parameter metrics: what to count requests with, and `GET /metrics`; none, no route.
     public init(
-        configuration: Configuration = Configuration(), sessions: (any SessionStore)? = nil, metrics: ServiceMetrics? = nil,
-        logger: Logger = Logger(label: "livedelta")
+        configuration: Configuration = Configuration(), sessions: (any SessionStore)? = nil, live: LiveHub.Limits = LiveHub.Limits(),
+        metrics: ServiceMetrics? = nil, logger: Logger = Logger(label: "livedelta")
     ) {
         self.configuration = configuration
         itemBudget = ItemBudget(limit: configuration.maxItemsInFlight)
         limits = ReadLimits(maxDepth: configuration.maxDepth, maxItems: configuration.maxItemsPerRequest, budget: itemBudget)
-        self.sessions = sessions ?? InMemorySessionStore(logger: logger)
+        let sessions = sessions ?? InMemorySessionStore(logger: logger)
+        self.sessions = sessions
+        self.live = LiveHub(limits: live, logger: logger)
+        sessions.observe(with: self.live)
         self.metrics = metrics
         self.logger = logger
         logsRequests = logger.logLevel <= .info
@@ -82,6 +87,14 @@ public final class LiveDeltaService: Sendable {
     }
 
     var sessionEndpoints: SessionEndpoints { SessionEndpoints(store: sessions, limits: limits, metrics: metrics) }
+
+    var liveEndpoints: LiveEndpoints { LiveEndpoints(hub: live, sessions: sessionEndpoints) }
+
+    /// Whether a request may wait (for a session's lock, or the session store): such requests
+    /// run on the server's waiting threads, never on an event-loop thread.
+    public func mayWait(_ request: HTTPRequest) -> Bool {
+        request.path.utf8.starts(with: "/sessions".utf8)
+    }
 
     /// A body must say it is JSON: `application/json` or any `+json` type, parameters allowed.
     static func requireJSON(_ request: HTTPRequest) throws(APIError) {

@@ -108,6 +108,12 @@ extension LiveDeltaService {
         Route(method: "POST", template: "/sessions/{id}/delta") { service, request, parameters throws(APIError) in
             try service.sessionEndpoints.change(request, id: SessionEndpoints.validID(parameters["id"]), action: .delta)
         },
+        Route(method: "GET", template: "/sessions/{id}/events") { service, request, parameters throws(APIError) in
+            try service.liveEndpoints.events(request, id: SessionEndpoints.validID(parameters["id"]))
+        },
+        Route(method: "GET", template: "/sessions/{id}/changes") { service, request, parameters throws(APIError) in
+            try service.liveEndpoints.changes(request, id: SessionEndpoints.validID(parameters["id"]))
+        },
         Route(method: "GET", template: "/health") { _, _, _ throws(APIError) in
             .json(Array(#"{"status":"ok"}"#.utf8))
         },

@@ -83,6 +83,27 @@ struct Serve: ParsableCommand {
     @Option(help: "Bytes sessions take in this process: their bodies as sent, plus \(SessionFootprint.bytesPerItem) per item and \(SessionFootprint.bytesPerBody) per body. The memory store evicts the least recently used idle sessions to stay within it; the Redis store drops parsed copies. [env: LIVEDELTA_MAX_SESSION_BYTES]")
     var maxSessionBytes: Int = Environment.value("LIVEDELTA_MAX_SESSION_BYTES", default: 1 << 30)
 
+    @Option(help: "Live subscribers (event streams and long polls) at once, all sessions together; counted apart from --max-connections (503 above). [env: LIVEDELTA_MAX_SUBSCRIBERS]")
+    var maxSubscribers: Int = Environment.value("LIVEDELTA_MAX_SUBSCRIBERS", default: 10_000)
+
+    @Option(help: "Live subscribers of one session at once (503 above). [env: LIVEDELTA_MAX_SUBSCRIBERS_PER_SESSION]")
+    var maxSubscribersPerSession: Int = Environment.value("LIVEDELTA_MAX_SUBSCRIBERS_PER_SESSION", default: 1_000)
+
+    @Option(help: "Seconds between heartbeat comments on an idle event stream. [env: LIVEDELTA_HEARTBEAT_INTERVAL]")
+    var heartbeatInterval: Int = Environment.value("LIVEDELTA_HEARTBEAT_INTERVAL", default: 15)
+
+    @Option(help: "Versions a followed session keeps for subscribers that resume (the latest always). [env: LIVEDELTA_LIVE_HISTORY]")
+    var liveHistory: Int = Environment.value("LIVEDELTA_LIVE_HISTORY", default: 256)
+
+    @Option(help: "Bytes the kept versions of one followed session may take (as --max-session-bytes counts them). [env: LIVEDELTA_LIVE_HISTORY_BYTES]")
+    var liveHistoryBytes: Int = Environment.value("LIVEDELTA_LIVE_HISTORY_BYTES", default: 64 << 20)
+
+    @Option(help: "Bytes sent to one subscriber and not yet read by it; past them it is dropped (it reconnects and resumes). [env: LIVEDELTA_SUBSCRIBER_BUFFER_BYTES]")
+    var subscriberBufferBytes: Int = Environment.value("LIVEDELTA_SUBSCRIBER_BUFFER_BYTES", default: 4 << 20)
+
+    @Option(help: "Threads for session requests, which may wait for a session's lock or the session store; event-loop threads never wait. [env: LIVEDELTA_WAITING_THREADS]")
+    var waitingThreads: Int = Environment.value("LIVEDELTA_WAITING_THREADS", default: 64)
+
     @Option(help: "trace, debug, info (one line per request), notice, warning, error or critical. [env: LIVEDELTA_LOG_LEVEL]")
     var logLevel: Logger.Level = Environment.choice("LIVEDELTA_LOG_LEVEL", default: .info)
 
@@ -126,6 +147,15 @@ struct Serve: ParsableCommand {
                 "--max-sessions must be from 1 to 10000000, --max-session-items from 0 to 100000000, --session-idle-timeout from 1 to 31536000 seconds")
         }
         guard (1...(1 << 40)).contains(maxSessionBytes) else { throw ValidationError("--max-session-bytes must be from 1 to 1099511627776 (1 TiB)") }
+        guard (0...1_000_000).contains(maxSubscribers), (1...1_000_000).contains(maxSubscribersPerSession) else {
+            throw ValidationError("--max-subscribers must be from 0 to 1000000, --max-subscribers-per-session from 1 to 1000000")
+        }
+        guard (1...3_600).contains(heartbeatInterval), (1...1_000_000).contains(liveHistory), (1...(1 << 40)).contains(liveHistoryBytes) else {
+            throw ValidationError("--heartbeat-interval must be from 1 to 3600 seconds, --live-history from 1 to 1000000, --live-history-bytes from 1 to 1 TiB")
+        }
+        guard (4_096...(1 << 30)).contains(subscriberBufferBytes), (1...4_096).contains(waitingThreads) else {
+            throw ValidationError("--subscriber-buffer-bytes must be from 4096 to 1073741824, --waiting-threads from 1 to 4096")
+        }
     }
 
     func run() throws {
@@ -139,7 +169,14 @@ struct Serve: ParsableCommand {
         serviceConfiguration.maxItemsInFlight = maxItemsInFlight
         let metrics = Self.metrics()
         let sessions = makeSessionStore(logger: logger, metrics: metrics)
-        let service = LiveDeltaService(configuration: serviceConfiguration, sessions: sessions, metrics: metrics, logger: logger)
+        var live = LiveHub.Limits()
+        live.maxSubscribers = maxSubscribers
+        live.maxSubscribersPerSession = maxSubscribersPerSession
+        live.heartbeatSeconds = heartbeatInterval
+        live.historyVersions = liveHistory
+        live.historyBytes = liveHistoryBytes
+        live.subscriberBufferBytes = subscriberBufferBytes
+        let service = LiveDeltaService(configuration: serviceConfiguration, sessions: sessions, live: live, metrics: metrics, logger: logger)
 
         var configuration = HTTPServer.Configuration()
         configuration.host = host
@@ -152,6 +189,9 @@ struct Serve: ParsableCommand {
         configuration.connectionsPerClient = maxConnectionsPerClient
         configuration.headerTimeoutSeconds = headerTimeout
         configuration.minBodyRate = minBodyRate
+        configuration.maxStreams = maxSubscribers
+        configuration.waitingThreads = waitingThreads
+        configuration.mayWait = { service.mayWait($0) }
         configuration.errorResponse = { service.errorResponse($0) }
         configuration.onRefusal = { service.refused($0) }
 
@@ -170,13 +210,16 @@ struct Serve: ParsableCommand {
             throw ExitCode.failure
         }
         let granted = server.configuration
-        if granted.connectionLimit < configuration.connectionLimit || granted.connectionsPerClient < configuration.connectionsPerClient {
+        if granted.connectionLimit < configuration.connectionLimit || granted.connectionsPerClient < configuration.connectionsPerClient
+            || granted.maxStreams < configuration.maxStreams
+        {
             logger.warning(
                 "connection limits lowered to fit the file descriptors the process may open (raise `ulimit -n` for more)",
                 metadata: [
                     "descriptors": "\(server.descriptorLimit)",
                     "max_connections": "\(granted.connectionLimit) of \(configuration.connectionLimit)",
                     "max_connections_per_client": "\(granted.connectionsPerClient) of \(configuration.connectionsPerClient)",
+                    "max_subscribers": "\(granted.maxStreams) of \(configuration.maxStreams)",
                 ])
         }
         logger.notice("listening", metadata: ["host": "\(host)", "port": "\(server.port)", "threads": "\(threads)"])
@@ -184,6 +227,10 @@ struct Serve: ParsableCommand {
         var received: Int32 = 0
         sigwait(&signals, &received)
         logger.notice("stopping", metadata: ["signal": "\(received == SIGTERM ? "SIGTERM" : "SIGINT")", "in_flight": "\(server.requestsInFlight)"])
+        // Subscribers are told to reconnect (to another replica) and their streams end; the
+        // stop waits for none of them.
+        let ended = service.live.shutdown()
+        if ended > 0 { logger.notice("live streams ended", metadata: ["subscribers": "\(ended)"]) }
         let outcome = server.stop(grace: .seconds(shutdownGrace))
         guard outcome.drained else {
             // Clients whose requests were cut see an error; the exit status says so too.

@@ -60,6 +60,18 @@ public final class InMemorySessionStore: SessionStore {
     private let logger: Logger
     private let events: @Sendable (SessionEvent) -> Void
     private let clock: @Sendable () -> UInt64
+    private let observer = NIOLockedValueBox<(any SessionObserver)?>(nil)
+
+    public func observe(with observer: any SessionObserver) {
+        self.observer.withLockedValue { $0 = observer }
+    }
+
+    /// Tells the observer of a committed change; the caller holds the session's step, so
+    /// changes are told in their order.
+    private func told(_ change: SessionChange, by stored: HeldSession) -> SessionChange {
+        if !stored.retired, let observer = observer.withLockedValue({ $0 }) { observer.committed(change) }
+        return change
+    }
 
     /// - Parameters:
     ///   - events: told of the number of sessions open, evictions and expiries, as they happen
@@ -100,9 +112,21 @@ public final class InMemorySessionStore: SessionStore {
         try checkBytes(bytes)
         let holder = try SessionRules.holder(for: collection, options: options)
         let stored = HeldSession(id: id, options: options, holder: holder, owners: collection.owners, now: clock())
-        let (_, created) = try insert(stored, replacing: true, bytes: bytes)
-        release(stored)
-        return (SessionSnapshot(id: id, options: options, version: 0, collection: collection), created)
+        // Under the new session's step until observers are told, so that no change to it is
+        // told before its creation; the session it replaces is retired first, once any change
+        // it is in the middle of has been told.
+        stored.step.lock()
+        defer { stored.step.unlock() }
+        let (_, created, replaced) = try insert(stored, replacing: true, bytes: bytes)
+        defer { release(stored) }
+        if let replaced {
+            replaced.step.lock()
+            replaced.retired = true
+            replaced.step.unlock()
+        }
+        let snapshot = SessionSnapshot(id: id, incarnation: stored.incarnation, options: options, version: 0, collection: collection)
+        observer.withLockedValue { $0 }?.replaced(snapshot)
+        return (snapshot, created)
     }
 
     public func snapshot(id: String) throws(SessionError) -> SessionSnapshot {
@@ -132,7 +156,7 @@ public final class InMemorySessionStore: SessionStore {
                 now: clock())
             // Another request may create it first; then this one updates that session. Either
             // way the session comes back in use, so it cannot be evicted before this step.
-            (stored, created) = try insert(fresh, replacing: false, bytes: 0)
+            (stored, created, _) = try insert(fresh, replacing: false, bytes: 0)
         }
         defer { release(stored) }
         guard stored.options.readsLike(readWith) else { throw .optionsChanged(stored.options) }
@@ -140,9 +164,10 @@ public final class InMemorySessionStore: SessionStore {
             guard commit else { return try SessionRules.update(stored, to: collection, condition: condition, commit: false, created: created) }
             try SessionRules.precheck(stored, collection, condition: condition, appending: false, maxItems: limits.maxItemsPerSession)
             // The session will hold the new body's bytes in place of its own.
-            return try holding(stored, bytes: SessionFootprint.of(collection)) { () throws(SessionError) in
+            let change = try holding(stored, bytes: SessionFootprint.of(collection)) { () throws(SessionError) in
                 try SessionRules.update(stored, to: collection, condition: condition, commit: true, created: created)
             }
+            return told(change, by: stored)
         }
     }
 
@@ -158,9 +183,10 @@ public final class InMemorySessionStore: SessionStore {
             // The session will hold the new body's bytes beside its own (a request's body is
             // never among a session's already, so the two are added without merging them).
             let bytes = SessionFootprint.of(stored.owners, items: stored.holder.itemCount) + SessionFootprint.of(collection)
-            return try holding(stored, bytes: bytes) { () throws(SessionError) in
+            let change = try holding(stored, bytes: bytes) { () throws(SessionError) in
                 try SessionRules.append(stored, collection, condition: condition, maxItems: limits.maxItemsPerSession)
             }
+            return told(change, by: stored)
         }
     }
 
@@ -172,12 +198,17 @@ public final class InMemorySessionStore: SessionStore {
         defer { release(stored) }
         let held = try step(stored) { () throws(SessionError) -> Held? in
             _ = try SessionRules.check(condition, against: stored.holder.version)
-            return table.withLockedValue { table -> Held? in
+            let held = table.withLockedValue { table -> Held? in
                 // Replaced meanwhile: the replacement is another session, and stays.
                 guard table.sessions[id] === stored else { return nil }
                 Self.remove(id, from: &table)
                 return table.held
             }
+            if held != nil {
+                stored.retired = true
+                observer.withLockedValue { $0 }?.ended(id: id, incarnation: stored.incarnation, reason: .deleted)
+            }
+            return held
         }
         guard let held else { throw .notFound(id: id) }
         tell(held)
@@ -251,22 +282,23 @@ public final class InMemorySessionStore: SessionStore {
 
     /// The session, marked in use; nil where there is none, or it has expired (then it goes).
     private func acquire(_ id: String) -> HeldSession? {
-        var gone: Held?
+        var gone: (held: Held, incarnation: String)?
         let stored = table.withLockedValue { table -> HeldSession? in
             let now = clock()
             guard let stored = table.sessions[id] else { return nil }
             if isExpired(stored, now: now) {
                 Self.remove(id, from: &table)
-                gone = table.held
+                gone = (table.held, stored.incarnation)
                 return nil
             }
             Self.markUsed(stored, now: now, in: &table)
             return stored
         }
-        if let held = gone {
+        if let (held, incarnation) = gone {
             expired.add(1, ordering: .relaxed)
             events(.expired(1))
             tell(held)
+            observer.withLockedValue { $0 }?.ended(id: id, incarnation: incarnation, reason: .expired)
         }
         return stored
     }
@@ -296,6 +328,8 @@ public final class InMemorySessionStore: SessionStore {
     private struct Dropped {
         var expired = 0
         var evicted: [String] = []
+        /// Every session dropped, with its life and why, for the observer.
+        var ends: [(id: String, incarnation: String, reason: SessionEnd)] = []
     }
 
     /// From the least recently used end, drops sessions until `fits`: expired ones, and idle
@@ -307,7 +341,13 @@ public final class InMemorySessionStore: SessionStore {
         while !fits(table), let id = candidate {
             candidate = table.recency.newer(than: id)
             guard id != sparing, let old = table.sessions[id], old.users.load(ordering: .relaxed) == 0 else { continue }
-            if isExpired(old, now: now) { dropped.expired += 1 } else { dropped.evicted.append(id) }
+            if isExpired(old, now: now) {
+                dropped.expired += 1
+                dropped.ends.append((id, old.incarnation, .expired))
+            } else {
+                dropped.evicted.append(id)
+                dropped.ends.append((id, old.incarnation, .evicted))
+            }
             Self.remove(id, from: &table)
         }
         return dropped
@@ -315,6 +355,9 @@ public final class InMemorySessionStore: SessionStore {
 
     /// Counts, events and a log line for each session dropped (outside the table's lock).
     private func report(_ dropped: Dropped) {
+        if !dropped.ends.isEmpty, let observer = observer.withLockedValue({ $0 }) {
+            for end in dropped.ends { observer.ended(id: end.id, incarnation: end.incarnation, reason: end.reason) }
+        }
         if dropped.expired > 0 {
             expired.add(dropped.expired, ordering: .relaxed)
             events(.expired(dropped.expired))
@@ -334,9 +377,11 @@ public final class InMemorySessionStore: SessionStore {
     /// replaced one, the existing one and false where one with the id exists and `replacing` is
     /// false. Where no room can be made, the session is not added (idle sessions dropped while
     /// trying stay dropped, as they might have been anyway).
-    private func insert(_ stored: HeldSession, replacing: Bool, bytes: Int) throws(SessionError) -> (HeldSession, added: Bool) {
+    private func insert(
+        _ stored: HeldSession, replacing: Bool, bytes: Int
+    ) throws(SessionError) -> (HeldSession, added: Bool, replaced: HeldSession?) {
         var dropped = Dropped()
-        let outcome = table.withLockedValue { (table: inout Table) -> Result<((HeldSession, Bool), Held), SessionError> in
+        let outcome = table.withLockedValue { (table: inout Table) -> Result<((HeldSession, Bool, HeldSession?), Held), SessionError> in
             let now = clock()
             // The session this one replaces: its place and bytes become this one's.
             var replaced: HeldSession?
@@ -344,9 +389,10 @@ public final class InMemorySessionStore: SessionStore {
                 if isExpired(existing, now: now) {
                     Self.remove(stored.id, from: &table)
                     dropped.expired += 1
+                    dropped.ends.append((stored.id, existing.incarnation, .expired))
                 } else if !replacing {
                     Self.markUsed(existing, now: now, in: &table)
-                    return .success(((existing, false), table.held))
+                    return .success(((existing, false, nil), table.held))
                 } else {
                     replaced = existing
                 }
@@ -366,7 +412,7 @@ public final class InMemorySessionStore: SessionStore {
             stored.countedBytes = bytes
             table.bytes += bytes
             Self.markUsed(stored, now: now, in: &table)
-            return .success(((stored, replaced == nil), table.held))
+            return .success(((stored, replaced == nil, replaced), table.held))
         }
         report(dropped)
         let (result, held) = try outcome.get()

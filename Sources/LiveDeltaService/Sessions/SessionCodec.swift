@@ -69,7 +69,7 @@ enum SessionCodec {
             throw .storeUnavailable("the stored session \(id) cannot be read: \(error.message)")
         }
         let holder = try SessionRules.holder(for: collection, options: parsed, version: version)
-        return HeldSession(id: id, options: parsed, holder: holder, owners: collection.owners, now: 0)
+        return HeldSession(id: id, incarnation: stored.incarnation, options: parsed, holder: holder, owners: collection.owners, now: 0)
     }
 }
 

@@ -43,21 +43,7 @@ struct SessionEndpoints {
 
     func show(id: String) throws(APIError) -> HTTPResponse {
         let snapshot = try sessions { () throws(SessionError) in try store.snapshot(id: id) }
-        var writer = JSONWriter(capacity: 256 + 128 * snapshot.collection.itemCount)
-        writer.raw("{")
-        writer.sessionSummary(snapshot)
-        writer.member("options")
-        writer.options(snapshot.options)
-        switch snapshot.collection.shape {
-        case .flat(let items):
-            writer.member("items")
-            writer.items(items)
-        case .sectioned(let sections):
-            writer.member("sections")
-            writer.array(sections) { writer, section in writer.raw(section.text) }
-        }
-        writer.raw("}")
-        return HTTPResponse(status: 200, headers: headers(version: snapshot.version), body: writer.bytes)
+        return HTTPResponse(status: 200, headers: headers(version: snapshot.version), body: snapshot.json)
     }
 
     func delete(_ request: HTTPRequest, id: String) throws(APIError) -> HTTPResponse {
@@ -116,29 +102,17 @@ struct SessionEndpoints {
     }
 
     private func answer(_ change: SessionChange, spelling: DeltaSpelling) -> HTTPResponse {
-        var writer = JSONWriter()
-        writer.raw("{")
-        let includeDeleted = change.options.includeDeletedItems
         switch change.outcome {
         case .flat(let update, let old, let new):
             metrics?.diff(itemsIn: old.count + new.count, changesOut: update.delta?.changeCount)
-            writer.flatMembers(
-                animation: update.animation, delta: update.delta, spelling: spelling, old: old, new: new,
-                deletedItems: includeDeleted ? update.deletedItems : nil)
-            writer.versions(id: change.id, version: update.version, baseVersion: update.baseVersion)
         case .sectioned(let update, let old, let new):
             metrics?.diff(
                 itemsIn: old.itemCount + new.itemCount,
                 changesOut: update.sectionDelta.map { $0.changeCount + (update.itemDelta?.changeCount ?? 0) })
-            writer.sectionedMembers(
-                sectionAnimation: update.sectionAnimation, itemAnimation: update.itemAnimation, sectionDelta: update.sectionDelta,
-                itemDelta: update.itemDelta, spelling: spelling, old: old, new: new,
-                deletedItems: includeDeleted ? update.deletedItems : nil)
-            writer.versions(id: change.id, version: update.version, baseVersion: update.baseVersion)
         }
-        writer.raw("}")
         return HTTPResponse(
-            status: change.created ? 201 : 200, headers: headers(version: change.version, location: change.created ? change.id : nil), body: writer.bytes)
+            status: change.created ? 201 : 200, headers: headers(version: change.version, location: change.created ? change.id : nil),
+            body: change.json(spelling: spelling))
     }
 
     // MARK: - Pieces
@@ -157,7 +131,7 @@ struct SessionEndpoints {
         }
     }
 
-    private func translate(_ error: SessionError, location: CollectionLocation) -> APIError {
+    func translate(_ error: SessionError, location: CollectionLocation) -> APIError {
         switch error {
         case .notFound(let id):
             return APIError(.sessionNotFound, message: "there is no session \(id) (it may have expired or been evicted)")

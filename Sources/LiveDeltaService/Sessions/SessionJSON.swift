@@ -69,3 +69,65 @@ extension JSONWriter {
         raw("}")
     }
 }
+
+extension SessionSnapshot {
+    /// The session as `GET /sessions/{id}` answers it: summary, options and collection.
+    var json: [UInt8] {
+        var writer = JSONWriter(capacity: 256 + 128 * collection.itemCount)
+        writer.raw("{")
+        writer.sessionSummary(self)
+        writer.member("options")
+        writer.options(options)
+        switch collection.shape {
+        case .flat(let items):
+            writer.member("items")
+            writer.items(items)
+        case .sectioned(let sections):
+            writer.member("sections")
+            writer.array(sections) { writer, section in writer.raw(section.text) }
+        }
+        writer.raw("}")
+        return writer.bytes
+    }
+}
+
+extension SessionChange {
+    /// The change as an update answers it, its delta spelled as `spelling` says.
+    func json(spelling: DeltaSpelling) -> [UInt8] {
+        var writer = JSONWriter()
+        writer.raw("{")
+        let includeDeleted = options.includeDeletedItems
+        switch outcome {
+        case .flat(let update, let old, let new):
+            writer.flatMembers(
+                animation: update.animation, delta: update.delta, spelling: spelling, old: old, new: new,
+                deletedItems: includeDeleted ? update.deletedItems : nil)
+            writer.versions(id: id, version: update.version, baseVersion: update.baseVersion)
+        case .sectioned(let update, let old, let new):
+            writer.sectionedMembers(
+                sectionAnimation: update.sectionAnimation, itemAnimation: update.itemAnimation, sectionDelta: update.sectionDelta,
+                itemDelta: update.itemDelta, spelling: spelling, old: old, new: new,
+                deletedItems: includeDeleted ? update.deletedItems : nil)
+            writer.versions(id: id, version: update.version, baseVersion: update.baseVersion)
+        }
+        writer.raw("}")
+        return writer.bytes
+    }
+
+    /// The version this change started from.
+    var baseVersion: UInt64 {
+        switch outcome {
+        case .flat(let update, _, _): update.baseVersion
+        case .sectioned(let update, _, _): update.baseVersion
+        }
+    }
+
+    /// The session after the change.
+    var after: SessionSnapshot {
+        let collection: JSONCollection = switch outcome {
+        case .flat(_, _, let new): .flat(new, owners: owners)
+        case .sectioned(_, _, let new): .sectioned(new, owners: owners)
+        }
+        return SessionSnapshot(id: id, incarnation: incarnation, options: options, version: version, collection: collection)
+    }
+}

@@ -27,6 +27,9 @@ enum Holder: Sendable {
 /// parsed copy of what storage holds at `holder.version`.
 final class HeldSession: Sendable {
     let id: String
+    /// This life of the session: a new token each time it is created or replaced, so that a
+    /// version of one life is never taken for the same version of another.
+    let incarnation: String
     let options: DiffOptions
     let holder: Holder
     /// Monotonic nanoseconds of the last use.
@@ -38,6 +41,11 @@ final class HeldSession: Sendable {
     /// A shared store's copy that no longer matches storage (a commit there failed after the
     /// holder had moved on): whoever holds it next reads the session again.
     let stale = Atomic<Bool>(false)
+    /// The memory store replaced or removed this session: changes that still reach it (they
+    /// took it before) are not told to observers, whose view has moved on to the next life.
+    /// Set and read under `step`.
+    // nonisolated(unsafe): every access holds `step` (a lock).
+    nonisolated(unsafe) var retired = false
     /// The documents the holder's items point into. Read and written only under `step`, as are
     /// the holder's items whenever they are read with them.
     // nonisolated(unsafe): every access holds `step` (a lock), so no two threads race on it.
@@ -46,8 +54,9 @@ final class HeldSession: Sendable {
     // nonisolated(unsafe): read and written only under that store's table lock.
     nonisolated(unsafe) var countedBytes = 0
 
-    init(id: String, options: DiffOptions, holder: Holder, owners: DocumentOwners, now: UInt64) {
+    init(id: String, incarnation: String = SessionCodec.newIncarnation(), options: DiffOptions, holder: Holder, owners: DocumentOwners, now: UInt64) {
         self.id = id
+        self.incarnation = incarnation
         self.options = options
         self.holder = holder
         self.owners = owners
@@ -88,7 +97,8 @@ enum SessionRules {
             }
             // The holder now has the request's items alone.
             if commit { session.owners = collection.owners }
-            return SessionChange(id: session.id, created: created, options: session.options, outcome: outcome, owners: owners)
+            return SessionChange(
+                id: session.id, incarnation: session.incarnation, created: created, options: session.options, outcome: outcome, owners: owners)
         } catch {
             throw sessionError(error)
         }
@@ -125,7 +135,8 @@ enum SessionRules {
             }
             // The holder keeps its items and gains the request's.
             session.owners = owners
-            return SessionChange(id: session.id, created: false, options: session.options, outcome: outcome, owners: owners)
+            return SessionChange(
+                id: session.id, incarnation: session.incarnation, created: false, options: session.options, outcome: outcome, owners: owners)
         } catch {
             throw sessionError(error)
         }
@@ -182,11 +193,14 @@ enum SessionRules {
         switch session.holder {
         case .flat(let data):
             let (items, version) = data.versionedItems
-            return SessionSnapshot(id: session.id, options: session.options, version: version, collection: .flat(items, owners: session.owners))
+            return SessionSnapshot(
+                id: session.id, incarnation: session.incarnation, options: session.options, version: version,
+                collection: .flat(items, owners: session.owners))
         case .sectioned(let data):
             let (sections, version) = data.versionedSections
             return SessionSnapshot(
-                id: session.id, options: session.options, version: version, collection: .sectioned(sections, owners: session.owners))
+                id: session.id, incarnation: session.incarnation, options: session.options, version: version,
+                collection: .sectioned(sections, owners: session.owners))
         }
     }
 

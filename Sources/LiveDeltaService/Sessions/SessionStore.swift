@@ -3,6 +3,8 @@ import LiveCollections
 /// What a session holds at one version.
 public struct SessionSnapshot: Sendable {
     public var id: String
+    /// The session's life (see `HeldSession.incarnation`).
+    public var incarnation: String
     public var options: DiffOptions
     public var version: UInt64
     public var collection: JSONCollection
@@ -16,6 +18,8 @@ public struct SessionChange: Sendable {
     }
 
     public var id: String
+    /// The session's life the change belongs to.
+    public var incarnation: String
     /// The update created the session (from empty).
     public var created: Bool
     public var options: DiffOptions
@@ -104,10 +108,29 @@ public protocol SessionStore: Sendable {
 
     /// Whether the store can serve sessions now (`GET /ready`).
     var isReady: Bool { get }
+
+    /// Who is told of each committed change, replacement and end, in each session's order
+    /// (set once, before the store serves).
+    func observe(with observer: any SessionObserver)
 }
 
 extension SessionStore {
     public var isReady: Bool { true }
+}
+
+/// Why a session ended.
+public enum SessionEnd: String, Sendable {
+    case deleted, expired, evicted
+}
+
+/// Told of every session's steps as they commit. For any one session the calls come in the
+/// order of its versions and lives; they may come on any thread and should be quick (they may
+/// run while the session's lock is held).
+public protocol SessionObserver: Sendable {
+    func committed(_ change: SessionChange)
+    /// Created or replaced (PUT): a new life, at version 0.
+    func replaced(_ snapshot: SessionSnapshot)
+    func ended(id: String, incarnation: String, reason: SessionEnd)
 }
 
 public struct SessionStatistics: Sendable, Equatable {

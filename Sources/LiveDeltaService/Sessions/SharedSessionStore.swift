@@ -79,18 +79,25 @@ public final class SharedSessionStore: SessionStore {
 
     public var isReady: Bool { storage.isReady }
 
+    private let observer = NIOLockedValueBox<(any SessionObserver)?>(nil)
+
+    public func observe(with observer: any SessionObserver) {
+        self.observer.withLockedValue { $0 = observer }
+    }
+
     // MARK: - SessionStore
 
     public func put(id: String, options: DiffOptions, collection: JSONCollection) throws(SessionError) -> (SessionSnapshot, created: Bool) {
         try SessionRules.checkSize(collection.itemCount, limit: limits.maxItemsPerSession)
-        let session = HeldSession(
-            id: id, options: options, holder: try SessionRules.holder(for: collection, options: options), owners: collection.owners, now: 0)
         let incarnation = SessionCodec.newIncarnation()
+        let session = HeldSession(
+            id: id, incarnation: incarnation, options: options, holder: try SessionRules.holder(for: collection, options: options),
+            owners: collection.owners, now: 0)
         guard case .committed(let previous) = try commit(session, incarnation: incarnation, expecting: .any) else {
             throw .conflict
         }
         remember(session, incarnation)
-        return (SessionSnapshot(id: id, options: options, version: 0, collection: collection), previous == nil)
+        return (SessionSnapshot(id: id, incarnation: incarnation, options: options, version: 0, collection: collection), previous == nil)
     }
 
     public func snapshot(id: String) throws(SessionError) -> SessionSnapshot {
@@ -168,7 +175,7 @@ public final class SharedSessionStore: SessionStore {
             let base = session.holder.version
             let change = try rules(session, incarnation == nil)
             guard committing() else { return change }
-            let stored = incarnation ?? SessionCodec.newIncarnation()
+            let stored = incarnation ?? session.incarnation
             let expected: StoredExpectation = incarnation.map { .version(base, incarnation: $0) } ?? .absent
             let outcome: CommitOutcome
             do throws(SessionError) {

@@ -1,0 +1,102 @@
+import MicroHTTP
+
+/// `GET /sessions/{id}/events` (server-sent events) and `GET /sessions/{id}/changes` (long
+/// poll): a session's committed steps as they happen, resumed from a token.
+struct LiveEndpoints {
+    let hub: LiveHub
+    let sessions: SessionEndpoints
+
+    /// What both routes read from the query string.
+    private struct Request {
+        var format: DeltaFormat?
+        var changes: ChangeDetail?
+        var token: LivePosition?
+        var coalesce = false
+
+        init(_ request: HTTPRequest) throws(APIError) {
+            if let name = request.query("format") {
+                guard let format = DeltaFormat(rawValue: name) else {
+                    throw .invalidParameter("format", "format must be one of \(DeltaFormat.allCases.map(\.rawValue).joined(separator: ", "))")
+                }
+                self.format = format
+            }
+            if let name = request.query("changes") {
+                guard let changes = ChangeDetail(rawValue: name) else {
+                    throw .invalidParameter("changes", "changes must be one of \(ChangeDetail.allCases.map(\.rawValue).joined(separator: ", "))")
+                }
+                self.changes = changes
+            }
+            switch request.query("catchUp") {
+            case nil, "replay": coalesce = false
+            case "coalesce": coalesce = true
+            default: throw .invalidParameter("catchUp", "catchUp must be replay (every missed version) or coalesce (one delta to now)")
+            }
+            // A browser's reconnection sends the last id it saw, which is newer than the
+            // `since` its URL was first opened with. A token the server cannot read, or no
+            // longer knows, is answered with a reset: never with silence.
+            let given = request.header("Last-Event-ID") ?? request.query("since")
+            token = given.flatMap { LivePosition(token: $0.trimmingSpaces.description) }
+        }
+
+        func spelling(_ options: DiffOptions) -> LiveSpelling {
+            LiveSpelling(format: format ?? options.format, changes: changes ?? options.changes)
+        }
+    }
+
+    func events(_ request: HTTPRequest, id: String) throws(APIError) -> HTTPResponse {
+        let asked = try Request(request)
+        let stream = HTTPStream(maxBuffered: hub.limits.subscriberBufferBytes)
+        // A client's reconnection delay, before any event.
+        stream.write(Array("retry: \(hub.limits.retryMilliseconds)\n\n".utf8))
+        let sink = EventStreamSink(stream: stream, heartbeatSeconds: hub.limits.heartbeatSeconds, now: monotonicNow())
+        try subscribe(id: id, asked, sink: sink, stream: stream)
+        return HTTPResponse(
+            status: 200,
+            headers: [
+                ("Content-Type", "text/event-stream; charset=utf-8"), ("Cache-Control", "no-store"), ("X-Accel-Buffering", "no"),
+            ], stream: stream)
+    }
+
+    func changes(_ request: HTTPRequest, id: String) throws(APIError) -> HTTPResponse {
+        let asked = try Request(request)
+        let wait: Int
+        if let text = request.query("wait") {
+            guard let seconds = Int(text), (0...hub.limits.maxWaitSeconds).contains(seconds) else {
+                throw .invalidParameter("wait", "wait must be a whole number of seconds from 0 to \(hub.limits.maxWaitSeconds)")
+            }
+            wait = seconds
+        } else {
+            wait = min(20, hub.limits.maxWaitSeconds)
+        }
+        let stream = HTTPStream(maxBuffered: max(hub.limits.subscriberBufferBytes, 64 << 20))
+        let sink = LongPollSink(stream: stream, deadline: monotonicNow() + Int64(wait) * 1_000_000_000)
+        try subscribe(id: id, asked, sink: sink, stream: stream)
+        return HTTPResponse(status: 200, headers: [("Content-Type", "application/json"), ("Cache-Control", "no-store")], stream: stream)
+    }
+
+    private func subscribe(id: String, _ asked: Request, sink: any LiveSink, stream: HTTPStream) throws(APIError) {
+        let store = sessions.store
+        do throws(LiveHub.SubscribeError) {
+            let subscriber = try hub.subscribe(
+                id: id, spelling: asked.spelling, sink: sink, from: asked.token, coalesce: asked.coalesce,
+                snapshot: { () throws(SessionError) in try store.snapshot(id: id) })
+            stream.onClose { [hub] in hub.leave(subscriber, id: id) }
+        } catch {
+            switch error {
+            case .session(let failure): throw sessions.translate(failure, location: .sessionBody)
+            case .stopping:
+                var apiError = APIError(.tooManySubscribers, message: "the server is stopping; reconnect to another")
+                apiError.headers = [("Retry-After", "1")]
+                throw apiError
+            case .full(let perSession):
+                var apiError = APIError(
+                    .tooManySubscribers,
+                    message: perSession
+                        ? "session \(id) has all the \(hub.limits.maxSubscribersPerSession) subscribers one session may have; try again shortly"
+                        : "the server holds all the \(hub.limits.maxSubscribers) subscribers it may; try again shortly")
+                apiError.headers = [("Retry-After", "5")]
+                throw apiError
+            }
+        }
+    }
+}

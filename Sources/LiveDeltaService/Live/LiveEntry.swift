@@ -1,0 +1,90 @@
+import LiveCollections
+import struct NIOConcurrencyHelpers.NIOLockedValueBox
+
+/// One step of a session as its feed keeps it: a committed change, a new life (created or
+/// replaced), or the end. A change and a new life keep the session as it is after them, so
+/// that a subscriber can start from any kept step, or catch up from one in a single delta.
+///
+/// Each event is rendered once per spelling and kept, however many subscribers it goes to.
+final class LiveEntry: Sendable {
+    enum Kind: Sendable {
+        case change(SessionChange)
+        /// The whole session: a new life, or (`fromStore`) a snapshot a subscriber read.
+        case state(SessionSnapshot, fromStore: Bool)
+        case end(SessionEnd)
+    }
+
+    let kind: Kind
+    let position: LivePosition
+    /// The order in which the feed took it.
+    let sequence: UInt64
+    /// What the feed counts for it against its history limit.
+    let bytes: Int
+    private let rendered = NIOLockedValueBox<[LiveSpelling: LiveEvent]>([:])
+    private let resetEvent = NIOLockedValueBox<LiveEvent?>(nil)
+
+    private init(_ kind: Kind, at position: LivePosition, sequence: UInt64, bytes: Int) {
+        self.kind = kind
+        self.position = position
+        self.sequence = sequence
+        self.bytes = bytes
+    }
+
+    convenience init(change: SessionChange, sequence: UInt64) {
+        self.init(
+            .change(change), at: LivePosition(incarnation: change.incarnation, version: change.version), sequence: sequence,
+            bytes: SessionFootprint.of(change.after.collection))
+    }
+
+    convenience init(state snapshot: SessionSnapshot, fromStore: Bool, sequence: UInt64) {
+        self.init(
+            .state(snapshot, fromStore: fromStore), at: LivePosition(incarnation: snapshot.incarnation, version: snapshot.version),
+            sequence: sequence, bytes: SessionFootprint.of(snapshot.collection))
+    }
+
+    convenience init(end reason: SessionEnd, at position: LivePosition, sequence: UInt64) {
+        self.init(.end(reason), at: position, sequence: sequence, bytes: 64)
+    }
+
+    /// The session after this step; nil for an end.
+    var state: SessionSnapshot? {
+        switch kind {
+        case .change(let change): change.after
+        case .state(let snapshot, _): snapshot
+        case .end: nil
+        }
+    }
+
+    /// The version a change started from; nil for the others.
+    var baseVersion: UInt64? {
+        if case .change(let change) = kind { change.baseVersion } else { nil }
+    }
+
+    var isEnd: Bool {
+        if case .end = kind { true } else { false }
+    }
+
+    /// The change's delta event in `spelling` (a change only).
+    func delta(_ spelling: LiveSpelling) -> LiveEvent? {
+        guard case .change(let change) = kind else { return nil }
+        if let event = rendered.withLockedValue({ $0[spelling] }) { return event }
+        let event = LiveEvent(name: .delta, id: position.token, data: change.json(spelling: spelling.applied(to: change.options)))
+        rendered.withLockedValue { $0[spelling] = event }
+        return event
+    }
+
+    /// The reset event that starts a subscriber here (not an end).
+    func reset() -> LiveEvent? {
+        if let event = resetEvent.withLockedValue({ $0 }) { return event }
+        guard let state else { return nil }
+        let event = LiveEvent(name: .reset, id: position.token, data: state.json)
+        resetEvent.withLockedValue { $0 = event }
+        return event
+    }
+
+    func end() -> LiveEvent? {
+        guard case .end(let reason) = kind else { return nil }
+        // No id: there is nothing to resume after an end.
+        return .end(reason, id: nil)
+    }
+}

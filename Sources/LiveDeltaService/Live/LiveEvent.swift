@@ -1,0 +1,101 @@
+import ByteJSON
+
+/// Where a subscriber is: one life of a session (its incarnation) and a version in it. As an
+/// event id it reads `<incarnation>.<version>`; clients keep it whole and send it back
+/// (`Last-Event-ID`, `since`), so a session replaced or created anew under the same id is never
+/// taken for the one the client followed.
+struct LivePosition: Equatable, Sendable {
+    var incarnation: String
+    var version: UInt64
+
+    var token: String { "\(incarnation).\(version)" }
+
+    init(incarnation: String, version: UInt64) {
+        self.incarnation = incarnation
+        self.version = version
+    }
+
+    /// A token as `token` spells it; nil for anything else.
+    init?(token: String) {
+        guard token.utf8.count <= 64, let dot = token.lastIndex(of: "."), let version = UInt64(token[token.index(after: dot)...]) else {
+            return nil
+        }
+        let incarnation = token[..<dot]
+        guard !incarnation.isEmpty, incarnation.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x7A).contains($0) }) else {
+            return nil
+        }
+        self.init(incarnation: String(incarnation), version: version)
+    }
+}
+
+/// How a subscriber's deltas are spelled: the two options each request may choose.
+struct LiveSpelling: Hashable, Sendable {
+    var format: DeltaFormat
+    var changes: ChangeDetail
+
+    func applied(to options: DiffOptions) -> DeltaSpelling {
+        var spelling = options.spelling
+        spelling.format = format
+        spelling.changes = changes
+        return spelling
+    }
+}
+
+/// One event as subscribers receive it: a name, the position it brings the subscriber to, and
+/// its data, a JSON object.
+struct LiveEvent: Sendable {
+    enum Name: String, Sendable {
+        /// The whole collection: start again from it.
+        case reset
+        /// One step, as an update to that version answered it.
+        case delta
+        /// The session was deleted or expired: nothing more will come.
+        case end
+        /// The server is stopping: reconnect (to another replica) and resume.
+        case shutdown
+    }
+
+    var name: Name
+    var id: String?
+    var data: [UInt8]
+
+    /// As `text/event-stream` spells it. The data's line breaks (JSON allows them between
+    /// tokens; an item's text is kept as it was sent) each start a `data:` line of their own,
+    /// which a client joins again with line feeds: the same JSON.
+    var serverSent: [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(data.count + 64)
+        if let id { bytes += Array("id: \(id)\n".utf8) }
+        bytes += Array("event: \(name.rawValue)\ndata: ".utf8)
+        var index = 0
+        while index < data.count {
+            let byte = data[index]
+            if byte == 0x0A || byte == 0x0D {
+                bytes += Array("\ndata: ".utf8)
+                if byte == 0x0D && index + 1 < data.count && data[index + 1] == 0x0A { index += 1 }
+            } else {
+                bytes.append(byte)
+            }
+            index += 1
+        }
+        bytes += [0x0A, 0x0A]
+        return bytes
+    }
+
+    /// As a long poll lists it: `{"event", "id", "data"}`.
+    func write(to writer: inout JSONWriter) {
+        writer.raw("{\"event\":")
+        writer.string(name.rawValue)
+        if let id {
+            writer.raw(",\"id\":")
+            writer.string(id)
+        }
+        writer.raw(",\"data\":")
+        data.withUnsafeBufferPointer { writer.raw($0) }
+        writer.raw("}")
+    }
+
+    static func end(_ reason: SessionEnd, id: String?) -> LiveEvent {
+        LiveEvent(name: .end, id: id, data: Array("{\"reason\":\"\(reason.rawValue)\"}".utf8))
+    }
+}

@@ -1,0 +1,291 @@
+import Dispatch
+import LiveCollections
+import struct NIOConcurrencyHelpers.NIOLockedValueBox
+
+/// One session's live feed: the steps it keeps (its history, bounded in versions and bytes)
+/// and its subscribers.
+///
+/// Steps arrive from the store in the session's order (`publish`); each subscriber is given
+/// every step after its place, once, in order: a change that follows its place as its delta,
+/// anything else (a step it cannot chain, a new life) as a reset to the state after it. So a
+/// subscriber never skips a version silently. Fan-out runs on a Dispatch queue, one pass at a
+/// time per feed, never on the thread that committed; an event is rendered once per spelling.
+final class LiveFeed: Sendable {
+    struct Limits: Sendable {
+        var subscribers: Int
+        var versions: Int
+        var bytes: Int
+    }
+
+    let id: String
+    private let limits: Limits
+    private let fanOut: DispatchQueue
+    /// Told how many subscribers left, whenever some do (the hub counts them all).
+    private let onLeave: @Sendable (Int) -> Void
+
+    private struct State {
+        var log: [LiveEntry] = []
+        var logBytes = 0
+        var nextSequence: UInt64 = 1
+        var subscribers: [ObjectIdentifier: LiveSubscriber] = [:]
+        /// A fan-out pass is running or queued.
+        var draining = false
+        /// The hub let go of this feed: whoever still holds it must get a new one.
+        var removed = false
+        /// When the last subscriber left (monotonic nanoseconds); nil while there are some.
+        var idleSince: Int64? = monotonicNow()
+    }
+    private let state = NIOLockedValueBox(State())
+
+    init(id: String, limits: Limits, fanOut: DispatchQueue, onLeave: @escaping @Sendable (Int) -> Void) {
+        self.id = id
+        self.limits = limits
+        self.fanOut = fanOut
+        self.onLeave = onLeave
+    }
+
+    // MARK: - Steps in
+
+    /// A committed change.
+    func publish(_ change: SessionChange) {
+        append { LiveEntry(change: change, sequence: $0) }
+    }
+
+    /// The whole session: a new life, or a snapshot read for a subscriber (`fromStore`), which
+    /// the feed takes only where it knows nothing newer.
+    func publish(_ snapshot: SessionSnapshot, fromStore: Bool) {
+        append { LiveEntry(state: snapshot, fromStore: fromStore, sequence: $0) }
+    }
+
+    func publishEnd(_ reason: SessionEnd, incarnation: String) {
+        append { LiveEntry(end: reason, at: LivePosition(incarnation: incarnation, version: .max), sequence: $0) }
+    }
+
+    private func append(_ make: (UInt64) -> LiveEntry) {
+        let wake = state.withLockedValue { state -> Bool in
+            let entry = make(state.nextSequence)
+            guard Self.takes(entry, after: state.log.last) else { return false }
+            state.nextSequence += 1
+            state.log.append(entry)
+            state.logBytes += entry.bytes
+            trim(&state)
+            guard !state.subscribers.isEmpty, !state.draining else { return false }
+            state.draining = true
+            return true
+        }
+        if wake { fanOut.async { self.drain() } }
+    }
+
+    /// Whether a step follows what the feed holds: a later version of the same life, a new
+    /// life, or the end of this one. A snapshot a subscriber read is taken only into an empty
+    /// feed or as a later version of the same life (the feed, made before the read, has seen
+    /// every step since, so a snapshot of another life is older).
+    private static func takes(_ entry: LiveEntry, after latest: LiveEntry?) -> Bool {
+        guard let latest else { return true }
+        let sameLife = entry.position.incarnation == latest.position.incarnation
+        switch entry.kind {
+        case .end: return sameLife && !latest.isEnd
+        case .state(_, let fromStore) where fromStore: return sameLife && !latest.isEnd && entry.position.version > latest.position.version
+        case .state, .change: return !sameLife || (!latest.isEnd && entry.position.version > latest.position.version)
+        }
+    }
+
+    /// Drops the oldest steps past the limits, always keeping the latest (the state now).
+    private func trim(_ state: inout State) {
+        var drop = 0
+        while state.log.count - drop > 1 && (state.log.count - drop > limits.versions || state.logBytes > limits.bytes) {
+            state.logBytes -= state.log[drop].bytes
+            drop += 1
+        }
+        if drop > 0 { state.log.removeFirst(drop) }
+    }
+
+    // MARK: - Subscribers
+
+    enum Joined {
+        case joined
+        /// The feed holds no state to start from (the caller publishes the store's first).
+        case noState
+        case full
+        /// The hub let go of this feed meanwhile: join a new one.
+        case removed
+    }
+
+    /// Adds a subscriber, sending what brings it from `token` (nil: nowhere) to now: nothing
+    /// where it is there, the missed deltas where the history holds them all, one delta from
+    /// its version where `coalesce` and the history holds that version's state, else a reset.
+    func join(_ subscriber: LiveSubscriber, from token: LivePosition?, coalesce: Bool) -> Joined {
+        state.withLockedValue { state -> Joined in
+            guard !state.removed else { return .removed }
+            guard state.subscribers.count < limits.subscribers else { return .full }
+            guard let latest = state.log.last else { return .noState }
+            if let end = latest.end() {
+                subscriber.sink.finish(with: [end])
+                onLeave(1)
+                return .joined
+            }
+            let events = Self.catchUp(from: token, to: latest, log: state.log, spelling: subscriber.spelling, coalesce: coalesce)
+            subscriber.delivered = latest.sequence
+            subscriber.position = latest.position
+            guard subscriber.sink.send(events, reaching: latest.position) else {
+                onLeave(1)
+                return .joined
+            }
+            state.subscribers[ObjectIdentifier(subscriber)] = subscriber
+            state.idleSince = nil
+            return .joined
+        }
+    }
+
+    private static func catchUp(from token: LivePosition?, to latest: LiveEntry, log: [LiveEntry], spelling: LiveSpelling, coalesce: Bool) -> [LiveEvent] {
+        let reset = latest.reset().map { [$0] } ?? []
+        guard let token else { return reset }
+        if token == latest.position { return [] }
+        guard token.incarnation == latest.position.incarnation else { return reset }
+        if let chain = chain(from: token, in: log) { return chain.compactMap { $0.delta(spelling) } }
+        guard coalesce, let from = log.last(where: { $0.position == token })?.state, let current = latest.state,
+            let change = coalesced(from: from, to: current)
+        else { return reset }
+        return [LiveEvent(name: .delta, id: latest.position.token, data: change.json(spelling: spelling.applied(to: current.options)))]
+    }
+
+    /// The changes that lead from `token` to the end of the log, each following the one
+    /// before; nil where the log does not hold them all.
+    private static func chain(from token: LivePosition, in log: [LiveEntry]) -> ArraySlice<LiveEntry>? {
+        guard let start = log.firstIndex(where: { $0.position.incarnation == token.incarnation && $0.position.version > token.version })
+        else { return nil }
+        var version = token.version
+        for entry in log[start...] {
+            guard entry.position.incarnation == token.incarnation, entry.baseVersion == version else { return nil }
+            version = entry.position.version
+        }
+        return log[start...]
+    }
+
+    /// One change from one state of a life to another, as `/diff` of the two collections
+    /// would answer it.
+    static func coalesced(from old: SessionSnapshot, to new: SessionSnapshot) -> SessionChange? {
+        let policy = new.options.policy
+        let owners = old.collection.owners.merging(new.collection.owners)
+        let outcome: SessionChange.Outcome
+        switch (old.collection.shape, new.collection.shape) {
+        case (.flat(let before), .flat(let after)):
+            guard let result = try? policy.animatedDelta(from: before, to: after) else { return nil }
+            outcome = .flat(
+                CollectionUpdate(
+                    animation: result.animation, delta: result.delta, deletedItems: result.deletedIndices.map { before[$0] },
+                    baseVersion: old.version, version: new.version),
+                old: before, new: after)
+        case (.sectioned(let before), .sectioned(let after)):
+            guard let result = try? policy.animatedDelta(from: before, to: after) else { return nil }
+            outcome = .sectioned(
+                SectionedCollectionUpdate(
+                    sectionAnimation: result.sectionAnimation, itemAnimation: result.itemAnimation, sectionDelta: result.sectionDelta,
+                    itemDelta: result.itemDelta, deletedItems: result.deletedItemPaths.map { before[$0.section].items[$0.item] },
+                    baseVersion: old.version, version: new.version),
+                old: before, new: after)
+        default: return nil
+        }
+        return SessionChange(id: new.id, incarnation: new.incarnation, created: false, options: new.options, outcome: outcome, owners: owners)
+    }
+
+    // MARK: - Fan-out
+
+    /// Gives every subscriber the steps after its place, until none is left; one pass at a
+    /// time per feed (`draining`), so each subscriber's events keep their order.
+    private func drain() {
+        while true {
+            let work = state.withLockedValue { state -> [(LiveSubscriber, [LiveEntry])]? in
+                guard let latest = state.log.last else {
+                    state.draining = false
+                    return nil
+                }
+                var work: [(LiveSubscriber, [LiveEntry])] = []
+                for subscriber in state.subscribers.values where subscriber.delivered < latest.sequence {
+                    work.append((subscriber, state.log.filter { $0.sequence > subscriber.delivered }))
+                    subscriber.delivered = latest.sequence
+                }
+                if work.isEmpty { state.draining = false }
+                return work.isEmpty ? nil : work
+            }
+            guard let work else { return }
+            var gone: [LiveSubscriber] = []
+            for (subscriber, entries) in work where !deliver(entries, to: subscriber) { gone.append(subscriber) }
+            if !gone.isEmpty { remove(gone) }
+        }
+    }
+
+    /// Sends `entries` (a subscriber's missed steps, in order); false where it is gone or done.
+    /// Only the drain pass touches a joined subscriber's place, so it is read here unlocked.
+    private func deliver(_ entries: [LiveEntry], to subscriber: LiveSubscriber) -> Bool {
+        var position = state.withLockedValue { _ in subscriber.position }
+        var events: [LiveEvent] = []
+        for entry in entries {
+            if let end = entry.end() {
+                guard entry.position.incarnation == position?.incarnation else { continue }
+                subscriber.sink.finish(with: events + [end])
+                return false
+            }
+            let follows = position.map { entry.position.incarnation == $0.incarnation && entry.baseVersion == $0.version } ?? false
+            if follows, let delta = entry.delta(subscriber.spelling) {
+                events.append(delta)
+            } else if let reset = entry.reset() {
+                // A gap, or a new life: the state after this step, whole.
+                events = [reset]
+            }
+            position = entry.position
+        }
+        state.withLockedValue { _ in subscriber.position = position }
+        return subscriber.sink.send(events, reaching: position)
+    }
+
+    /// Drops subscribers (those already dropped are passed over).
+    func remove(_ gone: [LiveSubscriber]) {
+        let left = state.withLockedValue { state -> Int in
+            var left = 0
+            for subscriber in gone where state.subscribers.removeValue(forKey: ObjectIdentifier(subscriber)) != nil { left += 1 }
+            if state.subscribers.isEmpty && state.idleSince == nil { state.idleSince = monotonicNow() }
+            return left
+        }
+        if left > 0 { onLeave(left) }
+    }
+
+    // MARK: - For the hub
+
+    /// Heartbeats and poll deadlines; drops subscribers that are gone. Returns how many left.
+    func tick(now: Int64) -> Int {
+        let subscribers = state.withLockedValue { state in state.subscribers.values.map { ($0, $0.position) } }
+        let gone = subscribers.filter { !$0.0.sink.tick(now: now, position: $0.1) }.map(\.0)
+        if !gone.isEmpty { remove(gone) }
+        return gone.count
+    }
+
+    /// Lets go of the feed where it has had no subscriber for `linger` nanoseconds.
+    func removeIfIdle(now: Int64, linger: Int64) -> Bool {
+        state.withLockedValue { state in
+            guard state.subscribers.isEmpty, let since = state.idleSince, now - since >= linger else { return false }
+            state.removed = true
+            return true
+        }
+    }
+
+    /// Ends every subscriber with `event` (the server is stopping).
+    func finishAll(with event: LiveEvent) -> Int {
+        let subscribers = state.withLockedValue { state in
+            let all = Array(state.subscribers.values)
+            state.subscribers = [:]
+            state.idleSince = monotonicNow()
+            return all
+        }
+        for subscriber in subscribers { subscriber.sink.finish(with: [event]) }
+        if !subscribers.isEmpty { onLeave(subscribers.count) }
+        return subscribers.count
+    }
+
+    var subscriberCount: Int { state.withLockedValue { $0.subscribers.count } }
+
+    /// The latest state the feed holds, and how many steps it keeps.
+    var history: (latest: LivePosition?, versions: Int, bytes: Int) {
+        state.withLockedValue { ($0.log.last?.position, $0.log.count, $0.logBytes) }
+    }
+}

@@ -1,0 +1,189 @@
+import Dispatch
+import Logging
+import MicroHTTP
+import struct NIOConcurrencyHelpers.NIOLockedValueBox
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
+/// Live sessions: a feed for each session someone follows, fed by the session store's
+/// observer calls, and one thread that sends heartbeats, ends long polls at their deadline and
+/// lets go of feeds nobody has followed for a while.
+///
+/// Bounded: subscribers in all (`maxSubscribers`) and per session; each feed's history in
+/// versions and bytes; each subscriber's unsent bytes (a subscriber that does not read is
+/// dropped past them, never waited for). Feeds exist only for sessions followed now or within
+/// `linger`, so a commit to any other session costs one dictionary look-up.
+public final class LiveHub: SessionObserver {
+    public struct Limits: Sendable {
+        /// Subscribers at once, all sessions together (503 past it).
+        public var maxSubscribers = 10_000
+        public var maxSubscribersPerSession = 1_000
+        /// Seconds between comment heartbeats on an idle stream.
+        public var heartbeatSeconds = 15
+        /// What a stream tells clients to wait before reconnecting (`retry:`), in milliseconds.
+        public var retryMilliseconds = 2_000
+        /// Steps a feed keeps for resuming subscribers, and the bytes they may take (the
+        /// latest is always kept).
+        public var historyVersions = 256
+        public var historyBytes = 64 << 20
+        /// Bytes written to one subscriber and not yet read by it, past which it is dropped.
+        public var subscriberBufferBytes = 4 << 20
+        /// Seconds a feed is kept after its last subscriber left, so that one reconnecting can
+        /// resume from the history.
+        public var lingerSeconds = 300
+        /// The longest long poll, in seconds.
+        public var maxWaitSeconds = 60
+
+        public init() {}
+    }
+
+    public let limits: Limits
+    private let feeds = NIOLockedValueBox<[String: LiveFeed]>([:])
+    private let subscribers = Atomic<Int>(0)
+    private let stopping = Atomic<Bool>(false)
+    private let fanOut = DispatchQueue(label: "livedelta.live.fanout", attributes: .concurrent)
+    private let logger: Logger
+
+    public init(limits: Limits = Limits(), logger: Logger = Logger(label: "livedelta.live")) {
+        self.limits = limits
+        self.logger = logger
+        startTicker()
+    }
+
+    /// Subscribers now, all sessions together.
+    public var subscriberCount: Int { subscribers.load(ordering: .relaxed) }
+
+    // MARK: - SessionObserver
+
+    public func committed(_ change: SessionChange) { feed(change.id)?.publish(change) }
+
+    public func replaced(_ snapshot: SessionSnapshot) { feed(snapshot.id)?.publish(snapshot, fromStore: false) }
+
+    public func ended(id: String, incarnation: String, reason: SessionEnd) { feed(id)?.publishEnd(reason, incarnation: incarnation) }
+
+    private func feed(_ id: String) -> LiveFeed? { feeds.withLockedValue { $0[id] } }
+
+    // MARK: - Subscribing
+
+    enum SubscribeError: Error {
+        case full(perSession: Bool)
+        case stopping
+        case session(SessionError)
+    }
+
+    /// Adds a subscriber to a session's feed, made where there is none yet (before the
+    /// session is read, so that no step committed after the read is missed), and starts it
+    /// from `token`.
+    /// `spelling` is worked out from the session's options once they are known.
+    func subscribe(
+        id: String, spelling: (DiffOptions) -> LiveSpelling, sink: any LiveSink, from token: LivePosition?, coalesce: Bool,
+        snapshot: () throws(SessionError) -> SessionSnapshot
+    ) throws(SubscribeError) -> LiveSubscriber {
+        guard !stopping.load(ordering: .relaxed) else { throw .stopping }
+        guard subscribers.add(1, ordering: .relaxed).newValue <= limits.maxSubscribers else {
+            subscribers.subtract(1, ordering: .relaxed)
+            throw .full(perSession: false)
+        }
+        var subscriber: LiveSubscriber?
+        var readStore = false
+        for _ in 0..<4 {
+            let feed = feeds.withLockedValue { feeds in
+                if let feed = feeds[id] { return feed }
+                let feed = LiveFeed(
+                    id: id,
+                    limits: .init(subscribers: limits.maxSubscribersPerSession, versions: limits.historyVersions, bytes: limits.historyBytes),
+                    fanOut: fanOut, onLeave: { [weak self] in _ = self?.subscribers.subtract($0, ordering: .relaxed) })
+                feeds[id] = feed
+                return feed
+            }
+            if !readStore {
+                // The store says whether the session exists, and its state seeds an empty feed.
+                do throws(SessionError) {
+                    let read = try snapshot()
+                    if subscriber == nil { subscriber = LiveSubscriber(spelling: spelling(read.options), sink: sink) }
+                    feed.publish(read, fromStore: true)
+                } catch {
+                    subscribers.subtract(1, ordering: .relaxed)
+                    throw .session(error)
+                }
+                readStore = true
+            }
+            guard let subscriber else { break }
+            switch feed.join(subscriber, from: token, coalesce: coalesce) {
+            case .joined: return subscriber
+            case .full:
+                subscribers.subtract(1, ordering: .relaxed)
+                throw .full(perSession: true)
+            case .removed, .noState:
+                // Let go of meanwhile: a new feed, seeded from the store again.
+                readStore = false
+                continue
+            }
+        }
+        subscribers.subtract(1, ordering: .relaxed)
+        throw .full(perSession: true)
+    }
+
+    /// A subscriber's stream closed (the client went away).
+    func leave(_ subscriber: LiveSubscriber, id: String) {
+        feed(id)?.remove([subscriber])
+    }
+
+    /// Ends every stream with a `shutdown` event telling clients to reconnect, and refuses new
+    /// subscribers. It waits for no one: streams are closed after the event is queued.
+    public func shutdown() -> Int {
+        stopping.store(true, ordering: .relaxed)
+        let all = feeds.withLockedValue { Array($0.values) }
+        let data = Array("{\"reconnect\":true,\"retry\":\(limits.retryMilliseconds)}".utf8)
+        return all.reduce(0) { $0 + $1.finishAll(with: LiveEvent(name: .shutdown, id: nil, data: data)) }
+    }
+
+    // MARK: - The ticker
+
+    private func startTicker() {
+        let thread = TickerThread { [weak self] in
+            guard let self else { return false }
+            self.tick()
+            return true
+        }
+        thread.start()
+    }
+
+    private func tick() {
+        let now = monotonicNow()
+        let linger = Int64(limits.lingerSeconds) * 1_000_000_000
+        let all = feeds.withLockedValue { Array($0.values) }
+        var idle: [LiveFeed] = []
+        for feed in all {
+            _ = feed.tick(now: now)
+            if feed.removeIfIdle(now: now, linger: linger) { idle.append(feed) }
+        }
+        guard !idle.isEmpty else { return }
+        feeds.withLockedValue { feeds in
+            for feed in idle where feeds[feed.id] === feed { feeds[feed.id] = nil }
+        }
+    }
+}
+
+/// A thread that calls `body` about once a second until it returns false.
+private final class TickerThread: Sendable {
+    private let body: @Sendable () -> Bool
+
+    init(_ body: @escaping @Sendable () -> Bool) { self.body = body }
+
+    func start() {
+        let box = Unmanaged.passRetained(self).toOpaque()
+        var thread = pthread_t()
+        _ = pthread_create(&thread, nil, { raw in
+            let ticker = Unmanaged<TickerThread>.fromOpaque(raw!).takeRetainedValue()
+            while ticker.body() { usleep(1_000_000) }
+            return nil
+        }, box)
+        pthread_detach(thread)
+    }
+}

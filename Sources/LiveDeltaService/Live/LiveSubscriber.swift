@@ -1,0 +1,115 @@
+import ByteJSON
+import MicroHTTP
+import Synchronization
+
+/// Where a subscriber's events go: an event stream, or one long-poll answer.
+protocol LiveSink: AnyObject, Sendable {
+    /// Sends events that bring the subscriber to `position`; false where the sink is gone or
+    /// done (the subscriber is then dropped).
+    func send(_ events: [LiveEvent], reaching position: LivePosition?) -> Bool
+    /// Ends the sink after what it was sent (`events` last).
+    func finish(with events: [LiveEvent])
+    /// Called about once a second: a stream sends a heartbeat when idle, a poll answers empty
+    /// at its deadline. False where the sink is gone or done.
+    func tick(now: Int64, position: LivePosition?) -> Bool
+}
+
+/// One subscriber of a feed. Its place is kept under the feed's lock.
+final class LiveSubscriber: Sendable {
+    let spelling: LiveSpelling
+    let sink: any LiveSink
+    /// The last entry of the feed's log this subscriber has been given (by sequence).
+    // nonisolated(unsafe): read and written only under the feed's lock.
+    nonisolated(unsafe) var delivered: UInt64 = 0
+    /// Where its events have brought it; nil before its first.
+    // nonisolated(unsafe): read and written only under the feed's lock.
+    nonisolated(unsafe) var position: LivePosition?
+
+    init(spelling: LiveSpelling, sink: any LiveSink) {
+        self.spelling = spelling
+        self.sink = sink
+    }
+}
+
+/// Events as `text/event-stream` on an HTTP stream, with comment heartbeats while idle.
+final class EventStreamSink: LiveSink {
+    let stream: HTTPStream
+    private let heartbeat: Int64
+    private let lastWrite = Atomic<Int64>(0)
+
+    init(stream: HTTPStream, heartbeatSeconds: Int, now: Int64) {
+        self.stream = stream
+        heartbeat = Int64(heartbeatSeconds) * 1_000_000_000
+        lastWrite.store(now, ordering: .relaxed)
+    }
+
+    func send(_ events: [LiveEvent], reaching position: LivePosition?) -> Bool {
+        guard !events.isEmpty else { return stream.isOpen }
+        var bytes: [UInt8] = []
+        for event in events { bytes += event.serverSent }
+        lastWrite.store(monotonicNow(), ordering: .relaxed)
+        return stream.write(bytes)
+    }
+
+    func finish(with events: [LiveEvent]) {
+        _ = send(events, reaching: nil)
+        stream.close()
+    }
+
+    func tick(now: Int64, position: LivePosition?) -> Bool {
+        guard stream.isOpen else { return false }
+        guard now - lastWrite.load(ordering: .relaxed) >= heartbeat else { return true }
+        lastWrite.store(now, ordering: .relaxed)
+        return stream.write(Array(": keep-alive\n\n".utf8))
+    }
+}
+
+/// One long-poll answer: `{"events": [...], "next": token}`, written once, with the first
+/// events or with none at the deadline.
+final class LongPollSink: LiveSink {
+    let stream: HTTPStream
+    private let deadline: Int64
+    private let done = Atomic<Bool>(false)
+
+    init(stream: HTTPStream, deadline: Int64) {
+        self.stream = stream
+        self.deadline = deadline
+    }
+
+    func send(_ events: [LiveEvent], reaching position: LivePosition?) -> Bool {
+        guard !events.isEmpty else { return !done.load(ordering: .relaxed) && stream.isOpen }
+        answer(events, next: position)
+        return false
+    }
+
+    func finish(with events: [LiveEvent]) { answer(events, next: nil) }
+
+    func tick(now: Int64, position: LivePosition?) -> Bool {
+        guard now >= deadline else { return !done.load(ordering: .relaxed) && stream.isOpen }
+        answer([], next: position)
+        return false
+    }
+
+    private func answer(_ events: [LiveEvent], next: LivePosition?) {
+        guard !done.exchange(true, ordering: .relaxed) else { return }
+        var writer = JSONWriter()
+        writer.raw("{\"events\":[")
+        for (index, event) in events.enumerated() {
+            if index > 0 { writer.raw(",") }
+            event.write(to: &writer)
+        }
+        writer.raw("],\"next\":")
+        if let next { writer.string(next.token) } else { writer.raw("null") }
+        writer.raw("}")
+        stream.write(writer.bytes)
+        stream.close()
+    }
+}
+
+/// Monotonic nanoseconds since the process first asked.
+func monotonicNow() -> Int64 {
+    let (seconds, attoseconds) = (ContinuousClock.now - clockOrigin).components
+    return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
+}
+
+private let clockOrigin = ContinuousClock.now
