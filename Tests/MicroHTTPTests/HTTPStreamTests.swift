@@ -16,11 +16,17 @@ private func streamingServer(
     configuration.port = 0
     configuration.threads = threads
     configuration.maxStreams = maxStreams
-    configuration.mayWait = { $0.path == "/slow" }
+    configuration.mayWait = { $0.path == "/slow" || $0.path == "/waiting-stream" }
     return try HTTPServer(configuration: configuration) { request in
         if request.path == "/slow" {
             usleep(300_000)
             return HTTPResponse(status: 200, body: Array("slow".utf8))
+        }
+        if request.path == "/waiting-stream" {
+            let stream = HTTPStream(maxBuffered: maxBuffered)
+            stream.write(Array("retry: 1000\n\n".utf8))
+            streams.withLockedValue { $0.append(stream) }
+            return HTTPResponse(status: 200, headers: [("Content-Type", "text/event-stream")], stream: stream)
         }
         guard request.path == "/stream" else { return HTTPResponse(status: 200, body: Array((request.query("q") ?? "none").utf8)) }
         let stream = HTTPStream(maxBuffered: maxBuffered)
@@ -49,6 +55,22 @@ private func streamingServer(
         stream.close()
         #expect(try client.next() == nil)
         try waitUntil { !stream.isOpen && server.openStreams == 0 }
+    }
+
+    /// A stream answered from a waiting thread, with bytes written before it was sent.
+    @Test func aStreamFromAWaitingThreadSendsEachEventAsItIsWritten() throws {
+        let streams = NIOLockedValueBox<[HTTPStream]>([])
+        let server = try streamingServer(streams: streams)
+        defer { server.stop(grace: .seconds(1)) }
+        let client = try EventStreamClient(port: server.port, path: "/waiting-stream", timeoutSeconds: 5)
+        try waitUntil { streams.withLockedValue { $0.count } == 1 }
+        let stream = streams.withLockedValue { $0[0] }
+        for number in 1...3 {
+            usleep(50_000)
+            #expect(stream.write(Array("id: \(number)\ndata: event \(number)\n\n".utf8)))
+            #expect(try client.next()?.id == "\(number)")
+        }
+        stream.close()
     }
 
     @Test func aStreamHoldsNoThreadAndOtherRequestsOnItsThreadGoOn() throws {

@@ -24,6 +24,8 @@ public final class EventStreamClient {
     public private(set) var body: [UInt8] = []
     /// Comment lines seen (heartbeats).
     public private(set) var comments = 0
+    /// The reconnection delay the server last gave (`retry:`), in milliseconds.
+    public private(set) var retry: Int?
     /// The last event id seen, as a browser keeps it for `Last-Event-ID`.
     public private(set) var lastEventID: String?
     private var chunked: [UInt8] = []
@@ -60,7 +62,12 @@ public final class EventStreamClient {
         while true {
             guard let line = try nextLine() else { return nil }
             if line.isEmpty {
-                guard any else { continue }
+                // A block without data (a `retry:` alone) is no event (WHATWG: the data buffer is empty).
+                guard any, !dataLines.isEmpty else {
+                    if let retry = event.retry { self.retry = retry }
+                    any = false
+                    continue
+                }
                 event.data = dataLines.joined(separator: "\n")
                 if let id = event.id { lastEventID = id }
                 return event

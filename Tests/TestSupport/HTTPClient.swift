@@ -100,6 +100,10 @@ public final class HTTPConnection {
                     guard let colon = line.firstIndex(of: ":") else { return nil }
                     return (String(line[..<colon]), String(line[line.index(after: colon)...]).trimmingSpaces)
                 }
+                if method != "HEAD", headers.contains(where: { $0.name.lowercased() == "transfer-encoding" && $0.value.lowercased() == "chunked" }) {
+                    buffer.removeFirst(end + 4)
+                    return Reply(status: status, headers: headers, body: try readChunkedBody())
+                }
                 let length = method == "HEAD" ? 0 : headers.first { $0.name.lowercased() == "content-length" }.flatMap { Int($0.value) } ?? 0
                 while buffer.count < end + 4 + length { try fill() }
                 let body = Array(buffer[(end + 4)..<(end + 4 + length)])
@@ -107,6 +111,24 @@ public final class HTTPConnection {
                 return Reply(status: status, headers: headers, body: body)
             }
             try fill()
+        }
+    }
+
+    /// A chunked body, to its last chunk (trailers are not read: the server sends none).
+    private func readChunkedBody() throws -> [UInt8] {
+        var body: [UInt8] = []
+        while true {
+            var lineEnd: Int?
+            while lineEnd == nil {
+                lineEnd = buffer.count < 2 ? nil : (0..<(buffer.count - 1)).first { buffer[$0] == 13 && buffer[$0 + 1] == 10 }
+                if lineEnd == nil { try fill() }
+            }
+            let sizeText = String(decoding: buffer[..<lineEnd!], as: UTF8.self).split(separator: ";").first ?? ""
+            guard let size = Int(String(sizeText.filter { $0 != " " }), radix: 16) else { throw ClientError.malformed("chunk size") }
+            while buffer.count < lineEnd! + 2 + size + 2 { try fill() }
+            body += buffer[(lineEnd! + 2)..<(lineEnd! + 2 + size)]
+            buffer.removeFirst(lineEnd! + 2 + size + 2)
+            if size == 0 { return body }
         }
     }
 

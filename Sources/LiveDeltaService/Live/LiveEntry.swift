@@ -68,7 +68,9 @@ final class LiveEntry: Sendable {
     func delta(_ spelling: LiveSpelling) -> LiveEvent? {
         guard case .change(let change) = kind else { return nil }
         if let event = rendered.withLockedValue({ $0[spelling] }) { return event }
-        let event = LiveEvent(name: .delta, id: position.token, data: change.json(spelling: spelling.applied(to: change.options)))
+        let event = LiveEvent(
+            name: .delta, id: position.token,
+            data: change.json(spelling: spelling.applied(to: change.options), withCollection: spelling.needsCollection))
         rendered.withLockedValue { $0[spelling] = event }
         return event
     }

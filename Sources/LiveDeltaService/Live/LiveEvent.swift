@@ -33,6 +33,10 @@ struct LiveSpelling: Hashable, Sendable {
     var format: DeltaFormat
     var changes: ChangeDetail
 
+    /// Whether its deltas leave out the items' content (positions only), so that a subscriber,
+    /// which unlike a writer does not hold the new collection, is sent it with each delta.
+    var needsCollection: Bool { format == .batch || format == .sequential }
+
     func applied(to options: DiffOptions) -> DeltaSpelling {
         var spelling = options.spelling
         spelling.format = format

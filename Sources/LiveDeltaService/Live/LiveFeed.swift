@@ -142,11 +142,14 @@ final class LiveFeed: Sendable {
         guard let token else { return reset }
         if token == latest.position { return [] }
         guard token.incarnation == latest.position.incarnation else { return reset }
-        if let chain = chain(from: token, in: log) { return chain.compactMap { $0.delta(spelling) } }
-        guard coalesce, let from = log.last(where: { $0.position == token })?.state, let current = latest.state,
+        if coalesce, let from = log.last(where: { $0.position == token })?.state, let current = latest.state,
             let change = coalesced(from: from, to: current)
-        else { return reset }
-        return [LiveEvent(name: .delta, id: latest.position.token, data: change.json(spelling: spelling.applied(to: current.options)))]
+        {
+            let data = change.json(spelling: spelling.applied(to: current.options), withCollection: spelling.needsCollection)
+            return [LiveEvent(name: .delta, id: latest.position.token, data: data)]
+        }
+        if let chain = chain(from: token, in: log) { return chain.compactMap { $0.delta(spelling) } }
+        return reset
     }
 
     /// The changes that lead from `token` to the end of the log, each following the one

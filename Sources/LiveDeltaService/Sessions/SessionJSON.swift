@@ -92,8 +92,9 @@ extension SessionSnapshot {
 }
 
 extension SessionChange {
-    /// The change as an update answers it, its delta spelled as `spelling` says.
-    func json(spelling: DeltaSpelling) -> [UInt8] {
+    /// The change as an update answers it, its delta spelled as `spelling` says; with the
+    /// collection after it (`items` or `sections`) where `withCollection`.
+    func json(spelling: DeltaSpelling, withCollection: Bool = false) -> [UInt8] {
         var writer = JSONWriter()
         writer.raw("{")
         let includeDeleted = options.includeDeletedItems
@@ -103,12 +104,20 @@ extension SessionChange {
                 animation: update.animation, delta: update.delta, spelling: spelling, old: old, new: new,
                 deletedItems: includeDeleted ? update.deletedItems : nil)
             writer.versions(id: id, version: update.version, baseVersion: update.baseVersion)
+            if withCollection {
+                writer.member("items")
+                writer.items(new)
+            }
         case .sectioned(let update, let old, let new):
             writer.sectionedMembers(
                 sectionAnimation: update.sectionAnimation, itemAnimation: update.itemAnimation, sectionDelta: update.sectionDelta,
                 itemDelta: update.itemDelta, spelling: spelling, old: old, new: new,
                 deletedItems: includeDeleted ? update.deletedItems : nil)
             writer.versions(id: id, version: update.version, baseVersion: update.baseVersion)
+            if withCollection {
+                writer.member("sections")
+                writer.array(new) { writer, section in writer.raw(section.text) }
+            }
         }
         writer.raw("}")
         return writer.bytes
