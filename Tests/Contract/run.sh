@@ -12,6 +12,10 @@
 #  - positive_data_acceptance: requests valid by the schema may still be refused by rules JSON
 #    Schema cannot state: an item without the id that `idKey` names, an id twice where ids must
 #    be unique, items sent to a session holding sections, a version other than the current one.
+#  - sessionEvents (GET /sessions/{id}/events) is left out of schemathesis: its answer is a
+#    stream that stays open for as long as the session lives, which a request-and-answer tool
+#    can only time out on. LiveTests checks it end to end; its long-poll twin,
+#    sessionChanges, answers at once for a token the server cannot read and is checked here.
 #  - schemathesis's coverage phase: it fails inside the tool on this machine's Python 3.11.7
 #    (CPython's "AST constructor recursion depth mismatch", gh-106905, fixed in 3.11.8), on
 #    whichever operation hypothesis describes a filter for; the other phases (examples, fuzzing,
@@ -40,7 +44,7 @@ url="http://127.0.0.1:$port"
 
 schemathesis() {
     "$venv/bin/schemathesis" run openapi.yaml --url "$url" --checks all --exclude-checks positive_data_acceptance \
-        --max-examples "$examples" --no-color "$@"
+        --max-examples "$examples" --no-color --exclude-operation-id sessionEvents "$@"
 }
 echo "== schemathesis: examples and fuzzing, every operation"
 schemathesis --phases examples,fuzzing --workers 2
