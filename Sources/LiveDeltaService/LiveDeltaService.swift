@@ -39,7 +39,7 @@ public final class LiveDeltaService: Sendable {
         limits = ReadLimits(maxDepth: configuration.maxDepth, maxItems: configuration.maxItemsPerRequest, budget: itemBudget)
         let sessions = sessions ?? InMemorySessionStore(logger: logger)
         self.sessions = sessions
-        self.live = LiveHub(limits: live, logger: logger)
+        self.live = LiveHub(limits: live, logger: logger, follow: { [sessions] in sessions.follow($0) })
         sessions.observe(with: self.live)
         self.metrics = metrics
         self.logger = logger

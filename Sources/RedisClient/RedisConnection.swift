@@ -69,6 +69,25 @@ final class RedisConnection {
         return replies
     }
 
+    /// The next reply that arrives without a command (a subscription's message), waiting up to
+    /// `milliseconds` for it to start; nil where none came. A wait that ends empty leaves the
+    /// connection as it was (unlike a command's timeout, which breaks it).
+    func nextPush(waiting milliseconds: Int32) throws(RedisError) -> RedisValue? {
+        guard !broken else { throw .io("the connection failed earlier") }
+        var reply: UnsafeMutableRawPointer?
+        // A reply read along with an earlier one waits in hiredis's buffer.
+        guard redisReaderGetReply(context.pointee.reader, &reply) == CHIREDIS_OK else { throw fail() }
+        if reply == nil {
+            var readable = pollfd(fd: context.pointee.fd, events: Int16(POLLIN), revents: 0)
+            let ready = poll(&readable, 1, milliseconds)
+            if ready == 0 || (ready < 0 && errno == EINTR) { return nil }
+            guard redisGetReply(context, &reply) == CHIREDIS_OK else { throw fail() }
+        }
+        guard let reply else { return nil }
+        defer { freeReplyObject(reply) }
+        return Self.value(reply.assumingMemoryBound(to: redisReply.self))
+    }
+
     private func fail() -> RedisError {
         broken = true
         let error = context.pointee.err

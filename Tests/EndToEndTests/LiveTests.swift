@@ -21,7 +21,7 @@ import TestSupport
     /// 8 writers post 50 updates each to one session while 20 subscribers follow it: some in
     /// each format, some joining late, some reconnecting mid-stream with their last id. Each
     /// ends on the session's final list, every version once and in order.
-    @Test(arguments: [StoreKind.memory]) func subscribersFollowConcurrentWritersExactly(store: StoreKind) throws {
+    @Test(arguments: StoreKind.allCases) func subscribersFollowConcurrentWritersExactly(store: StoreKind) throws {
         // History enough for any follower's lag: resuming is what this test checks.
         let fixture = try Fixture(store, arguments: ["--live-history", "1000"])
         let port = fixture.server.port

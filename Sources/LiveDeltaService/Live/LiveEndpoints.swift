@@ -79,7 +79,11 @@ struct LiveEndpoints {
         do throws(LiveHub.SubscribeError) {
             let subscriber = try hub.subscribe(
                 id: id, spelling: asked.spelling, sink: sink, from: asked.token, coalesce: asked.coalesce,
-                snapshot: { () throws(SessionError) in try store.snapshot(id: id) })
+                snapshot: { () throws(SessionError) in
+                    // Followed before it is read: no step committed after the read goes unlogged.
+                    store.follow([id])
+                    return try store.snapshot(id: id)
+                })
             stream.onClose { [hub] in hub.leave(subscriber, id: id) }
         } catch {
             switch error {

@@ -48,22 +48,61 @@ final class LiveFeed: Sendable {
 
     /// A committed change.
     func publish(_ change: SessionChange) {
-        append { LiveEntry(change: change, sequence: $0) }
+        append { sequence, _ in LiveEntry(change: change, sequence: sequence) }
     }
 
     /// The whole session: a new life, or a snapshot read for a subscriber (`fromStore`), which
     /// the feed takes only where it knows nothing newer.
     func publish(_ snapshot: SessionSnapshot, fromStore: Bool) {
-        append { LiveEntry(state: snapshot, fromStore: fromStore, sequence: $0) }
+        append { sequence, _ in LiveEntry(state: snapshot, fromStore: fromStore, sequence: sequence) }
+    }
+
+    /// A step read back from shared storage: the session after it. Where the feed holds the
+    /// session at `baseVersion` of the same life, the change is worked out from that by the
+    /// same rules the writer's replica used (so it is the delta the writer was answered);
+    /// otherwise the step is taken whole, and subscribers are reset to it.
+    func publish(stored snapshot: SessionSnapshot, appended: Bool, baseVersion: UInt64?) {
+        append { sequence, latest in
+            if let baseVersion, let latest, let before = latest.state, !latest.isEnd,
+                latest.position == LivePosition(incarnation: snapshot.incarnation, version: baseVersion),
+                let change = Self.change(from: before, to: snapshot, appended: appended)
+            {
+                return LiveEntry(change: change, sequence: sequence)
+            }
+            return LiveEntry(state: snapshot, fromStore: false, sequence: sequence)
+        }
+    }
+
+    /// The change from one state to the next, as the session's rules make it.
+    private static func change(from before: SessionSnapshot, to after: SessionSnapshot, appended: Bool) -> SessionChange? {
+        guard let holder = try? SessionRules.holder(for: before.collection, options: before.options, version: before.version) else { return nil }
+        let session = HeldSession(
+            id: before.id, incarnation: before.incarnation, options: before.options, holder: holder, owners: before.collection.owners, now: 0)
+        session.step.lock()
+        defer { session.step.unlock() }
+        if appended {
+            let added: JSONCollection
+            switch (before.collection.shape, after.collection.shape) {
+            case (.flat(let old), .flat(let new)) where new.count >= old.count:
+                added = .flat(Array(new[old.count...]), owners: after.collection.owners)
+            case (.sectioned(let old), .sectioned(let new)) where new.count >= old.count:
+                added = .sectioned(Array(new[old.count...]), owners: after.collection.owners)
+            default: return nil
+            }
+            return try? SessionRules.append(session, added, condition: .any, maxItems: .max)
+        }
+        return try? SessionRules.update(session, to: after.collection, condition: .any, commit: true, created: false)
     }
 
     func publishEnd(_ reason: SessionEnd, incarnation: String) {
-        append { LiveEntry(end: reason, at: LivePosition(incarnation: incarnation, version: .max), sequence: $0) }
+        append { sequence, _ in LiveEntry(end: reason, at: LivePosition(incarnation: incarnation, version: .max), sequence: sequence) }
     }
 
-    private func append(_ make: (UInt64) -> LiveEntry) {
+    /// Takes the entry `make` makes (given its sequence number and the latest entry) where it
+    /// follows what the feed holds, and wakes the fan-out.
+    private func append(_ make: (UInt64, LiveEntry?) -> LiveEntry) {
         let wake = state.withLockedValue { state -> Bool in
-            let entry = make(state.nextSequence)
+            let entry = make(state.nextSequence, state.log.last)
             guard Self.takes(entry, after: state.log.last) else { return false }
             state.nextSequence += 1
             state.log.append(entry)
@@ -114,20 +153,39 @@ final class LiveFeed: Sendable {
     /// Adds a subscriber, sending what brings it from `token` (nil: nowhere) to now: nothing
     /// where it is there, the missed deltas where the history holds them all, one delta from
     /// its version where `coalesce` and the history holds that version's state, else a reset.
-    func join(_ subscriber: LiveSubscriber, from token: LivePosition?, coalesce: Bool) -> Joined {
+    ///
+    /// `read` is the session as the store gave it just now. An empty feed starts from it. A
+    /// shared store's feed learns of steps a little after they commit, so `read` may be newer
+    /// than the feed: the subscriber then starts from `read` alone, and the feed's steps up to
+    /// it are passed over for it, while the other subscribers go on undisturbed.
+    func join(_ subscriber: LiveSubscriber, from token: LivePosition?, coalesce: Bool, read: SessionSnapshot) -> Joined {
         state.withLockedValue { state -> Joined in
             guard !state.removed else { return .removed }
             guard state.subscribers.count < limits.subscribers else { return .full }
+            if state.log.isEmpty {
+                let entry = LiveEntry(state: read, fromStore: true, sequence: state.nextSequence)
+                state.nextSequence += 1
+                state.log.append(entry)
+                state.logBytes += entry.bytes
+            }
             guard let latest = state.log.last else { return .noState }
             if let end = latest.end() {
                 subscriber.sink.finish(with: [end])
                 onLeave(1)
                 return .joined
             }
-            let events = Self.catchUp(from: token, to: latest, log: state.log, spelling: subscriber.spelling, coalesce: coalesce)
+            let readPosition = LivePosition(incarnation: read.incarnation, version: read.version)
+            let ahead = readPosition.incarnation == latest.position.incarnation && readPosition.version > latest.position.version
+            let events: [LiveEvent]
+            if ahead {
+                let start = LiveEntry(state: read, fromStore: true, sequence: 0)
+                events = token == readPosition ? [] : start.reset().map { [$0] } ?? []
+            } else {
+                events = Self.catchUp(from: token, to: latest, log: state.log, spelling: subscriber.spelling, coalesce: coalesce)
+            }
             subscriber.delivered = latest.sequence
-            subscriber.position = latest.position
-            guard subscriber.sink.send(events, reaching: latest.position) else {
+            subscriber.position = ahead ? readPosition : latest.position
+            guard subscriber.sink.send(events, reaching: subscriber.position) else {
                 onLeave(1)
                 return .joined
             }
@@ -224,6 +282,8 @@ final class LiveFeed: Sendable {
         var position = state.withLockedValue { _ in subscriber.position }
         var events: [LiveEvent] = []
         for entry in entries {
+            // Steps the subscriber started past (it joined from a newer read).
+            if let position, entry.position.incarnation == position.incarnation, entry.position.version <= position.version { continue }
             if let end = entry.end() {
                 guard entry.position.incarnation == position?.incarnation else { continue }
                 subscriber.sink.finish(with: events + [end])

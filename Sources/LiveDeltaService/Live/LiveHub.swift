@@ -48,10 +48,14 @@ public final class LiveHub: SessionObserver {
     private let stopping = Atomic<Bool>(false)
     private let fanOut = DispatchQueue(label: "livedelta.live.fanout", attributes: .concurrent)
     private let logger: Logger
+    /// Tells the session store which sessions are followed, about every ten seconds.
+    private let follow: @Sendable ([String]) -> Void
+    private let ticks = Atomic<Int>(0)
 
-    public init(limits: Limits = Limits(), logger: Logger = Logger(label: "livedelta.live")) {
+    public init(limits: Limits = Limits(), logger: Logger = Logger(label: "livedelta.live"), follow: @escaping @Sendable ([String]) -> Void = { _ in }) {
         self.limits = limits
         self.logger = logger
+        self.follow = follow
         startTicker()
     }
 
@@ -65,6 +69,14 @@ public final class LiveHub: SessionObserver {
     public func replaced(_ snapshot: SessionSnapshot) { feed(snapshot.id)?.publish(snapshot, fromStore: false) }
 
     public func ended(id: String, incarnation: String, reason: SessionEnd) { feed(id)?.publishEnd(reason, incarnation: incarnation) }
+
+    public func stored(_ snapshot: SessionSnapshot, appended: Bool, baseVersion: UInt64?) {
+        feed(snapshot.id)?.publish(stored: snapshot, appended: appended, baseVersion: baseVersion)
+    }
+
+    public func follows(id: String) -> Bool { feed(id) != nil }
+
+    public var followedIDs: [String] { feeds.withLockedValue { Array($0.keys) } }
 
     private func feed(_ id: String) -> LiveFeed? { feeds.withLockedValue { $0[id] } }
 
@@ -90,7 +102,7 @@ public final class LiveHub: SessionObserver {
             throw .full(perSession: false)
         }
         var subscriber: LiveSubscriber?
-        var readStore = false
+        var read: SessionSnapshot?
         for _ in 0..<4 {
             let feed = feeds.withLockedValue { feeds in
                 if let feed = feeds[id] { return feed }
@@ -101,27 +113,26 @@ public final class LiveHub: SessionObserver {
                 feeds[id] = feed
                 return feed
             }
-            if !readStore {
+            if read == nil {
                 // The store says whether the session exists, and its state seeds an empty feed.
                 do throws(SessionError) {
-                    let read = try snapshot()
-                    if subscriber == nil { subscriber = LiveSubscriber(spelling: spelling(read.options), sink: sink) }
-                    feed.publish(read, fromStore: true)
+                    let session = try snapshot()
+                    subscriber = LiveSubscriber(spelling: spelling(session.options), sink: sink)
+                    read = session
                 } catch {
                     subscribers.subtract(1, ordering: .relaxed)
                     throw .session(error)
                 }
-                readStore = true
             }
-            guard let subscriber else { break }
-            switch feed.join(subscriber, from: token, coalesce: coalesce) {
+            guard let subscriber, let session = read else { break }
+            switch feed.join(subscriber, from: token, coalesce: coalesce, read: session) {
             case .joined: return subscriber
             case .full:
                 subscribers.subtract(1, ordering: .relaxed)
                 throw .full(perSession: true)
             case .removed, .noState:
-                // Let go of meanwhile: a new feed, seeded from the store again.
-                readStore = false
+                // Let go of meanwhile: a new feed, read from the store again.
+                read = nil
                 continue
             }
         }
@@ -163,6 +174,7 @@ public final class LiveHub: SessionObserver {
             _ = feed.tick(now: now)
             if feed.removeIfIdle(now: now, linger: linger) { idle.append(feed) }
         }
+        if ticks.add(1, ordering: .relaxed).newValue % 10 == 0 { follow(all.map(\.id)) }
         guard !idle.isEmpty else { return }
         feeds.withLockedValue { feeds in
             for feed in idle where feeds[feed.id] === feed { feeds[feed.id] = nil }

@@ -32,6 +32,27 @@ enum CommitData {
 /// own; it belongs to the one request that staged it.
 protocol StagedData: AnyObject {}
 
+/// What a commit does to the session, as its log records it for live subscribers.
+enum StoredStep: String, Sendable {
+    /// Created or replaced: a new life.
+    case replaced = "p"
+    case update = "c"
+    case append = "a"
+    /// Deleted: the life ends.
+    case deleted = "e"
+}
+
+/// One step as the session's log holds it: the session after it, and what led there.
+struct LoggedStep: Sendable {
+    var cursor: String
+    var step: StoredStep
+    var incarnation: String
+    var version: UInt64
+    var baseVersion: UInt64?
+    var options: [UInt8]
+    var data: [UInt8]
+}
+
 enum CommitOutcome: Sendable {
     /// Committed; the version it replaced (nil where there was no session).
     case committed(previous: UInt64?)
@@ -66,9 +87,21 @@ protocol SessionStorage: Sendable {
     /// Stores the session as `version`, `incarnation`, `options` and `data` where what is
     /// stored is still `expected`. Staged data stays staged where the commit did not happen.
     func commit(
-        _ id: String, version: UInt64, incarnation: String, options: [UInt8], data: CommitData, expecting expected: StoredExpectation
+        _ id: String, version: UInt64, incarnation: String, options: [UInt8], data: CommitData, expecting expected: StoredExpectation,
+        step: StoredStep
     ) throws(SessionError) -> CommitOutcome
     /// Deletes the session where it is at `version` (any, where nil).
     func delete(_ id: String, expectingVersion version: UInt64?) throws(SessionError) -> DeleteOutcome
     var isReady: Bool { get }
+
+    // Live subscribers: every replica learns of every committed step of a followed session.
+
+    /// Marks the session followed for a while, so that commits log their steps (on any
+    /// replica) and announce them; called again while it is followed.
+    func follow(_ ids: [String])
+    /// The steps logged after `cursor` (nil: all it keeps), oldest first.
+    func steps(of id: String, after cursor: String?) throws(SessionError) -> [LoggedStep]
+    /// Starts hearing which sessions have new steps (`onStep`, with the id), and when hearing
+    /// starts or starts again after a loss (`onListening`), for as long as the process lives.
+    func listen(onStep: @escaping @Sendable (String) -> Void, onListening: @escaping @Sendable () -> Void)
 }

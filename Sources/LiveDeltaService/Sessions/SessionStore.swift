@@ -112,10 +112,15 @@ public protocol SessionStore: Sendable {
     /// Who is told of each committed change, replacement and end, in each session's order
     /// (set once, before the store serves).
     func observe(with observer: any SessionObserver)
+
+    /// The observer follows these sessions now: a store shared by replicas tells it of their
+    /// steps on every replica from now on (called again while they are followed).
+    func follow(_ ids: [String])
 }
 
 extension SessionStore {
     public var isReady: Bool { true }
+    public func follow(_ ids: [String]) {}
 }
 
 /// Why a session ended.
@@ -131,6 +136,14 @@ public protocol SessionObserver: Sendable {
     /// Created or replaced (PUT): a new life, at version 0.
     func replaced(_ snapshot: SessionSnapshot)
     func ended(id: String, incarnation: String, reason: SessionEnd)
+
+    /// A step read back from shared storage, as the session after it: the observer works out
+    /// the change from what it holds at `baseVersion` (nil: unknown), or starts from it whole.
+    func stored(_ snapshot: SessionSnapshot, appended: Bool, baseVersion: UInt64?)
+    /// Whether it wants a session's steps.
+    func follows(id: String) -> Bool
+    /// The sessions it follows now.
+    var followedIDs: [String] { get }
 }
 
 public struct SessionStatistics: Sendable, Equatable {

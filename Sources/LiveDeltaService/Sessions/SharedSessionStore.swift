@@ -80,9 +80,50 @@ public final class SharedSessionStore: SessionStore {
     public var isReady: Bool { storage.isReady }
 
     private let observer = NIOLockedValueBox<(any SessionObserver)?>(nil)
+    /// For each followed session, the last step of its log told to the observer.
+    private let cursors = NIOLockedValueBox<[String: String]>([:])
 
+    /// Steps reach the observer from the sessions' logs in storage, whichever replica
+    /// committed them, never from this replica's own commits: one path, in storage's order.
     public func observe(with observer: any SessionObserver) {
         self.observer.withLockedValue { $0 = observer }
+        storage.listen(
+            onStep: { [weak self] id in self?.catchUp(id) },
+            onListening: { [weak self] in
+                // Announcements made while this replica was not listening are lost: read every
+                // followed session's log again.
+                guard let self, let observer = self.observer.withLockedValue({ $0 }) else { return }
+                for id in observer.followedIDs { self.catchUp(id) }
+            })
+    }
+
+    public func follow(_ ids: [String]) { storage.follow(ids) }
+
+    /// Tells the observer the steps of a followed session's log it has not been told yet. Runs
+    /// on the listening thread only, so one session's steps are told in order.
+    private func catchUp(_ id: String) {
+        guard let observer = observer.withLockedValue({ $0 }) else { return }
+        guard observer.follows(id: id) else {
+            _ = cursors.withLockedValue { $0.removeValue(forKey: id) }
+            return
+        }
+        let cursor = cursors.withLockedValue { $0[id] }
+        guard let steps = try? storage.steps(of: id, after: cursor), let last = steps.last else { return }
+        cursors.withLockedValue { $0[id] = last.cursor }
+        for step in steps {
+            if step.step == .deleted {
+                observer.ended(id: id, incarnation: step.incarnation, reason: .deleted)
+                continue
+            }
+            let stored = StoredSession(version: step.version, incarnation: step.incarnation, options: step.options, data: step.data)
+            guard let session = try? SessionCodec.decode(id: id, stored) else { continue }
+            let snapshot = SessionRules.snapshot(of: session)
+            switch step.step {
+            case .update: observer.stored(snapshot, appended: false, baseVersion: step.baseVersion)
+            case .append: observer.stored(snapshot, appended: true, baseVersion: step.baseVersion)
+            case .replaced, .deleted: observer.replaced(snapshot)
+            }
+        }
     }
 
     // MARK: - SessionStore
@@ -93,7 +134,7 @@ public final class SharedSessionStore: SessionStore {
         let session = HeldSession(
             id: id, incarnation: incarnation, options: options, holder: try SessionRules.holder(for: collection, options: options),
             owners: collection.owners, now: 0)
-        guard case .committed(let previous) = try commit(session, incarnation: incarnation, expecting: .any) else {
+        guard case .committed(let previous) = try commit(session, incarnation: incarnation, expecting: .any, step: .replaced) else {
             throw .conflict
         }
         remember(session, incarnation)
@@ -125,14 +166,14 @@ public final class SharedSessionStore: SessionStore {
         defer { if let staged { storage.finish(staged) } }
         return try change(
             id: id, condition: condition, creating: commit && condition == .any ? (collection, readWith) : nil, readWith: readWith,
-            data: staged.map(CommitData.staged)
+            data: staged.map(CommitData.staged), step: .update
         ) { session, created throws(SessionError) in
             try SessionRules.update(session, to: collection, condition: condition, commit: commit, created: created)
         } committing: { commit }
     }
 
     public func append(id: String, _ collection: JSONCollection, readWith: DiffOptions, condition: VersionCondition) throws(SessionError) -> SessionChange {
-        try change(id: id, condition: condition, creating: nil, readWith: readWith, data: nil) { session, _ throws(SessionError) in
+        try change(id: id, condition: condition, creating: nil, readWith: readWith, data: nil, step: .append) { session, _ throws(SessionError) in
             try SessionRules.append(session, collection, condition: condition, maxItems: limits.maxItemsPerSession)
         } committing: { true }
     }
@@ -167,7 +208,7 @@ public final class SharedSessionStore: SessionStore {
     /// request named a version.
     private func change(
         id: String, condition: VersionCondition, creating: (collection: JSONCollection, options: DiffOptions)?, readWith: DiffOptions,
-        data: CommitData?, _ rules: (HeldSession, Bool) throws(SessionError) -> SessionChange, committing: () -> Bool
+        data: CommitData?, step: StoredStep, _ rules: (HeldSession, Bool) throws(SessionError) -> SessionChange, committing: () -> Bool
     ) throws(SessionError) -> SessionChange {
         /// One try: the change, or nil where another replica committed first.
         func attempt(_ session: HeldSession, incarnation: String?) throws(SessionError) -> SessionChange? {
@@ -179,7 +220,7 @@ public final class SharedSessionStore: SessionStore {
             let expected: StoredExpectation = incarnation.map { .version(base, incarnation: $0) } ?? .absent
             let outcome: CommitOutcome
             do throws(SessionError) {
-                outcome = try commit(session, incarnation: stored, expecting: expected, data: data)
+                outcome = try commit(session, incarnation: stored, expecting: expected, data: data, step: incarnation == nil ? .replaced : step)
             } catch {
                 // Storage may or may not have taken the change (a timeout does not say), but
                 // the copy has moved on either way.
@@ -232,11 +273,11 @@ public final class SharedSessionStore: SessionStore {
     /// The session's state, in storage where what is stored is still `expected`: its collection
     /// is `data` where given (the same items, written earlier), else its held one.
     private func commit(
-        _ session: HeldSession, incarnation: String, expecting expected: StoredExpectation, data: CommitData? = nil
+        _ session: HeldSession, incarnation: String, expecting expected: StoredExpectation, data: CommitData? = nil, step: StoredStep
     ) throws(SessionError) -> CommitOutcome {
         try storage.commit(
             session.id, version: session.holder.version, incarnation: incarnation, options: SessionCodec.encode(session.options),
-            data: data ?? .bytes(SessionCodec.encode(session.collection)), expecting: expected)
+            data: data ?? .bytes(SessionCodec.encode(session.collection)), expecting: expected, step: step)
     }
 
     /// Runs `body` on the session as stored now, holding its step lock: the cached copy where

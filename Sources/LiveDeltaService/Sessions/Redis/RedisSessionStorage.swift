@@ -92,7 +92,8 @@ final class RedisSessionStorage: SessionStorage {
     }
 
     func commit(
-        _ id: String, version: UInt64, incarnation: String, options: [UInt8], data: CommitData, expecting expected: StoredExpectation
+        _ id: String, version: UInt64, incarnation: String, options: [UInt8], data: CommitData, expecting expected: StoredExpectation,
+        step: StoredStep
     ) throws(SessionError) -> CommitOutcome {
         let (expectedVersion, expectedIncarnation) = switch expected {
         case .absent: ("", "")
@@ -112,8 +113,9 @@ final class RedisSessionStorage: SessionStorage {
         let keep = if case .staged = data { "1" } else { "0" }
         commands.append(
             script(
-                RedisScripts.commit, keys: [layout.key(id), next],
-                arguments: [expectedVersion, expectedIncarnation, ttl, String(version), incarnation, keep].map(RedisArgument.text) + [.bytes(options)]))
+                RedisScripts.commit, keys: [layout.key(id), next, layout.logKey(id), layout.followKey(id)],
+                arguments: [expectedVersion, expectedIncarnation, ttl, String(version), incarnation, keep].map(RedisArgument.text) + [.bytes(options)]
+                    + [step.rawValue, String(logLength), layout.channel, id].map(RedisArgument.text)))
         let staged: Staged? = if case .staged(let staged) = data { staged as? Staged } else { nil }
         let reply = try run(commands, on: staged?.lease).last!
         let parts = reply.array ?? []
@@ -134,13 +136,60 @@ final class RedisSessionStorage: SessionStorage {
     }
 
     func delete(_ id: String, expectingVersion version: UInt64?) throws(SessionError) -> DeleteOutcome {
-        let reply = try run([script(RedisScripts.delete, keys: [layout.key(id)], arguments: [.text(version.map(String.init) ?? "*")])])[0]
+        let reply = try run([
+            script(
+                RedisScripts.delete, keys: [layout.key(id), layout.logKey(id), layout.followKey(id)],
+                arguments: [.text(version.map(String.init) ?? "*"), .text(layout.channel), .text(id)])
+        ])[0]
         let parts = reply.array ?? []
         switch parts.first?.integer {
         case 1: return .deleted
         case 0: return .mismatch(current: parts.count > 1 ? parts[1].integer.map(UInt64.init) ?? 0 : 0)
         default: return .absent
         }
+    }
+
+    // MARK: - Live subscribers
+
+    /// Steps a followed session's log keeps (about: Redis trims whole blocks).
+    private var logLength: Int { 256 }
+
+    func follow(_ ids: [String]) {
+        guard !ids.isEmpty else { return }
+        // Twice the hub's refresh period, so that one late refresh loses nothing.
+        _ = try? run(ids.map { ["SET", .bytes(layout.followKey($0)), "1", "PX", "30000"] })
+    }
+
+    func steps(of id: String, after cursor: String?) throws(SessionError) -> [LoggedStep] {
+        let key = RedisArgument.bytes(layout.logKey(id))
+        let command: [RedisArgument] = cursor.map { ["XRANGE", key, .text("(" + $0), "+", "COUNT", "1000"] } ?? ["XREVRANGE", key, "+", "-", "COUNT", .text(String(logLength))]
+        let entries = try run([command])[0].array ?? []
+        let steps = entries.compactMap(Self.step)
+        return cursor == nil ? steps.reversed() : steps
+    }
+
+    /// A stream entry, `[id, [field, value, ...]]`, as a step.
+    private static func step(_ entry: RedisValue) -> LoggedStep? {
+        guard let parts = entry.array, parts.count == 2, let cursor = parts[0].bytes, let values = parts[1].array else { return nil }
+        var fields: [String: [UInt8]] = [:]
+        for index in stride(from: 0, to: values.count - 1, by: 2) {
+            if let name = values[index].bytes, let value = values[index + 1].bytes { fields[String(decoding: name, as: UTF8.self)] = value }
+        }
+        func text(_ name: String) -> String? { fields[name].map { String(decoding: $0, as: UTF8.self) } }
+        guard let kind = text("k").flatMap(StoredStep.init(rawValue:)), let incarnation = text("g"), let version = text("v").flatMap(UInt64.init)
+        else { return nil }
+        return LoggedStep(
+            cursor: String(decoding: cursor, as: UTF8.self), step: kind, incarnation: incarnation, version: version,
+            baseVersion: text("b").flatMap(UInt64.init), options: fields["o"] ?? [], data: fields["d"] ?? [])
+    }
+
+    func listen(onStep: @escaping @Sendable (String) -> Void, onListening: @escaping @Sendable () -> Void) {
+        var configuration = redis.configuration
+        // The subscription waits for messages itself; a command timeout would only break it.
+        configuration.commandTimeout = .seconds(max(5, configuration.commandTimeout.components.seconds))
+        RedisSubscription(
+            configuration, channel: layout.channel, onMessage: { onStep(String(decoding: $0, as: UTF8.self)) }, onSubscribed: onListening
+        ).start()
     }
 
     /// A script call. EVAL with the text: Redis keeps each script compiled by its hash, so

@@ -1,0 +1,65 @@
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
+/// One connection subscribed to one Redis channel, on a thread of its own, for as long as the
+/// process lives: each message's payload is handed to `onMessage`, in order. A lost connection
+/// is opened again (every half second while Redis is away), and `onSubscribed` is told each
+/// time the subscription (re)starts, so that whoever listens can catch up on what was
+/// published meanwhile, which Redis does not keep.
+public final class RedisSubscription: Sendable {
+    private let configuration: RedisConfiguration
+    private let channel: String
+    private let onMessage: @Sendable ([UInt8]) -> Void
+    private let onSubscribed: @Sendable () -> Void
+    private let stopped = Atomic<Bool>(false)
+
+    public init(
+        _ configuration: RedisConfiguration, channel: String, onMessage: @escaping @Sendable ([UInt8]) -> Void,
+        onSubscribed: @escaping @Sendable () -> Void
+    ) {
+        self.configuration = configuration
+        self.channel = channel
+        self.onMessage = onMessage
+        self.onSubscribed = onSubscribed
+    }
+
+    /// Starts the thread.
+    public func start() {
+        let box = Unmanaged.passRetained(self).toOpaque()
+        var thread = pthread_t()
+        _ = pthread_create(&thread, nil, { raw in
+            let subscription = Unmanaged<RedisSubscription>.fromOpaque(raw!).takeRetainedValue()
+            subscription.run()
+            return nil
+        }, box)
+        pthread_detach(thread)
+    }
+
+    /// Ends the thread within a second.
+    public func stop() { stopped.store(true, ordering: .relaxed) }
+
+    private func run() {
+        while !stopped.load(ordering: .relaxed) {
+            do throws(RedisError) {
+                let connection = try RedisConnection(configuration)
+                let confirmed = try connection.run([["SUBSCRIBE", .text(channel)]])
+                guard case .array = confirmed.first else { throw .reply("SUBSCRIBE was not confirmed") }
+                onSubscribed()
+                while !stopped.load(ordering: .relaxed) {
+                    guard let push = try connection.nextPush(waiting: 1_000) else { continue }
+                    // ["message", channel, payload]
+                    if let parts = push.array, parts.count == 3, parts[0].bytes == Array("message".utf8), let payload = parts[2].bytes {
+                        onMessage(payload)
+                    }
+                }
+            } catch {
+                usleep(500_000)
+            }
+        }
+    }
+}
