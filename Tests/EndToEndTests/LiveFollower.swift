@@ -27,6 +27,16 @@ final class LiveFollower: @unchecked Sendable {  // one thread at a time; see ab
         client = try EventStreamClient(port: port, path: path, headers: lastEventID.map { [("Last-Event-ID", $0)] } ?? [])
     }
 
+    /// Takes over what another follower had (its list, version and counts), as a client that
+    /// reconnects elsewhere keeps its list.
+    func adopt(_ other: LiveFollower) {
+        items = other.items
+        version = other.version
+        resets += other.resets
+        deltas += other.deltas
+        problems += other.problems
+    }
+
     /// Drops the connection and opens a new one with the last id seen, as a browser does.
     func reconnect() throws {
         let last = client.lastEventID

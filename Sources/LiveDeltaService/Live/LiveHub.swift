@@ -78,6 +78,8 @@ public final class LiveHub: SessionObserver {
 
     public var followedIDs: [String] { feeds.withLockedValue { Array($0.keys) } }
 
+    public func incarnation(of id: String) -> String? { feed(id)?.history.latest?.incarnation }
+
     private func feed(_ id: String) -> LiveFeed? { feeds.withLockedValue { $0[id] } }
 
     // MARK: - Subscribing

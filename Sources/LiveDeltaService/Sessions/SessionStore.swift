@@ -144,6 +144,8 @@ public protocol SessionObserver: Sendable {
     func follows(id: String) -> Bool
     /// The sessions it follows now.
     var followedIDs: [String] { get }
+    /// The life of a followed session it holds now.
+    func incarnation(of id: String) -> String?
 }
 
 public struct SessionStatistics: Sendable, Equatable {

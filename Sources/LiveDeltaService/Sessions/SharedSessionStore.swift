@@ -90,14 +90,32 @@ public final class SharedSessionStore: SessionStore {
         storage.listen(
             onStep: { [weak self] id in self?.catchUp(id) },
             onListening: { [weak self] in
-                // Announcements made while this replica was not listening are lost: read every
-                // followed session's log again.
+                // Announcements made while this replica was not listening are lost, and a
+                // Redis that restarted has lost the logs and the marks too: mark every followed
+                // session again, read its log, and then the session itself, which the observer
+                // takes where it is newer than what it holds (or another life).
                 guard let self, let observer = self.observer.withLockedValue({ $0 }) else { return }
-                for id in observer.followedIDs { self.catchUp(id) }
+                let ids = observer.followedIDs
+                self.storage.follow(ids)
+                for id in ids {
+                    self.catchUp(id)
+                    self.resync(id, observer)
+                }
             })
     }
 
     public func follow(_ ids: [String]) { storage.follow(ids) }
+
+    /// Tells the observer the session as storage holds it now, or that it is gone.
+    private func resync(_ id: String, _ observer: any SessionObserver) {
+        do throws(SessionError) {
+            observer.replaced(try snapshot(id: id))
+        } catch {
+            if case .notFound = error, let incarnation = observer.incarnation(of: id) {
+                observer.ended(id: id, incarnation: incarnation, reason: .expired)
+            }
+        }
+    }
 
     /// Tells the observer the steps of a followed session's log it has not been told yet. Runs
     /// on the listening thread only, so one session's steps are told in order.
