@@ -52,7 +52,7 @@ let package = Package(
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ],
-            plugins: ["EmbedOpenAPI"]
+            plugins: ["EmbedAssets"]
         ),
         // The executable: flags, environment, logging, signals.
         .executableTarget(
@@ -64,9 +64,9 @@ let package = Package(
                 .product(name: "Prometheus", package: "swift-prometheus"),
             ]
         ),
-        // Build-time: openapi.yaml into the service as a string.
+        // Build-time: openapi.yaml and the live page into the service as strings.
         .executableTarget(name: "EmbedText"),
-        .plugin(name: "EmbedOpenAPI", capability: .buildTool(), dependencies: ["EmbedText"]),
+        .plugin(name: "EmbedAssets", capability: .buildTool(), dependencies: ["EmbedText"]),
         .testTarget(
             name: "LiveCollectionsTests",
             dependencies: [

@@ -128,6 +128,17 @@ extension LiveDeltaService {
         Route(method: "GET", template: "/openapi.yaml") { _, _, _ throws(APIError) in
             HTTPResponse(status: 200, headers: [("Content-Type", "application/yaml")], body: Array(OpenAPISpec.yaml.utf8))
         },
+        Route(method: "GET", template: "/live/{id}") { _, _, parameters throws(APIError) in
+            // The id is checked here as everywhere; the page reads it from its own address.
+            _ = try SessionEndpoints.validID(parameters["id"])
+            return HTTPResponse(
+                status: 200, headers: [("Content-Type", "text/html; charset=utf-8"), ("Cache-Control", "no-cache")], body: Array(LivePage.html.utf8))
+        },
+        Route(method: "GET", template: "/clients/livedelta.js") { _, _, _ throws(APIError) in
+            HTTPResponse(
+                status: 200, headers: [("Content-Type", "text/javascript; charset=utf-8"), ("Cache-Control", "no-cache")],
+                body: Array(LivePageModule.javascript.utf8))
+        },
         Route(method: "GET", template: "/metrics") { service, request, _ throws(APIError) in
             guard let metrics = service.metrics else { throw .notFound(request.path) }
             return HTTPResponse(status: 200, headers: [("Content-Type", "text/plain; version=0.0.4; charset=utf-8")], body: metrics.exposition())
