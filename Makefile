@@ -5,7 +5,7 @@ SWIFT ?= swift
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 APT_GET := $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get
 
-.PHONY: run test contract test-thread lint deps build release fuzz fuzz-build bench bench-engine bench-service bench-load bench-sessions bench-redis bench-memory bench-slowloris bench-baseline bench-blocks smoke clean
+.PHONY: run test contract browser test-thread lint deps build release fuzz fuzz-build bench bench-engine bench-service bench-load bench-sessions bench-redis bench-memory bench-slowloris bench-baseline bench-blocks bench-live smoke clean
 
 ## Build and run the server on port 8080 (flags: make run ARGS="--port 9000").
 run: deps
@@ -19,6 +19,7 @@ test: deps lint
 	$(SWIFT) build
 	$(SWIFT) test
 	$(MAKE) contract
+	$(MAKE) browser
 	$(MAKE) test-thread
 	$(MAKE) smoke
 	$(MAKE) fuzz FUZZ_SECONDS=$(FUZZ_SECONDS)
@@ -29,6 +30,12 @@ contract: deps
 	@python3 -m venv --help >/dev/null 2>&1 || { $(APT_GET) update -qq && $(APT_GET) install -y -qq python3-venv; }
 	$(SWIFT) build --product livedelta
 	Tests/Contract/run.sh .build/debug/livedelta
+
+## The live page in headless Chromium (installed with apt when missing): it follows a session
+## through 200 updates and a server restart; the screenshot goes to docs/live-page.png.
+browser: deps
+	$(SWIFT) build --product livedelta
+	Tests/Browser/run.sh .build/debug/livedelta docs/live-page.png
 
 ## The tests that exercise concurrency in process, under ThreadSanitizer (a report fails).
 TSAN_TESTS := SessionStoreConcurrencyTests|SharedStoreConcurrencyTests|SessionStoreTests|HTTPServerTests|CollectionDataTests
@@ -65,7 +72,7 @@ smoke: deps
 	scripts/container-smoke.sh
 
 ## Benchmarks (release builds; they print figures and assert nothing).
-bench: bench-engine bench-service bench-load bench-sessions bench-redis bench-memory bench-slowloris
+bench: bench-engine bench-service bench-load bench-sessions bench-redis bench-memory bench-slowloris bench-live
 
 bench-engine: deps
 	$(SWIFT) build -c release --product EngineBenchmark
@@ -97,6 +104,11 @@ bench-sessions: deps release
 bench-redis: deps release
 	@command -v wrk >/dev/null || { $(APT_GET) update -qq && $(APT_GET) install -y -qq wrk; }
 	Benchmarks/redis/run.sh
+
+## Live sessions: commit-to-last-subscriber latency and memory for 1,000 and 10,000 subscribers,
+## what they add to a commit, and /diff while Redis is paused.
+bench-live: deps release
+	python3 Benchmarks/live/run.py .build/release/livedelta
 
 ## Peak memory under hostile-sized bodies (16M tiny items, 16 parallel 20 MB bodies, 1M-item diffs).
 bench-memory: deps release

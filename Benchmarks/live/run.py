@@ -1,0 +1,195 @@
+"""make bench-live: live sessions on this machine, against the release binary.
+
+Prints, for 1,000 and 10,000 subscribers of one session: commit-to-last-subscriber latency
+(p50, p99 over 40 commits: from sending the update to the moment the last subscriber has
+read its event), the memory the idle subscribers hold (RSS before and after, and so
+subscribers per GiB), and what the subscribers add to a commit's own answer time. Then /diff
+with Redis paused and 32 session requests waiting on it. Figures only; nothing is asserted.
+"""
+import json
+import os
+import resource
+import selectors
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+
+binary = sys.argv[1] if len(sys.argv) > 1 else ".build/release/livedelta"
+soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start(extra=()):
+    port = free_port()
+    process = subprocess.Popen([binary, "--host", "127.0.0.1", "--port", str(port), "--log-level", "warning",
+                                "--max-subscribers", "20000", "--max-subscribers-per-session", "20000", *extra],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    for _ in range(400):
+        try:
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=1).read()
+            return process, port
+        except OSError:
+            time.sleep(0.05)
+    raise SystemExit("the server did not start")
+
+
+def rss_kib(pid):
+    with open(f"/proc/{pid}/status") as status:
+        for line in status:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0
+
+
+class Connection:
+    """One HTTP/1.1 keep-alive connection for small requests."""
+
+    def __init__(self, port):
+        self.socket = socket.create_connection(("127.0.0.1", port))
+        self.socket.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+    def request(self, method, path, body=b""):
+        head = f"{method} {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
+        self.socket.sendall(head.encode() + body)
+        data = b""
+        while b"\r\n\r\n" not in data:
+            data += self.socket.recv(65536)
+        head, _, rest = data.partition(b"\r\n\r\n")
+        length = int([line.split(b":")[1] for line in head.split(b"\r\n") if line.lower().startswith(b"content-length")][0])
+        while len(rest) < length:
+            rest += self.socket.recv(65536)
+        return rest
+
+
+def items(round_):
+    return json.dumps({"items": [{"id": i, "round": round_ if i == round_ % 50 else 0} for i in range(50)]}).encode()
+
+
+def subscribers(port, count):
+    selector = selectors.EpollSelector()
+    sockets = []
+    for _ in range(count):
+        s = socket.create_connection(("127.0.0.1", port))
+        s.sendall(b"GET /sessions/bench/events?format=keyed HTTP/1.1\r\nHost: x\r\n\r\n")
+        s.setblocking(False)
+        selector.register(s, selectors.EVENT_READ)
+        sockets.append(s)
+    return selector, sockets
+
+
+def wait_all(selector, count, marker, deadline):
+    """Reads until every socket has shown `marker`; returns when the last one did."""
+    seen, tails = set(), {}
+    last = None
+    while len(seen) < count and time.perf_counter() < deadline:
+        for key, _ in selector.select(timeout=0.5):
+            s = key.fileobj
+            try:
+                data = s.recv(262144)
+            except BlockingIOError:
+                continue
+            text = tails.get(s, b"") + data
+            if s not in seen and marker in text:
+                seen.add(s)
+                last = time.perf_counter()
+            tails[s] = text[-64:]
+    return last, len(seen)
+
+
+def live(count):
+    process, port = start()
+    writer = Connection(port)
+    writer.request("PUT", "/sessions/bench", items(0))
+    base_rss = rss_kib(process.pid)
+    alone = []
+    for round_ in range(1, 41):
+        started = time.perf_counter()
+        writer.request("POST", "/sessions/bench/update", items(round_))
+        alone.append(time.perf_counter() - started)
+    selector, sockets = subscribers(port, count)
+    # Everyone has its reset before the first timed commit.
+    wait_all(selector, count, b"event: reset", time.perf_counter() + 120)
+    idle_rss = rss_kib(process.pid)
+    latencies, answers = [], []
+    for round_ in range(41, 81):
+        started = time.perf_counter()
+        answer = json.loads(writer.request("POST", "/sessions/bench/update", items(round_)))
+        answers.append(time.perf_counter() - started)
+        marker = f".{answer['version']}\nevent: delta".encode()
+        last, reached = wait_all(selector, count, marker, time.perf_counter() + 60)
+        if reached < count:
+            print(f"  {count - reached} subscribers did not get version {answer['version']} within 60 s")
+        if last:
+            latencies.append(last - started)
+    for s in sockets:
+        s.close()
+    process.terminate()
+    process.wait()
+    latencies.sort()
+    per_subscriber = (idle_rss - base_rss) * 1024 / count
+    print(f"{count} subscribers of one session, 40 commits of a 50-item list (keyed):")
+    print(f"  commit to last subscriber: p50 {statistics.median(latencies) * 1000:.1f} ms, p99 {latencies[int(len(latencies) * 0.99) - 1] * 1000:.1f} ms")
+    print(f"  RSS {base_rss / 1024:.0f} MiB before, {idle_rss / 1024:.0f} MiB with them idle: {per_subscriber / 1024:.1f} KiB each,"
+          f" {int((1 << 30) / max(per_subscriber, 1)):,} per GiB")
+    print(f"  the update's own answer: p50 {statistics.median(alone) * 1000:.2f} ms without subscribers,"
+          f" {statistics.median(answers) * 1000:.2f} ms with them"
+          f" ({(statistics.median(answers) - statistics.median(alone)) * 1e6 / count:.2f} µs a subscriber)")
+
+
+def paused_redis():
+    directory = tempfile.mkdtemp()
+    redis_port = free_port()
+    redis = subprocess.Popen(["redis-server", "--port", str(redis_port), "--save", "", "--appendonly", "no", "--dir", directory],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    time.sleep(0.5)
+    process, port = start(["--session-store", f"redis://127.0.0.1:{redis_port}", "--redis-timeout", "5000"])
+    Connection(port).request("PUT", "/sessions/p", items(0))
+
+    def diff_latencies():
+        connection = Connection(port)
+        durations = []
+        for _ in range(1000):
+            started = time.perf_counter()
+            connection.request("POST", "/diff", b'{"old":[1,2,3,4],"new":[4,1,2,5]}')
+            durations.append(time.perf_counter() - started)
+        durations.sort()
+        return statistics.median(durations) * 1000, durations[989] * 1000
+
+    running = diff_latencies()
+    os.kill(redis.pid, 19)  # SIGSTOP
+    waiting = [threading.Thread(target=lambda: _quiet(lambda: Connection(port).request("GET", "/sessions/p"))) for _ in range(32)]
+    for thread in waiting:
+        thread.start()
+    time.sleep(0.2)
+    paused = diff_latencies()
+    os.kill(redis.pid, 18)  # SIGCONT
+    for thread in waiting:
+        thread.join()
+    process.terminate()
+    redis.terminate()
+    print("/diff of 4 items, 1,000 requests on one connection:")
+    print(f"  Redis running: p50 {running[0]:.2f} ms, p99 {running[1]:.2f} ms")
+    print(f"  Redis paused, 32 session requests waiting on it: p50 {paused[0]:.2f} ms, p99 {paused[1]:.2f} ms")
+
+
+def _quiet(body):
+    try:
+        body()
+    except OSError:
+        pass
+
+
+live(1000)
+live(10000)
+paused_redis()
