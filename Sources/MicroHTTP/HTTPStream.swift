@@ -30,8 +30,6 @@ public final class HTTPStream: Sendable {
         /// No more writes: the stream ends once `pending` is sent (`abort`: at once).
         var closed = false
         var aborted = false
-        /// The last read gave bytes (see `read`).
-        var justGave = false
         var onClose: (@Sendable () -> Void)?
         /// The server's own note of the end, beside the writer's.
         var onDetach: (@Sendable () -> Void)?
@@ -147,7 +145,6 @@ public final class HTTPStream: Sendable {
                     buffer.copyMemory(from: raw.baseAddress! + box.value.sent, byteCount: count)
                 }
                 box.value.sent += count
-                box.value.justGave = true
                 if box.value.sent == box.value.pending.count {
                     box.value.pending.removeAll(keepingCapacity: box.value.pending.count <= 64 << 10)
                     box.value.sent = 0
@@ -157,14 +154,6 @@ public final class HTTPStream: Sendable {
             if box.value.closed { return endOfStream }
             guard case .attached(let connection, _) = box.value.phase else {
                 return endWithError
-            }
-            // libmicrohttpd asks once more right after being given bytes, before it sends them:
-            // suspending then would hold those bytes back until the next write. So it is told
-            // "nothing yet" once, and the connection is suspended when it asks again, after
-            // the send.
-            if box.value.justGave {
-                box.value.justGave = false
-                return 0
             }
             box.value.phase = .attached(connection: connection, suspended: true)
             MHD_suspend_connection(connection)
