@@ -29,20 +29,16 @@ export function follow(sessionURL, { onReset, onDelta, onEnd, onState = () => {}
     source = new EventSource(`${sessionURL}/events?${query}${since}`);
     onState("connecting", version);
     source.onopen = () => onState("live", version);
-    source.addEventListener("reset", (event) => {
+    // A reset and a delta both bring the client to the version they carry.
+    const take = (handler) => (event) => {
       const data = JSON.parse(event.data);
       lastId = event.lastEventId;
       version = data.version;
-      onReset?.(data);
+      handler?.(data);
       onState("live", version);
-    });
-    source.addEventListener("delta", (event) => {
-      const data = JSON.parse(event.data);
-      lastId = event.lastEventId;
-      version = data.version;
-      onDelta?.(data);
-      onState("live", version);
-    });
+    };
+    source.addEventListener("reset", take(onReset));
+    source.addEventListener("delta", take(onDelta));
     source.addEventListener("end", (event) => {
       onEnd?.(JSON.parse(event.data));
       onState("ended", version);
