@@ -63,6 +63,20 @@ import TestSupport
         }
     }
 
+    /// Redis drops an idle session silently; its subscribers are told it ended.
+    @Test func aSessionThatExpiresInRedisEndsItsStreams() throws {
+        let redis = try RedisProcess()
+        let server = try ServerProcess(arguments: ["--session-store", redis.url, "--session-idle-timeout", "1"])
+        #expect(try server.connection().request("PUT", "/sessions/brief", json: Self.body([Thing(id: 1)])).status == 201)
+        let follower = try EventStreamClient(port: server.port, path: "/sessions/brief/events")
+        #expect(try follower.next()?.event == "reset")
+        let started = Date()
+        let end = try follower.next()
+        #expect(end?.event == "end" && end?.data == #"{"reason":"expired"}"#)
+        #expect(Date().timeIntervalSince(started) < 25)
+        #expect(try follower.next() == nil)
+    }
+
     /// A paused Redis holds session requests, not the event loops: `/diff` on the same server
     /// keeps answering quickly while 32 session requests wait on Redis.
     @Test func aPausedRedisDoesNotDelayDiff() throws {

@@ -99,6 +99,9 @@ protocol SessionStorage: Sendable {
     /// Marks the session followed for a while, so that commits log their steps (on any
     /// replica) and announce them; called again while it is followed.
     func follow(_ ids: [String])
+    /// Which of these sessions exist now (without refreshing their idle timeouts); nil where
+    /// storage cannot be asked.
+    func existing(_ ids: [String]) -> Set<String>?
     /// The steps logged after `cursor` (nil: all it keeps), oldest first.
     func steps(of id: String, after cursor: String?) throws(SessionError) -> [LoggedStep]
     /// Starts hearing which sessions have new steps (`onStep`, with the id), and when hearing

@@ -104,7 +104,19 @@ public final class SharedSessionStore: SessionStore {
             })
     }
 
-    public func follow(_ ids: [String]) { storage.follow(ids) }
+    /// Marks the sessions followed, and ends those that expired in storage meanwhile (Redis
+    /// drops an idle session without a word: the hub asks about every ten seconds).
+    public func follow(_ ids: [String]) {
+        storage.follow(ids)
+        guard let observer = observer.withLockedValue({ $0 }) else { return }
+        // The lives are noted before storage is asked: a session created again meanwhile is
+        // another life, which an end of the noted one leaves alone.
+        let lives = ids.map { observer.incarnation(of: $0) }
+        guard let existing = storage.existing(ids) else { return }
+        for (id, life) in zip(ids, lives) where !existing.contains(id) {
+            if let life { observer.ended(id: id, incarnation: life, reason: .expired) }
+        }
+    }
 
     /// Tells the observer the session as storage holds it now, or that it is gone.
     private func resync(_ id: String, _ observer: any SessionObserver) {

@@ -160,6 +160,12 @@ final class RedisSessionStorage: SessionStorage {
         _ = try? run(ids.map { ["SET", .bytes(layout.followKey($0)), "1", "PX", "30000"] })
     }
 
+    func existing(_ ids: [String]) -> Set<String>? {
+        guard !ids.isEmpty else { return [] }
+        guard let replies = try? run(ids.map { ["EXISTS", .bytes(layout.key($0))] }) else { return nil }
+        return Set(zip(ids, replies).filter { $0.1.integer == 1 }.map(\.0))
+    }
+
     func steps(of id: String, after cursor: String?) throws(SessionError) -> [LoggedStep] {
         let key = RedisArgument.bytes(layout.logKey(id))
         let command: [RedisArgument] = cursor.map { ["XRANGE", key, .text("(" + $0), "+", "COUNT", "1000"] } ?? ["XREVRANGE", key, "+", "-", "COUNT", .text(String(logLength))]
