@@ -176,15 +176,16 @@ final class LiveFeed: Sendable {
             }
             let readPosition = LivePosition(incarnation: read.incarnation, version: read.version)
             let ahead = readPosition.incarnation == latest.position.incarnation && readPosition.version > latest.position.version
-            let events: [LiveEvent]
-            if ahead {
+            var events = Self.catchUp(from: token, to: latest, log: state.log, spelling: subscriber.spelling, coalesce: coalesce)
+            subscriber.position = latest.position
+            // A subscriber the feed would reset anyway starts from the newer read instead; one
+            // whose missed steps the feed holds gets them, and the rest as they arrive.
+            if ahead, events.first?.name == .reset {
                 let start = LiveEntry(state: read, fromStore: true, sequence: 0)
                 events = token == readPosition ? [] : start.reset().map { [$0] } ?? []
-            } else {
-                events = Self.catchUp(from: token, to: latest, log: state.log, spelling: subscriber.spelling, coalesce: coalesce)
+                subscriber.position = readPosition
             }
             subscriber.delivered = latest.sequence
-            subscriber.position = ahead ? readPosition : latest.position
             guard subscriber.sink.send(events, reaching: subscriber.position) else {
                 onLeave(1)
                 return .joined
