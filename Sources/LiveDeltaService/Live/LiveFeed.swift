@@ -264,7 +264,11 @@ final class LiveFeed: Sendable {
                 }
                 var work: [(LiveSubscriber, [LiveEntry])] = []
                 for subscriber in state.subscribers.values where subscriber.delivered < latest.sequence {
-                    work.append((subscriber, state.log.filter { $0.sequence > subscriber.delivered }))
+                    // The log is in sequence order and a subscriber is usually a step or two
+                    // behind: its steps are found from the end, not by a walk of the whole log.
+                    var start = state.log.count
+                    while start > 0 && state.log[start - 1].sequence > subscriber.delivered { start -= 1 }
+                    work.append((subscriber, Array(state.log[start...])))
                     subscriber.delivered = latest.sequence
                 }
                 if work.isEmpty { state.draining = false }
@@ -278,7 +282,8 @@ final class LiveFeed: Sendable {
     }
 
     /// Sends `entries` (a subscriber's missed steps, in order); false where it is gone or done.
-    /// Only the drain pass touches a joined subscriber's place, so it is read here unlocked.
+    /// Only the drain pass moves a joined subscriber's place; it is read and written under the
+    /// lock all the same, as `tick` reads it.
     private func deliver(_ entries: [LiveEntry], to subscriber: LiveSubscriber) -> Bool {
         var position = state.withLockedValue { _ in subscriber.position }
         var events: [LiveEvent] = []
