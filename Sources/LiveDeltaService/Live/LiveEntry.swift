@@ -9,8 +9,9 @@ import struct NIOConcurrencyHelpers.NIOLockedValueBox
 final class LiveEntry: Sendable {
     enum Kind: Sendable {
         case change(SessionChange)
-        /// The whole session: a new life, or (`fromStore`) a snapshot a subscriber read.
-        case state(SessionSnapshot, fromStore: Bool)
+        /// The whole session: a new life, a step that cannot be chained, or what a first
+        /// subscriber read.
+        case state(SessionSnapshot)
         case end(SessionEnd)
     }
 
@@ -36,9 +37,9 @@ final class LiveEntry: Sendable {
             bytes: SessionFootprint.of(change.after.collection))
     }
 
-    convenience init(state snapshot: SessionSnapshot, fromStore: Bool, sequence: UInt64) {
+    convenience init(state snapshot: SessionSnapshot, sequence: UInt64) {
         self.init(
-            .state(snapshot, fromStore: fromStore), at: LivePosition(incarnation: snapshot.incarnation, version: snapshot.version),
+            .state(snapshot), at: LivePosition(incarnation: snapshot.incarnation, version: snapshot.version),
             sequence: sequence, bytes: SessionFootprint.of(snapshot.collection))
     }
 
@@ -50,7 +51,7 @@ final class LiveEntry: Sendable {
     var state: SessionSnapshot? {
         switch kind {
         case .change(let change): change.after
-        case .state(let snapshot, _): snapshot
+        case .state(let snapshot): snapshot
         case .end: nil
         }
     }

@@ -51,10 +51,10 @@ final class LiveFeed: Sendable {
         append { sequence, _ in LiveEntry(change: change, sequence: sequence) }
     }
 
-    /// The whole session: a new life, or a snapshot read for a subscriber (`fromStore`), which
+    /// The whole session: a new life.
     /// the feed takes only where it knows nothing newer.
-    func publish(_ snapshot: SessionSnapshot, fromStore: Bool) {
-        append { sequence, _ in LiveEntry(state: snapshot, fromStore: fromStore, sequence: sequence) }
+    func publish(_ snapshot: SessionSnapshot) {
+        append { sequence, _ in LiveEntry(state: snapshot, sequence: sequence) }
     }
 
     /// A step read back from shared storage: the session after it. Where the feed holds the
@@ -69,7 +69,7 @@ final class LiveFeed: Sendable {
             {
                 return LiveEntry(change: change, sequence: sequence)
             }
-            return LiveEntry(state: snapshot, fromStore: false, sequence: sequence)
+            return LiveEntry(state: snapshot, sequence: sequence)
         }
     }
 
@@ -116,15 +116,12 @@ final class LiveFeed: Sendable {
     }
 
     /// Whether a step follows what the feed holds: a later version of the same life, a new
-    /// life, or the end of this one. A snapshot a subscriber read is taken only into an empty
-    /// feed or as a later version of the same life (the feed, made before the read, has seen
-    /// every step since, so a snapshot of another life is older).
+    /// life, or the end of this one.
     private static func takes(_ entry: LiveEntry, after latest: LiveEntry?) -> Bool {
         guard let latest else { return true }
         let sameLife = entry.position.incarnation == latest.position.incarnation
         switch entry.kind {
         case .end: return sameLife && !latest.isEnd
-        case .state(_, let fromStore) where fromStore: return sameLife && !latest.isEnd && entry.position.version > latest.position.version
         case .state, .change: return !sameLife || (!latest.isEnd && entry.position.version > latest.position.version)
         }
     }
@@ -143,8 +140,6 @@ final class LiveFeed: Sendable {
 
     enum Joined {
         case joined
-        /// The feed holds no state to start from (the caller publishes the store's first).
-        case noState
         case full
         /// The hub let go of this feed meanwhile: join a new one.
         case removed
@@ -163,12 +158,13 @@ final class LiveFeed: Sendable {
             guard !state.removed else { return .removed }
             guard state.subscribers.count < limits.subscribers else { return .full }
             if state.log.isEmpty {
-                let entry = LiveEntry(state: read, fromStore: true, sequence: state.nextSequence)
+                let entry = LiveEntry(state: read, sequence: state.nextSequence)
                 state.nextSequence += 1
                 state.log.append(entry)
                 state.logBytes += entry.bytes
             }
-            guard let latest = state.log.last else { return .noState }
+            // Never empty here (seeded just above); a join retried on a new feed would do.
+            guard let latest = state.log.last else { return .removed }
             if let end = latest.end() {
                 subscriber.sink.finish(with: [end])
                 onLeave(1)
@@ -181,7 +177,7 @@ final class LiveFeed: Sendable {
             // A subscriber the feed would reset anyway starts from the newer read instead; one
             // whose missed steps the feed holds gets them, and the rest as they arrive.
             if ahead, events.first?.name == .reset {
-                let start = LiveEntry(state: read, fromStore: true, sequence: 0)
+                let start = LiveEntry(state: read, sequence: 0)
                 events = token == readPosition ? [] : start.reset().map { [$0] } ?? []
                 subscriber.position = readPosition
             }

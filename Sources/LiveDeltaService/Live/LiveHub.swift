@@ -66,7 +66,7 @@ public final class LiveHub: SessionObserver {
 
     public func committed(_ change: SessionChange) { feed(change.id)?.publish(change) }
 
-    public func replaced(_ snapshot: SessionSnapshot) { feed(snapshot.id)?.publish(snapshot, fromStore: false) }
+    public func replaced(_ snapshot: SessionSnapshot) { feed(snapshot.id)?.publish(snapshot) }
 
     public func ended(id: String, incarnation: String, reason: SessionEnd) { feed(id)?.publishEnd(reason, incarnation: incarnation) }
 
@@ -132,7 +132,7 @@ public final class LiveHub: SessionObserver {
             case .full:
                 subscribers.subtract(1, ordering: .relaxed)
                 throw .full(perSession: true)
-            case .removed, .noState:
+            case .removed:
                 // Let go of meanwhile: a new feed, read from the store again.
                 read = nil
                 continue
