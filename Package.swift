@@ -120,6 +120,8 @@ let package = Package(
             dependencies: ["LiveDeltaService", "ByteJSON", "MicroHTTP"],
             path: "Benchmarks/ServiceBenchmark"
         ),
+        // The subscriber side of bench-live: thousands of event streams read on one epoll thread.
+        .executableTarget(name: "LiveSubscribers", path: "Benchmarks/LiveSubscribers"),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -74,11 +74,13 @@ public final class HTTPStream: Sendable {
                 Self.wake(&box.value)
                 return false
             }
-            if box.value.sent > 0 && box.value.sent == box.value.pending.count {
-                box.value.pending.removeAll(keepingCapacity: true)
+            if box.value.buffered == 0 {
+                // Shares the writer's bytes (one event to many streams) rather than copying.
+                box.value.pending = bytes
                 box.value.sent = 0
+            } else {
+                box.value.pending.append(contentsOf: bytes)
             }
-            box.value.pending.append(contentsOf: bytes)
             Self.wake(&box.value)
             return true
         }
@@ -146,7 +148,8 @@ public final class HTTPStream: Sendable {
                 }
                 box.value.sent += count
                 if box.value.sent == box.value.pending.count {
-                    box.value.pending.removeAll(keepingCapacity: box.value.pending.count <= 64 << 10)
+                    // Let go: an idle stream holds no buffer.
+                    box.value.pending = []
                     box.value.sent = 0
                 }
                 return count

@@ -59,14 +59,19 @@ struct LiveEvent: Sendable {
         case shutdown
     }
 
-    var name: Name
-    var id: String?
-    var data: [UInt8]
+    let name: Name
+    let id: String?
+    let data: [UInt8]
+    /// As `text/event-stream` spells it, rendered once here: one event may go to thousands
+    /// of subscribers. The data's line breaks (JSON allows them between tokens; an item's text
+    /// is kept as it was sent) each start a `data:` line of their own, which a client joins
+    /// again with line feeds: the same JSON.
+    let serverSent: [UInt8]
 
-    /// As `text/event-stream` spells it. The data's line breaks (JSON allows them between
-    /// tokens; an item's text is kept as it was sent) each start a `data:` line of their own,
-    /// which a client joins again with line feeds: the same JSON.
-    var serverSent: [UInt8] {
+    init(name: Name, id: String?, data: [UInt8]) {
+        self.name = name
+        self.id = id
+        self.data = data
         var bytes: [UInt8] = []
         bytes.reserveCapacity(data.count + 64)
         if let id { bytes += Array("id: \(id)\n".utf8) }
@@ -83,7 +88,7 @@ struct LiveEvent: Sendable {
             index += 1
         }
         bytes += [0x0A, 0x0A]
-        return bytes
+        serverSent = bytes
     }
 
     /// As a long poll lists it: `{"event", "id", "data"}`.

@@ -45,8 +45,8 @@ final class EventStreamSink: LiveSink {
 
     func send(_ events: [LiveEvent], reaching position: LivePosition?) -> Bool {
         guard !events.isEmpty else { return stream.isOpen }
-        var bytes: [UInt8] = []
-        for event in events { bytes += event.serverSent }
+        // The usual single event goes as it was rendered, shared, not copied.
+        let bytes = events.count == 1 ? events[0].serverSent : events.flatMap(\.serverSent)
         lastWrite.store(monotonicNow(), ordering: .relaxed)
         return stream.write(bytes)
     }
