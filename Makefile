@@ -5,7 +5,7 @@ SWIFT ?= swift
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 APT_GET := $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get
 
-.PHONY: run test contract browser test-thread lint deps build release fuzz fuzz-build bench bench-engine bench-service bench-load bench-sessions bench-redis bench-memory bench-slowloris bench-baseline bench-blocks bench-live smoke clean
+.PHONY: run test contract auth browser test-thread lint deps build release fuzz fuzz-build bench bench-engine bench-service bench-load bench-sessions bench-redis bench-memory bench-slowloris bench-baseline bench-blocks bench-live smoke clean
 
 ## Build and run the server on port 8080 (flags: make run ARGS="--port 9000").
 run: deps
@@ -19,6 +19,7 @@ test: deps lint
 	$(SWIFT) build
 	$(SWIFT) test
 	$(MAKE) contract
+	$(MAKE) auth
 	$(MAKE) browser
 	$(MAKE) test-thread
 	$(MAKE) smoke
@@ -30,6 +31,12 @@ contract: deps
 	@python3 -m venv --help >/dev/null 2>&1 || { $(APT_GET) update -qq && $(APT_GET) install -y -qq python3-venv; }
 	$(SWIFT) build --product livedelta
 	Tests/Contract/run.sh .build/debug/livedelta
+
+## Tokens, tenants and scopes against the real binary, tokens minted by PyJWT (pinned, from
+## PyPI), on the memory store and on Redis with two replicas.
+auth: deps
+	$(SWIFT) build --product livedelta
+	Tests/Auth/run.sh .build/debug/livedelta
 
 ## The live page in headless Chromium (installed with apt when missing): it follows a session
 ## through 200 updates and a server restart; the screenshot goes to docs/live-page.png.

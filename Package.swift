@@ -3,7 +3,7 @@ import PackageDescription
 
 /// Dependencies point down only:
 /// livedelta (executable) -> LiveDeltaService -> (LiveCollections, ByteJSON, MicroHTTP -> CMicroHTTPD,
-/// RedisClient -> CHiredis).
+/// RedisClient -> CHiredis, TokenAuth -> ByteJSON, jwt-kit).
 let package = Package(
     name: "LiveDelta",
     products: [
@@ -24,6 +24,8 @@ let package = Package(
         // NIOConcurrencyHelpers only: locks on pthread mutexes, which ThreadSanitizer sees
         // (it cannot see the futex inside the standard library's Mutex on Linux).
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        // JOSE: the signature checks of bearer tokens (TokenAuth).
+        .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.7.1"),
     ],
     targets: [
         // The delta engine: protocols, deltas, algorithms, CollectionData. No HTTP, no JSON.
@@ -41,13 +43,22 @@ let package = Package(
         .target(name: "CHiredis", linkerSettings: [.linkedLibrary("hiredis")]),
         // A blocking Redis client on the shim: a bounded pool, timeouts, reconnection. Knows no sessions.
         .target(name: "RedisClient", dependencies: ["CHiredis", .product(name: "NIOConcurrencyHelpers", package: "swift-nio")]),
+        // Bearer tokens: keys bound to their algorithms, claims, tenants and scopes, a cache of
+        // accepted tokens. Signatures are jwt-kit's. Knows no HTTP and no sessions.
+        .target(
+            name: "TokenAuth",
+            dependencies: [
+                "ByteJSON", .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ]
+        ),
         // A Swift HTTP server on the shim: requests, responses, limits. Knows no deltas.
         .target(name: "MicroHTTP", dependencies: ["CMicroHTTPD", .product(name: "NIOConcurrencyHelpers", package: "swift-nio")]),
         // The HTTP API: routes, the JSON wire format, sessions, errors.
         .target(
             name: "LiveDeltaService",
             dependencies: [
-                "LiveCollections", "MicroHTTP", "ByteJSON", "RedisClient",
+                "LiveCollections", "MicroHTTP", "ByteJSON", "RedisClient", "TokenAuth",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
@@ -58,7 +69,7 @@ let package = Package(
         .executableTarget(
             name: "livedelta",
             dependencies: [
-                "LiveDeltaService", "MicroHTTP", "RedisClient",
+                "LiveDeltaService", "MicroHTTP", "RedisClient", "TokenAuth",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Prometheus", package: "swift-prometheus"),

@@ -32,11 +32,15 @@ public enum ErrorCode: String, CaseIterable, Sendable {
     case tooManyConnectionsFromClient = "too_many_connections_from_client"
     case tooManySubscribers = "too_many_subscribers"
     case invalidParameter = "invalid_parameter"
+    case invalidToken = "invalid_token"
+    case insufficientScope = "insufficient_scope"
     case internalError = "internal_error"
 
     public var status: Int {
         switch self {
         case .malformedJSON, .invalidSessionID, .invalidIfMatch, .badRequest, .invalidParameter: 400
+        case .invalidToken: 401
+        case .insufficientScope: 403
         case .notFound, .sessionNotFound: 404
         case .methodNotAllowed: 405
         case .requestTimeout: 408

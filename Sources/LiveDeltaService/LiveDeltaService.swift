@@ -22,6 +22,8 @@ public final class LiveDeltaService: Sendable {
     public let live: LiveHub
     /// Items held by requests now, against `maxItemsInFlight`.
     public let itemBudget: ItemBudget
+    /// Who may call what (tokens, tenants, scopes).
+    public let access: AccessPolicy
     let limits: ReadLimits
     let metrics: ServiceMetrics?
     let logger: Logger
@@ -32,9 +34,10 @@ public final class LiveDeltaService: Sendable {
     /// - Parameter metrics: what to count requests with, and `GET /metrics`; none, no route.
     public init(
         configuration: Configuration = Configuration(), sessions: (any SessionStore)? = nil, live: LiveHub.Limits = LiveHub.Limits(),
-        metrics: ServiceMetrics? = nil, logger: Logger = Logger(label: "livedelta")
+        metrics: ServiceMetrics? = nil, access: AccessPolicy = .open, logger: Logger = Logger(label: "livedelta")
     ) {
         self.configuration = configuration
+        self.access = access
         itemBudget = ItemBudget(limit: configuration.maxItemsInFlight)
         limits = ReadLimits(maxDepth: configuration.maxDepth, maxItems: configuration.maxItemsPerRequest, budget: itemBudget)
         let sessions = sessions ?? InMemorySessionStore(logger: logger)

@@ -1,20 +1,53 @@
 import MicroHTTP
+import TokenAuth
 
 /// One operation of the API: a method on a path template (`/sessions/{id}/update`), and what
 /// answers it. The template is also the label its requests are counted under.
 struct Route: Sendable {
     let method: String
     let template: String
+    /// What a token must hold to call it; nil for routes open to all (health, the contract,
+    /// the page and its script, which hold no data).
+    let scope: Scope?
+    /// Whether the token may come in a cookie (the live routes, which a browser's
+    /// `EventSource` calls and which change nothing).
+    var cookie = false
     let handler: @Sendable (LiveDeltaService, HTTPRequest, RouteParameters) throws(APIError) -> HTTPResponse
+
+    init(
+        method: String, template: String, scope: Scope?, cookie: Bool = false,
+        handler: @escaping @Sendable (LiveDeltaService, HTTPRequest, RouteParameters) throws(APIError) -> HTTPResponse
+    ) {
+        self.method = method
+        self.template = template
+        self.scope = scope
+        self.cookie = cookie
+        self.handler = handler
+    }
 }
 
 /// The path segments a template's `{name}`s matched, as sent (not yet checked).
 struct RouteParameters: Sendable {
     private var values: [(name: Substring, value: Substring)] = []
+    /// The request's verified token, where tokens are checked.
+    var grant: TokenGrant?
 
     mutating func append(_ name: Substring, _ value: Substring) { values.append((name, value)) }
 
     subscript(_ name: String) -> Substring { values.first { $0.name == name }?.value ?? "" }
+
+    /// The `{id}` checked, and reached by the token, as the stores key it (in the token's
+    /// tenant).
+    func sessionKey() throws(APIError) -> String {
+        try Self.sessionKey(SessionEndpoints.validID(self["id"]), grant: grant)
+    }
+
+    static func sessionKey(_ id: String, grant: TokenGrant?) throws(APIError) -> String {
+        if let grant, !grant.reaches(session: id) {
+            throw APIError(.insufficientScope, message: "the token's sessions claim does not reach the session \(id)")
+        }
+        return SessionNamespace.key(id, for: grant)
+    }
 }
 
 /// The routes, in one table: routing, 405s with `Allow` (checked before anything in the path
@@ -71,53 +104,60 @@ struct RouteTable: Sendable {
     func respond(
         to request: HTTPRequest, matched: (template: String, parameters: RouteParameters)?, in service: LiveDeltaService
     ) throws(APIError) -> HTTPResponse {
-        guard let (template, parameters) = matched else { throw .notFound(request.path) }
+        guard let (template, found) = matched else { throw .notFound(request.path) }
         let method = request.method == "HEAD" ? "GET" : request.method
         guard let route = routes.first(where: { $0.template == template && $0.method == method }) else {
             throw .methodNotAllowed(request.method, request.path, allowed: methods(of: template))
         }
-        return try route.handler(service, request, parameters)
+        var parameters = found
+        parameters.grant = try service.access.authorize(request, scope: route.scope, cookieAllowed: route.cookie) { rejection in
+            service.logger.notice("token refused", metadata: ["reason": "\(rejection)", "path": "\(request.path)"])
+        }
+        var response = try route.handler(service, request, parameters)
+        // The answer depends on the token: no cache may give it to another.
+        if parameters.grant != nil { response.headers.append(("Vary", route.cookie ? "Authorization, Cookie" : "Authorization")) }
+        return response
     }
 }
 
 extension LiveDeltaService {
     /// Every route of the API.
     static let routeTable = RouteTable([
-        Route(method: "POST", template: "/diff") { service, request, _ throws(APIError) in
+        Route(method: "POST", template: "/diff", scope: .diff) { service, request, _ throws(APIError) in
             try requireJSON(request)
             return .json(try DiffEndpoint.respond(to: request.body, limits: service.limits, metrics: service.metrics))
         },
-        Route(method: "POST", template: "/sessions") { service, request, _ throws(APIError) in
-            try service.sessionEndpoints.create(request, id: SessionEndpoints.newID())
+        Route(method: "POST", template: "/sessions", scope: .sessionsWrite) { service, request, parameters throws(APIError) in
+            try service.sessionEndpoints.create(request, id: RouteParameters.sessionKey(SessionEndpoints.newID(), grant: parameters.grant))
         },
-        Route(method: "GET", template: "/sessions/{id}") { service, _, parameters throws(APIError) in
-            try service.sessionEndpoints.show(id: SessionEndpoints.validID(parameters["id"]))
+        Route(method: "GET", template: "/sessions/{id}", scope: .sessionsRead) { service, _, parameters throws(APIError) in
+            try service.sessionEndpoints.show(id: parameters.sessionKey())
         },
-        Route(method: "PUT", template: "/sessions/{id}") { service, request, parameters throws(APIError) in
-            try service.sessionEndpoints.create(request, id: SessionEndpoints.validID(parameters["id"]))
+        Route(method: "PUT", template: "/sessions/{id}", scope: .sessionsWrite) { service, request, parameters throws(APIError) in
+            try service.sessionEndpoints.create(request, id: parameters.sessionKey())
         },
-        Route(method: "DELETE", template: "/sessions/{id}") { service, request, parameters throws(APIError) in
-            try service.sessionEndpoints.delete(request, id: SessionEndpoints.validID(parameters["id"]))
+        Route(method: "DELETE", template: "/sessions/{id}", scope: .sessionsWrite) { service, request, parameters throws(APIError) in
+            try service.sessionEndpoints.delete(request, id: parameters.sessionKey())
         },
-        Route(method: "POST", template: "/sessions/{id}/update") { service, request, parameters throws(APIError) in
-            try service.sessionEndpoints.change(request, id: SessionEndpoints.validID(parameters["id"]), action: .update)
+        Route(method: "POST", template: "/sessions/{id}/update", scope: .sessionsWrite) { service, request, parameters throws(APIError) in
+            try service.sessionEndpoints.change(request, id: parameters.sessionKey(), action: .update)
         },
-        Route(method: "POST", template: "/sessions/{id}/append") { service, request, parameters throws(APIError) in
-            try service.sessionEndpoints.change(request, id: SessionEndpoints.validID(parameters["id"]), action: .append)
+        Route(method: "POST", template: "/sessions/{id}/append", scope: .sessionsWrite) { service, request, parameters throws(APIError) in
+            try service.sessionEndpoints.change(request, id: parameters.sessionKey(), action: .append)
         },
-        Route(method: "POST", template: "/sessions/{id}/delta") { service, request, parameters throws(APIError) in
-            try service.sessionEndpoints.change(request, id: SessionEndpoints.validID(parameters["id"]), action: .delta)
+        Route(method: "POST", template: "/sessions/{id}/delta", scope: .sessionsRead) { service, request, parameters throws(APIError) in
+            try service.sessionEndpoints.change(request, id: parameters.sessionKey(), action: .delta)
         },
-        Route(method: "GET", template: "/sessions/{id}/events") { service, request, parameters throws(APIError) in
-            try service.liveEndpoints.events(request, id: SessionEndpoints.validID(parameters["id"]))
+        Route(method: "GET", template: "/sessions/{id}/events", scope: .sessionsSubscribe, cookie: true) { service, request, parameters throws(APIError) in
+            try service.liveEndpoints.events(request, id: parameters.sessionKey(), expires: parameters.grant?.expires)
         },
-        Route(method: "GET", template: "/sessions/{id}/changes") { service, request, parameters throws(APIError) in
-            try service.liveEndpoints.changes(request, id: SessionEndpoints.validID(parameters["id"]))
+        Route(method: "GET", template: "/sessions/{id}/changes", scope: .sessionsSubscribe, cookie: true) { service, request, parameters throws(APIError) in
+            try service.liveEndpoints.changes(request, id: parameters.sessionKey(), expires: parameters.grant?.expires)
         },
-        Route(method: "GET", template: "/health") { _, _, _ throws(APIError) in
+        Route(method: "GET", template: "/health", scope: nil) { _, _, _ throws(APIError) in
             .json(Array(#"{"status":"ok"}"#.utf8))
         },
-        Route(method: "GET", template: "/ready") { service, _, _ throws(APIError) in
+        Route(method: "GET", template: "/ready", scope: nil) { service, _, _ throws(APIError) in
             guard service.sessions.isReady else {
                 var error = APIError(.sessionStoreUnavailable, message: "the session store cannot be reached just now")
                 error.headers = [("Retry-After", "1")]
@@ -125,21 +165,21 @@ extension LiveDeltaService {
             }
             return .json(Array(#"{"status":"ready"}"#.utf8))
         },
-        Route(method: "GET", template: "/openapi.yaml") { _, _, _ throws(APIError) in
+        Route(method: "GET", template: "/openapi.yaml", scope: nil) { _, _, _ throws(APIError) in
             HTTPResponse(status: 200, headers: [("Content-Type", "application/yaml")], body: Array(OpenAPISpec.yaml.utf8))
         },
-        Route(method: "GET", template: "/live/{id}") { _, _, parameters throws(APIError) in
+        Route(method: "GET", template: "/live/{id}", scope: nil) { _, _, parameters throws(APIError) in
             // The id is checked here as everywhere; the page reads it from its own address.
             _ = try SessionEndpoints.validID(parameters["id"])
             return HTTPResponse(
                 status: 200, headers: [("Content-Type", "text/html; charset=utf-8"), ("Cache-Control", "no-cache")], body: Array(LivePage.html.utf8))
         },
-        Route(method: "GET", template: "/clients/livedelta.js") { _, _, _ throws(APIError) in
+        Route(method: "GET", template: "/clients/livedelta.js", scope: nil) { _, _, _ throws(APIError) in
             HTTPResponse(
                 status: 200, headers: [("Content-Type", "text/javascript; charset=utf-8"), ("Cache-Control", "no-cache")],
                 body: Array(LivePageModule.javascript.utf8))
         },
-        Route(method: "GET", template: "/metrics") { service, request, _ throws(APIError) in
+        Route(method: "GET", template: "/metrics", scope: .admin) { service, request, _ throws(APIError) in
             guard let metrics = service.metrics else { throw .notFound(request.path) }
             return HTTPResponse(status: 200, headers: [("Content-Type", "text/plain; version=0.0.4; charset=utf-8")], body: metrics.exposition())
         },
@@ -147,4 +187,9 @@ extension LiveDeltaService {
 
     /// The API's operations, as method and path template.
     public static var operations: [(method: String, template: String)] { routeTable.routes.map { ($0.method, $0.template) } }
+
+    /// The scope each operation needs (nil: open to all), as openapi.yaml's `security` must say.
+    public static var operationScopes: [(method: String, template: String, scope: Scope?)] {
+        routeTable.routes.map { ($0.method, $0.template, $0.scope) }
+    }
 }

@@ -20,6 +20,11 @@ enum Environment {
         getenv(name).map { String(cString: $0) }
     }
 
+    /// A repeatable flag's values, comma-separated.
+    static func list(_ name: String) -> [String] {
+        string(name).map { $0.split(separator: ",").map(String.init) } ?? []
+    }
+
     static func value<T: LosslessStringConvertible>(_ name: String, default fallback: T) -> T {
         read(name, T.init) ?? fallback
     }

@@ -104,6 +104,9 @@ struct Serve: ParsableCommand {
     @Option(help: "Threads for session requests, which may wait for a session's lock or the session store; event-loop threads never wait. [env: LIVEDELTA_WAITING_THREADS]")
     var waitingThreads: Int = Environment.value("LIVEDELTA_WAITING_THREADS", default: 64)
 
+    @OptionGroup(title: "Access")
+    var access: AuthOptions
+
     @Option(help: "trace, debug, info (one line per request), notice, warning, error or critical. [env: LIVEDELTA_LOG_LEVEL]")
     var logLevel: Logger.Level = Environment.choice("LIVEDELTA_LOG_LEVEL", default: .info)
 
@@ -176,7 +179,15 @@ struct Serve: ParsableCommand {
         live.historyVersions = liveHistory
         live.historyBytes = liveHistoryBytes
         live.subscriberBufferBytes = subscriberBufferBytes
-        let service = LiveDeltaService(configuration: serviceConfiguration, sessions: sessions, live: live, metrics: metrics, logger: logger)
+        let accessPolicy: AccessPolicy
+        do {
+            accessPolicy = try access.accessPolicy(logger: logger, host: host)
+        } catch {
+            logger.critical("cannot start", metadata: ["error": "\(error)"])
+            throw ExitCode.failure
+        }
+        let service = LiveDeltaService(
+            configuration: serviceConfiguration, sessions: sessions, live: live, metrics: metrics, access: accessPolicy, logger: logger)
 
         var configuration = HTTPServer.Configuration()
         configuration.host = host

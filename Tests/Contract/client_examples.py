@@ -4,9 +4,10 @@ Run by run.sh, with the generated package `livedelta_client` on the path and a s
 given. A change to the spec that breaks generated clients (a model that no longer parses an
 answer, a required key the server may leave out) fails here.
 """
+import os
 import sys
 
-from livedelta_client import Client
+from livedelta_client import AuthenticatedClient
 from livedelta_client.api.default import create_session, diff, get_session, put_session, update_session
 from livedelta_client.models import (
     DiffOptions,
@@ -22,7 +23,8 @@ from livedelta_client.models import (
     Sectioned,
 )
 
-client = Client(base_url=sys.argv[1], raise_on_unexpected_status=True)
+# The token run.sh minted with PyJWT: the server checks tokens, as in production.
+client = AuthenticatedClient(base_url=sys.argv[1], token=os.environ["LIVEDELTA_TOKEN"], raise_on_unexpected_status=True)
 
 
 def check(condition, what):

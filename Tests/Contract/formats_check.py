@@ -19,6 +19,7 @@ With `nested`, a changed row's list comes as its own delta in the answer's forma
 replays the old row's list to the new one (flat rows, and rows in sections).
 """
 import json
+import os
 import sys
 import urllib.request
 
@@ -30,7 +31,8 @@ URL = sys.argv[1]
 
 def post(path, body, method="POST"):
     request = urllib.request.Request(URL + path, data=json.dumps(body).encode(), method=method,
-                                     headers={"Content-Type": "application/json"})
+                                     headers={"Content-Type": "application/json",
+                                              "Authorization": "Bearer " + os.environ["LIVEDELTA_TOKEN"]})
     with urllib.request.urlopen(request) as answer:
         return json.loads(answer.read() or b"null")
 

@@ -35,7 +35,13 @@ fi
 work=$(mktemp -d)
 server=""
 trap '[ -n "$server" ] && kill "$server" 2>/dev/null; rm -rf "$work"' EXIT
-"$binary" --host 127.0.0.1 --port 0 --log-level notice > "$work/server.log" 2>&1 &
+# With tokens checked, as a production deployment runs: every tool sends a token minted by
+# PyJWT for every scope (schemathesis also checks that an operation refuses a request
+# without one, as its security says).
+head -c 48 /dev/urandom | base64 > "$work/secret"
+token=$("$venv/bin/python" -c 'import jwt, sys, time; print(jwt.encode({"tenant": "contract", "exp": int(time.time()) + 7200, "scope": "diff sessions:read sessions:write sessions:subscribe admin"}, open(sys.argv[1], "rb").read().rstrip(b"\n"), algorithm="HS256"))' "$work/secret")
+export LIVEDELTA_TOKEN="$token"
+"$binary" --host 127.0.0.1 --port 0 --log-level notice --auth jwt --jwt-secret-file "$work/secret" > "$work/server.log" 2>&1 &
 server=$!
 for _ in $(seq 200); do grep -q "port=" "$work/server.log" && break; sleep 0.05; done
 port=$(grep -o 'port=[0-9]*' "$work/server.log" | head -1 | cut -d= -f2)
@@ -44,7 +50,7 @@ url="http://127.0.0.1:$port"
 
 schemathesis() {
     "$venv/bin/schemathesis" run openapi.yaml --url "$url" --checks all --exclude-checks positive_data_acceptance \
-        --max-examples "$examples" --no-color --exclude-operation-id sessionEvents "$@"
+        --max-examples "$examples" --no-color --exclude-operation-id sessionEvents --header "Authorization: Bearer $token" "$@"
 }
 echo "== schemathesis: examples and fuzzing, every operation"
 schemathesis --phases examples,fuzzing --workers 2

@@ -19,6 +19,23 @@ import Yams
         #expect(documented == routed)
     }
 
+    /// Each operation's `security` lists the scope the route table checks (bearer, and for the
+    /// live routes a cookie too), and open routes say `security: []`.
+    @Test func theSpecsSecurityIsTheRouteTablesScopes() throws {
+        let yaml = try #require(try Yams.load(yaml: String(contentsOf: specURL, encoding: .utf8)) as? [String: Any])
+        let paths = try #require(yaml["paths"] as? [String: Any])
+        for (method, template, scope) in LiveDeltaService.operationScopes {
+            let operation = try #require((paths[template] as? [String: Any])?[method.lowercased()] as? [String: Any])
+            let security = try #require(operation["security"] as? [[String: [String]]], "\(method) \(template) has no security")
+            if let scope {
+                #expect(security.first == ["bearerAuth": [scope.rawValue]], "\(method) \(template)")
+                #expect(security.allSatisfy { $0.values.allSatisfy { $0 == [scope.rawValue] } }, "\(method) \(template)")
+            } else {
+                #expect(security.isEmpty, "\(method) \(template) is open to all but its security says otherwise")
+            }
+        }
+    }
+
     @Test func theSpecsErrorCodesAreTheCatalogue() throws {
         let yaml = try #require(try Yams.load(yaml: String(contentsOf: specURL, encoding: .utf8)) as? [String: Any])
         let schemas = (yaml["components"] as? [String: Any])?["schemas"] as? [String: Any]

@@ -43,12 +43,15 @@ struct LiveEndpoints {
         }
     }
 
-    func events(_ request: HTTPRequest, id: String) throws(APIError) -> HTTPResponse {
+    /// - Parameter expires: when the subscriber's token expires (seconds since 1970): the
+    ///   stream ends then with an `expired` event, and the client resumes with a new token.
+    func events(_ request: HTTPRequest, id: String, expires: Int64?) throws(APIError) -> HTTPResponse {
         let asked = try Request(request)
         let stream = HTTPStream(maxBuffered: hub.limits.subscriberBufferBytes)
         // A client's reconnection delay, before any event.
         stream.write(Array("retry: \(hub.limits.retryMilliseconds)\n\n".utf8))
-        let sink = EventStreamSink(stream: stream, heartbeatSeconds: hub.limits.heartbeatSeconds, now: monotonicNow())
+        let sink = EventStreamSink(
+            stream: stream, heartbeatSeconds: hub.limits.heartbeatSeconds, now: monotonicNow(), expiry: expires.map(Self.monotonic))
         try subscribe(id: id, asked, sink: sink, stream: stream)
         return HTTPResponse(
             status: 200,
@@ -57,7 +60,7 @@ struct LiveEndpoints {
             ], stream: stream)
     }
 
-    func changes(_ request: HTTPRequest, id: String) throws(APIError) -> HTTPResponse {
+    func changes(_ request: HTTPRequest, id: String, expires: Int64?) throws(APIError) -> HTTPResponse {
         let asked = try Request(request)
         let wait: Int
         if let text = request.query("wait") {
@@ -69,9 +72,17 @@ struct LiveEndpoints {
             wait = min(20, hub.limits.maxWaitSeconds)
         }
         let stream = HTTPStream(maxBuffered: max(hub.limits.subscriberBufferBytes, 64 << 20))
-        let sink = LongPollSink(stream: stream, deadline: monotonicNow() + Int64(wait) * 1_000_000_000)
+        // A poll answers (empty) by its token's expiry at the latest.
+        let deadline = min(monotonicNow() + Int64(wait) * 1_000_000_000, expires.map(Self.monotonic) ?? .max)
+        let sink = LongPollSink(stream: stream, deadline: deadline)
         try subscribe(id: id, asked, sink: sink, stream: stream)
         return HTTPResponse(status: 200, headers: [("Content-Type", "application/json"), ("Cache-Control", "no-store")], stream: stream)
+    }
+
+    /// The monotonic time (as ticks count it) of a moment given in seconds since 1970.
+    private static func monotonic(_ unixSeconds: Int64) -> Int64 {
+        let left = max(0, unixSeconds - AccessPolicy.unixNow())
+        return monotonicNow() + min(left, 1 << 30) * 1_000_000_000
     }
 
     private func subscribe(id: String, _ asked: Request, sink: any LiveSink, stream: HTTPStream) throws(APIError) {
@@ -96,7 +107,7 @@ struct LiveEndpoints {
                 var apiError = APIError(
                     .tooManySubscribers,
                     message: perSession
-                        ? "session \(id) has all the \(hub.limits.maxSubscribersPerSession) subscribers one session may have; try again shortly"
+                        ? "session \(SessionNamespace.shown(id)) has all the \(hub.limits.maxSubscribersPerSession) subscribers one session may have; try again shortly"
                         : "the server holds all the \(hub.limits.maxSubscribers) subscribers it may; try again shortly")
                 apiError.headers = [("Retry-After", "5")]
                 throw apiError

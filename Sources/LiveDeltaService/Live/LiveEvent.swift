@@ -57,6 +57,8 @@ struct LiveEvent: Sendable {
         case end
         /// The server is stopping: reconnect (to another replica) and resume.
         case shutdown
+        /// The subscriber's token expired: reconnect with a new one and resume.
+        case expired
     }
 
     let name: Name

@@ -36,10 +36,13 @@ final class EventStreamSink: LiveSink {
     let stream: HTTPStream
     private let heartbeat: Int64
     private let lastWrite = Atomic<Int64>(0)
+    /// When the subscriber's token expires (monotonic); nil where tokens are not checked.
+    private let expiry: Int64?
 
-    init(stream: HTTPStream, heartbeatSeconds: Int, now: Int64) {
+    init(stream: HTTPStream, heartbeatSeconds: Int, now: Int64, expiry: Int64? = nil) {
         self.stream = stream
         heartbeat = Int64(heartbeatSeconds) * 1_000_000_000
+        self.expiry = expiry
         lastWrite.store(now, ordering: .relaxed)
     }
 
@@ -58,6 +61,12 @@ final class EventStreamSink: LiveSink {
 
     func tick(now: Int64, position: LivePosition?) -> Bool {
         guard stream.isOpen else { return false }
+        if let expiry, now >= expiry {
+            // Said, not a silent cut: the client reconnects with a new token and resumes from
+            // this id, losing nothing.
+            finish(with: [LiveEvent(name: .expired, id: position?.token, data: Array(#"{"reason":"token_expired"}"#.utf8))])
+            return false
+        }
         guard now - lastWrite.load(ordering: .relaxed) >= heartbeat else { return true }
         lastWrite.store(now, ordering: .relaxed)
         return stream.write(Array(": keep-alive\n\n".utf8))

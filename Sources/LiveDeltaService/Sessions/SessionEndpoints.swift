@@ -70,7 +70,7 @@ struct SessionEndpoints {
             given.changes = readWith.changes
             guard given == readWith else {
                 throw .invalidOption(
-                    JSONPointer("options"), "options are fixed when a session is created; this one's differ (GET /sessions/\(id) shows them)")
+                    JSONPointer("options"), "options are fixed when a session is created; this one's differ (GET /sessions/\(SessionNamespace.shown(id)) shows them)")
             }
         }
         // Read with the session's options; should it be replaced meanwhile with options that
@@ -119,7 +119,7 @@ struct SessionEndpoints {
 
     private func headers(version: UInt64, location: String? = nil) -> [(name: String, value: String)] {
         var headers = [("Content-Type", "application/json"), ("ETag", "\"\(version)\"")]
-        if let location { headers.append(("Location", "/sessions/\(location)")) }
+        if let location { headers.append(("Location", "/sessions/\(SessionNamespace.shown(location))")) }
         return headers
     }
 
@@ -134,7 +134,7 @@ struct SessionEndpoints {
     func translate(_ error: SessionError, location: CollectionLocation) -> APIError {
         switch error {
         case .notFound(let id):
-            return APIError(.sessionNotFound, message: "there is no session \(id) (it may have expired or been evicted)")
+            return APIError(.sessionNotFound, message: "there is no session \(SessionNamespace.shown(id)) (it may have expired or been evicted)")
         case .versionMismatch(let expected, let current):
             let wanted = switch expected {
             case .version(let number): "version \(number)"

@@ -4,7 +4,7 @@ extension JSONWriter {
     /// `"id", "version", "count"` and, for sections, `"sectionCount"` (no braces).
     mutating func sessionSummary(_ snapshot: SessionSnapshot) {
         member("id", first: true)
-        string(snapshot.id)
+        string(String(SessionNamespace.shown(snapshot.id)))
         member("version")
         unsigned(UInt(snapshot.version))
         member("count")
@@ -18,7 +18,7 @@ extension JSONWriter {
     /// `"id", "version", "baseVersion"` after an answer's other members.
     mutating func versions(id: String, version: UInt64, baseVersion: UInt64) {
         member("id")
-        string(id)
+        string(String(SessionNamespace.shown(id)))
         member("version")
         unsigned(UInt(version))
         member("baseVersion")

@@ -1,0 +1,230 @@
+import ByteJSON
+import struct NIOConcurrencyHelpers.NIOLockedValueBox
+
+/// Checks bearer tokens (JWS compact JWTs, RFC 7519) against the configured keys and policy,
+/// and remembers the ones it accepted until they expire, so that a client sending the same
+/// token on every request pays for its signature once.
+///
+/// The signature is jwt-kit's to check; this reads the header and the claims (with ByteJSON,
+/// as the service reads everything else) and decides.
+public final class TokenVerifier: Sendable {
+    public struct Policy: Sendable {
+        /// `iss` must equal it, where set.
+        public var issuer: String?
+        /// `aud` (a string or a list) must hold it, where set.
+        public var audience: String?
+        /// The claim naming the tenant.
+        public var tenantClaim = "tenant"
+        /// Clock skew allowed on `exp`, `nbf` and `iat`, in seconds.
+        public var leewaySeconds: Int64 = 30
+        /// The JWK Set is read again this often.
+        public var keySetRefreshSeconds: Int64 = 300
+        /// …and on a `kid` it does not hold, but not more often than this, so that a flood of
+        /// unknown `kid`s cannot make it fetch in a loop.
+        public var keySetFloorSeconds: Int64 = 10
+        /// Accepted tokens remembered at once.
+        public var cacheLimit = 10_000
+
+        public init() {}
+    }
+
+    /// Reads the JWK Set again (a file, or wherever it lives).
+    public typealias KeySetSource = @Sendable () throws(KeyError) -> [VerificationKey]
+
+    public let policy: Policy
+    private let fixedKeys: [VerificationKey]
+    private let keySetSource: KeySetSource?
+    private let state: NIOLockedValueBox<State>
+
+    private struct State {
+        var keySet: [VerificationKey] = []
+        /// When the set was last read (or tried), seconds since 1970.
+        var keySetRead: Int64 = .min
+        var keySetReads = 0
+        var reading = false
+        var accepted: [String: TokenGrant] = [:]
+    }
+
+    /// - Parameters:
+    ///   - keys: keys from files (secrets and PEM public keys), and a first read of the set.
+    ///   - keySet: where the JWK Set is read again from; nil where there is none.
+    public init(keys: [VerificationKey], keySet: KeySetSource? = nil, policy: Policy = Policy(), now: Int64) {
+        fixedKeys = keys
+        keySetSource = keySet
+        self.policy = policy
+        var initial = State()
+        if keySet != nil { initial.keySetRead = now }
+        state = NIOLockedValueBox(initial)
+    }
+
+    /// Times the JWK Set has been read since start (the first read not counted).
+    public var keySetReads: Int { state.withLockedValue { $0.keySetReads } }
+
+    /// Adds the set's keys as first read (at start, where failing to read it stops the server).
+    public func useKeySet(_ keys: [VerificationKey]) {
+        state.withLockedValue { $0.keySet = keys }
+    }
+
+    /// The token's grant, or why it is refused. `now`: seconds since 1970.
+    public func verify(_ token: Substring, now: Int64) -> Result<TokenGrant, TokenRejection> {
+        let text = String(token)
+        let cached = state.withLockedValue { $0.accepted[text] }
+        if let cached, now <= cached.expires + policy.leewaySeconds { return .success(cached) }
+        refreshKeySet(now: now, becauseOfUnknownKid: false)
+        let result = check(Array(text.utf8), now: now)
+        if case .success(let grant) = result {
+            state.withLockedValue { state in
+                if state.accepted.count >= policy.cacheLimit {
+                    state.accepted = state.accepted.filter { now <= $0.value.expires + policy.leewaySeconds }
+                    if state.accepted.count >= policy.cacheLimit / 2 { state.accepted.removeAll() }
+                }
+                state.accepted[text] = grant
+            }
+        }
+        return result
+    }
+
+    // MARK: - Checking
+
+    private func check(_ token: [UInt8], now: Int64) -> Result<TokenGrant, TokenRejection> {
+        guard token.count <= 16 << 10 else { return .failure(TokenRejection("longer than 16 KiB")) }
+        let parts = token.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
+        guard parts.count == 3 else { return .failure(TokenRejection("not three dot-separated parts (JWS compact)")) }
+        guard let headerBytes = base64URLDecoded(parts[0]), let header = Self.object(headerBytes) else {
+            return .failure(TokenRejection("the header is not base64url JSON"))
+        }
+        guard let algorithm = header["alg"]?.stringValue else { return .failure(TokenRejection("the header has no alg")) }
+        guard algorithm != "none" else { return .failure(TokenRejection("alg none")) }
+        if header["crit"] != nil { return .failure(TokenRejection("the header names critical extensions")) }
+        let kid: String?
+        switch header["kid"] {
+        case nil: kid = nil
+        case .string(let bytes)?: kid = String(decoding: bytes, as: UTF8.self)
+        default: return .failure(TokenRejection("kid is not a string"))
+        }
+        guard let signature = base64URLDecoded(parts[2]), !signature.isEmpty else {
+            return .failure(TokenRejection("no signature"))
+        }
+        // A kid no key holds may be a key the set gained since it was read.
+        if let kid, keySetSource != nil, !(fixedKeys + state.withLockedValue { $0.keySet }).contains(where: { $0.kid == kid }) {
+            refreshKeySet(now: now, becauseOfUnknownKid: true)
+        }
+        let candidates = keys(for: algorithm, kid: kid)
+        guard !candidates.isEmpty else {
+            return .failure(TokenRejection("no key for alg \(algorithm)\(kid.map { " and kid \($0)" } ?? "")"))
+        }
+        let signingInput = token[..<(parts[1].endIndex)]
+        guard candidates.contains(where: { $0.verifies(signature, signs: signingInput) }) else {
+            return .failure(TokenRejection("the signature does not verify"))
+        }
+        guard let payloadBytes = base64URLDecoded(parts[1]), let claims = Self.object(payloadBytes) else {
+            return .failure(TokenRejection("the payload is not base64url JSON"))
+        }
+        return grant(from: claims, now: now)
+    }
+
+    /// Keys that may have signed a token with this header: those of its algorithm, and of its
+    /// `kid` where it names one and a key has it (keys from files have none and stay in).
+    private func keys(for algorithm: String, kid: String?) -> [VerificationKey] {
+        let all = fixedKeys + state.withLockedValue { $0.keySet }
+        let ofAlgorithm = all.filter { $0.algorithm == algorithm }
+        guard let kid else { return ofAlgorithm }
+        let named = ofAlgorithm.filter { $0.kid == kid }
+        return named.isEmpty ? ofAlgorithm.filter { $0.kid == nil } : named
+    }
+
+    private func grant(from claims: JSONValue, now: Int64) -> Result<TokenGrant, TokenRejection> {
+        let leeway = policy.leewaySeconds
+        guard let expires = Self.seconds(claims["exp"]) else { return .failure(TokenRejection("no numeric exp")) }
+        guard now <= expires + leeway else { return .failure(TokenRejection("expired at \(expires)")) }
+        if claims["nbf"] != nil {
+            guard let notBefore = Self.seconds(claims["nbf"]) else { return .failure(TokenRejection("nbf is not a number")) }
+            guard notBefore <= now + leeway else { return .failure(TokenRejection("not valid before \(notBefore)")) }
+        }
+        if claims["iat"] != nil {
+            guard let issued = Self.seconds(claims["iat"]) else { return .failure(TokenRejection("iat is not a number")) }
+            guard issued <= now + leeway else { return .failure(TokenRejection("issued in the future (\(issued))")) }
+        }
+        if let issuer = policy.issuer, claims["iss"]?.stringValue != issuer {
+            return .failure(TokenRejection("iss is not \(issuer)"))
+        }
+        if let audience = policy.audience {
+            let audiences: [String] =
+                switch claims["aud"] {
+                case .string?: [claims["aud"]?.stringValue ?? ""]
+                case .array(let values)?: values.compactMap(\.stringValue)
+                default: []
+                }
+            guard audiences.contains(audience) else { return .failure(TokenRejection("aud does not hold \(audience)")) }
+        }
+        guard let tenant = claims[policy.tenantClaim]?.stringValue else {
+            return .failure(TokenRejection("no string \(policy.tenantClaim) claim"))
+        }
+        guard Self.isName(tenant) else {
+            return .failure(TokenRejection("the tenant is not 1 to 128 of A-Z, a-z, 0-9, '.', '_' and '-'"))
+        }
+        var scopes = Set<String>()
+        switch claims["scope"] {
+        case nil: break
+        case .string(let bytes)?: scopes = Set(bytes.split(separator: UInt8(ascii: " ")).map { String(decoding: $0, as: UTF8.self) })
+        default: return .failure(TokenRejection("scope is not a string"))
+        }
+        var sessions: [String]?
+        switch claims["sessions"] {
+        case nil: break
+        case .array(let values)?:
+            let patterns = values.compactMap(\.stringValue)
+            guard patterns.count == values.count else { return .failure(TokenRejection("sessions holds a non-string")) }
+            sessions = patterns
+        default: return .failure(TokenRejection("sessions is not a list"))
+        }
+        return .success(TokenGrant(tenant: tenant, scopes: scopes, sessions: sessions, expires: expires, subject: claims["sub"]?.stringValue))
+    }
+
+    /// Reads the JWK Set again where it is due: on the refresh interval, or for a `kid` not
+    /// held once the floor has passed. One thread reads; the others go on with the keys held.
+    private func refreshKeySet(now: Int64, becauseOfUnknownKid: Bool) {
+        guard let keySetSource else { return }
+        let due = state.withLockedValue { state -> Bool in
+            guard !state.reading else { return false }
+            let interval = becauseOfUnknownKid ? policy.keySetFloorSeconds : policy.keySetRefreshSeconds
+            guard state.keySetRead == .min || now - state.keySetRead >= interval else { return false }
+            state.reading = true
+            state.keySetRead = now
+            state.keySetReads += 1
+            return true
+        }
+        guard due else { return }
+        // A set that cannot be read now keeps the keys already held.
+        let keys = try? keySetSource()
+        state.withLockedValue { state in
+            if let keys { state.keySet = keys }
+            state.reading = false
+        }
+    }
+
+    // MARK: - Reading
+
+    private static func object(_ bytes: [UInt8]) -> JSONValue? {
+        let value = try? bytes.withUnsafeBufferPointer { buffer throws(JSONError) in try JSONValue(parsing: buffer, maxDepth: 16) }
+        guard case .object? = value else { return nil }
+        return value
+    }
+
+    /// A NumericDate (RFC 7519 §2), whole seconds (a fraction is dropped).
+    private static func seconds(_ value: JSONValue?) -> Int64? {
+        guard case .number(let number)? = value, let seconds = Double(number.description), seconds.isFinite,
+            abs(seconds) < 1e15
+        else { return nil }
+        return Int64(seconds.rounded(.down))
+    }
+
+    /// A tenant is named as a session is: it becomes part of the sessions' keys.
+    static func isName(_ text: String) -> Bool {
+        (1...128).contains(text.utf8.count) && text != "." && text != ".."
+            && text.utf8.allSatisfy { byte in
+                (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte) || byte == 0x2E
+                    || byte == 0x5F || byte == 0x2D
+            }
+    }
+}

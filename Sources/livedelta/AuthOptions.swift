@@ -1,0 +1,124 @@
+import ArgumentParser
+import LiveDeltaService
+import Logging
+import TokenAuth
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
+/// Who may call what: the token flags, and the access policy they make.
+struct AuthOptions: ParsableArguments {
+    enum Mode: String, ExpressibleByArgument, CaseIterable {
+        case none
+        case jwt
+    }
+
+    @Option(help: "none (anyone may call anything: for local development) or jwt (a bearer token on every request but /health and /ready). [env: LIVEDELTA_AUTH]")
+    var auth: Mode = Environment.choice("LIVEDELTA_AUTH", default: .none)
+
+    @Option(help: "A file holding an HS256 secret (at least 32 bytes); repeat it to keep a previous secret working while tokens roll over. [env: LIVEDELTA_JWT_SECRET_FILE, comma-separated]")
+    var jwtSecretFile: [String] = Environment.list("LIVEDELTA_JWT_SECRET_FILE")
+
+    @Option(help: "A PEM public key: RS256 for RSA, ES256 for P-256, EdDSA for Ed25519; repeatable. [env: LIVEDELTA_JWT_PUBLIC_KEY_FILE, comma-separated]")
+    var jwtPublicKeyFile: [String] = Environment.list("LIVEDELTA_JWT_PUBLIC_KEY_FILE")
+
+    @Option(help: "A JWK Set file (keys chosen by kid), read again every --jwks-refresh seconds, and on an unknown kid at most every 10 s. [env: LIVEDELTA_JWKS]")
+    var jwks: String = Environment.value("LIVEDELTA_JWKS", default: "")
+
+    @Option(help: "Seconds between reads of the --jwks file. [env: LIVEDELTA_JWKS_REFRESH]")
+    var jwksRefresh: Int = Environment.value("LIVEDELTA_JWKS_REFRESH", default: 300)
+
+    @Option(help: "Tokens' iss must equal it (unchecked when empty). [env: LIVEDELTA_JWT_ISSUER]")
+    var jwtIssuer: String = Environment.value("LIVEDELTA_JWT_ISSUER", default: "")
+
+    @Option(help: "Tokens' aud must hold it (unchecked when empty). [env: LIVEDELTA_JWT_AUDIENCE]")
+    var jwtAudience: String = Environment.value("LIVEDELTA_JWT_AUDIENCE", default: "")
+
+    @Option(help: "The claim naming a token's tenant, whose sessions it reaches. [env: LIVEDELTA_TENANT_CLAIM]")
+    var tenantClaim: String = Environment.value("LIVEDELTA_TENANT_CLAIM", default: "tenant")
+
+    @Option(help: "The cookie a browser's event stream may carry its token in (live routes only). [env: LIVEDELTA_AUTH_COOKIE]")
+    var authCookie: String = Environment.value("LIVEDELTA_AUTH_COOKIE", default: "livedelta_token")
+
+    func validate() throws {
+        if auth == .none {
+            guard jwtSecretFile.isEmpty, jwtPublicKeyFile.isEmpty, jwks.isEmpty else {
+                throw ValidationError("keys are given but --auth is none: add --auth jwt")
+            }
+            return
+        }
+        guard !jwtSecretFile.isEmpty || !jwtPublicKeyFile.isEmpty || !jwks.isEmpty else {
+            throw ValidationError("--auth jwt needs keys: --jwt-secret-file, --jwt-public-key-file or --jwks")
+        }
+        if jwks.hasPrefix("http://") || jwks.hasPrefix("https://") {
+            throw ValidationError("--jwks takes a file (fetch the set to it, for example with a sidecar); addresses are not fetched")
+        }
+        guard (10...86_400).contains(jwksRefresh) else { throw ValidationError("--jwks-refresh must be from 10 to 86400 seconds") }
+        guard !tenantClaim.isEmpty, !authCookie.isEmpty else { throw ValidationError("--tenant-claim and --auth-cookie must not be empty") }
+    }
+
+    /// The policy, with every key read now: a key that cannot be read stops the start.
+    func accessPolicy(logger: Logger, host: String) throws -> AccessPolicy {
+        guard auth == .jwt else {
+            let loopback = host == "127.0.0.1" || host == "::1" || host == "localhost"
+            let message: Logger.Message = "authentication is off (--auth none): anyone who reaches this server may read, change and delete every session"
+            if loopback { logger.notice(message) } else { logger.warning(message, metadata: ["host": "\(host)"]) }
+            return .open
+        }
+        var keys: [VerificationKey] = []
+        for path in jwtSecretFile { keys.append(try VerificationKey.secret(try Self.read(path), origin: path)) }
+        for path in jwtPublicKeyFile {
+            keys.append(try VerificationKey.publicKey(pem: String(decoding: try Self.read(path), as: UTF8.self), origin: path))
+        }
+        var policy = TokenVerifier.Policy()
+        policy.issuer = jwtIssuer.isEmpty ? nil : jwtIssuer
+        policy.audience = jwtAudience.isEmpty ? nil : jwtAudience
+        policy.tenantClaim = tenantClaim
+        policy.keySetRefreshSeconds = Int64(jwksRefresh)
+        var keySet: TokenVerifier.KeySetSource?
+        var firstSet: [VerificationKey] = []
+        if !jwks.isEmpty {
+            let jwks = jwks
+            let source: TokenVerifier.KeySetSource = { () throws(KeyError) in
+                do throws(KeyError) {
+                    let keys = try VerificationKey.keySet(json: try Self.read(jwks), origin: jwks)
+                    logger.info("key set read", metadata: ["jwks": "\(jwks)", "keys": "\(keys.count)"])
+                    return keys
+                } catch {
+                    logger.error("key set unreadable; the keys read before stay", metadata: ["error": "\(error)"])
+                    throw error
+                }
+            }
+            firstSet = try source()
+            keySet = source
+        }
+        let verifier = TokenVerifier(keys: keys, keySet: keySet, policy: policy, now: AccessPolicy.unixNow())
+        verifier.useKeySet(firstSet)
+        logger.notice(
+            "tokens checked (--auth jwt)",
+            metadata: [
+                "keys": "\((keys + firstSet).map { "\($0.algorithm)\($0.kid.map { " kid=\($0)" } ?? "") from \($0.origin)" }.joined(separator: "; "))",
+                "issuer": "\(jwtIssuer.isEmpty ? "any" : jwtIssuer)", "audience": "\(jwtAudience.isEmpty ? "any" : jwtAudience)", "tenant_claim": "\(tenantClaim)",
+            ])
+        return AccessPolicy(verifier: verifier, cookieName: authCookie)
+    }
+
+    private static func read(_ path: String) throws(KeyError) -> [UInt8] {
+        guard let file = fopen(path, "rb") else {
+            throw KeyError(description: "\(path): cannot be read (\(String(cString: strerror(errno))))")
+        }
+        defer { fclose(file) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let count = fread(&chunk, 1, chunk.count, file)
+            if count == 0 { break }
+            bytes += chunk[0..<count]
+            guard bytes.count <= 1 << 20 else { throw KeyError(description: "\(path): larger than 1 MiB, not a key") }
+        }
+        return bytes
+    }
+}
