@@ -5,7 +5,7 @@ SWIFT ?= swift
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 APT_GET := $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get
 
-.PHONY: run test contract auth browser test-thread lint deps build release fuzz fuzz-build bench bench-engine bench-service bench-load bench-sessions bench-redis bench-memory bench-slowloris bench-baseline bench-blocks bench-live smoke clean
+.PHONY: run test contract auth browser test-thread lint deps build release fuzz fuzz-build bench bench-engine bench-service bench-load bench-sessions bench-redis bench-memory bench-slowloris bench-baseline bench-blocks bench-live bench-auth smoke clean
 
 ## Build and run the server on port 8080 (flags: make run ARGS="--port 9000").
 run: deps
@@ -79,7 +79,7 @@ smoke: deps
 	scripts/container-smoke.sh
 
 ## Benchmarks (release builds; they print figures and assert nothing).
-bench: bench-engine bench-service bench-load bench-sessions bench-redis bench-memory bench-slowloris bench-live
+bench: bench-engine bench-service bench-load bench-sessions bench-redis bench-memory bench-slowloris bench-live bench-auth
 
 bench-engine: deps
 	$(SWIFT) build -c release --product EngineBenchmark
@@ -114,6 +114,11 @@ bench-redis: deps release
 
 ## Live sessions: commit-to-last-subscriber latency and memory for 1,000 and 10,000 subscribers,
 ## what they add to a commit, and /diff while Redis is paused.
+## The cost of bearer tokens: each algorithm checked in process, and /diff with tokens (wrk).
+bench-auth: deps release
+	@python3 -c "import jwt, cryptography" 2>/dev/null || pip install -q PyJWT==2.15.1 cryptography==50.0.2
+	python3 Benchmarks/auth/run.py .build/release
+
 bench-live: deps release
 	python3 Benchmarks/live/run.py .build/release/livedelta
 

@@ -131,6 +131,8 @@ let package = Package(
             dependencies: ["LiveDeltaService", "ByteJSON", "MicroHTTP"],
             path: "Benchmarks/ServiceBenchmark"
         ),
+        // Token checks in process, each algorithm, with and without the cache (bench-auth).
+        .executableTarget(name: "TokenBenchmark", dependencies: ["TokenAuth"], path: "Benchmarks/TokenBenchmark"),
         // The subscriber side of bench-live: thousands of event streams read on one epoll thread.
         .executableTarget(name: "LiveSubscribers", path: "Benchmarks/LiveSubscribers"),
     ],

@@ -22,7 +22,7 @@ public final class TokenVerifier: Sendable {
         /// …and on a `kid` it does not hold, but not more often than this, so that a flood of
         /// unknown `kid`s cannot make it fetch in a loop.
         public var keySetFloorSeconds: Int64 = 10
-        /// Accepted tokens remembered at once.
+        /// Accepted tokens remembered at once; 0 remembers none.
         public var cacheLimit = 10_000
 
         public init() {}
@@ -72,7 +72,7 @@ public final class TokenVerifier: Sendable {
         if let cached, now <= cached.expires + policy.leewaySeconds { return .success(cached) }
         refreshKeySet(now: now, becauseOfUnknownKid: false)
         let result = check(Array(text.utf8), now: now)
-        if case .success(let grant) = result {
+        if case .success(let grant) = result, policy.cacheLimit > 0 {
             state.withLockedValue { state in
                 if state.accepted.count >= policy.cacheLimit {
                     state.accepted = state.accepted.filter { now <= $0.value.expires + policy.leewaySeconds }

@@ -48,11 +48,12 @@ public struct AccessPolicy: Sendable {
 
     private func bearerToken(_ request: HTTPRequest, cookieAllowed: Bool) -> Substring? {
         if let header = request.header("Authorization") {
-            let trimmed = header.trimmingSpaces
-            // RFC 6750 §2.1: the scheme name is case-insensitive.
-            guard trimmed.count > 7, trimmed.prefix(7).lowercased() == "bearer " else { return nil }
-            let token = trimmed.dropFirst(7).trimmingSpaces
-            return token.isEmpty ? nil : Substring(token)
+            // RFC 6750 §2.1: `Bearer`, in any case, a space, the token. Read as bytes: this
+            // runs on every request.
+            let bytes = header.utf8
+            guard bytes.count > 7, zip(bytes.prefix(7), "bearer ".utf8).allSatisfy({ $0 | 0x20 == $1 }) else { return nil }
+            let token = Substring(header.utf8.dropFirst(7)).trimmingSpaces
+            return token.isEmpty ? nil : token
         }
         guard cookieAllowed, let cookies = request.header("Cookie") else { return nil }
         for pair in cookies.split(separator: ";") {
