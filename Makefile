@@ -5,7 +5,11 @@ SWIFT ?= swift
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 APT_GET := $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get
 
-.PHONY: run test contract auth browser test-thread lint deps build release fuzz fuzz-build bench bench-engine bench-service bench-load bench-sessions bench-redis bench-memory bench-slowloris bench-baseline bench-blocks bench-live bench-auth smoke clean
+.PHONY: help run test contract auth browser test-thread lint deps build release fuzz fuzz-build bench bench-engine bench-service bench-load bench-sessions bench-redis bench-memory bench-slowloris bench-baseline bench-blocks bench-live bench-auth performance smoke clean
+
+## Lists the targets, each with what it does.
+help:
+	@awk '/^## /{doc = doc substr($$0, 4) " "} /^[a-z-]+:/{if (doc) printf "  %-16s %s\n", substr($$1, 1, length($$1) - 1), doc; doc = ""} !/^## /{if ($$0 !~ /^[a-z-]+:/) doc = ""}' $(MAKEFILE_LIST)
 
 ## Build and run the server on port 8080 (flags: make run ARGS="--port 9000").
 run: deps
@@ -112,13 +116,13 @@ bench-redis: deps release
 	@command -v wrk >/dev/null || { $(APT_GET) update -qq && $(APT_GET) install -y -qq wrk; }
 	Benchmarks/redis/run.sh
 
-## Live sessions: commit-to-last-subscriber latency and memory for 1,000 and 10,000 subscribers,
-## what they add to a commit, and /diff while Redis is paused.
 ## The cost of bearer tokens: each algorithm checked in process, and /diff with tokens (wrk).
 bench-auth: deps release
-	@python3 -c "import jwt, cryptography" 2>/dev/null || pip install -q PyJWT==2.15.1 cryptography==50.0.2
-	python3 Benchmarks/auth/run.py .build/release
+	@[ -x .build/auth-venv/bin/python ] || { python3 -m venv .build/auth-venv && .build/auth-venv/bin/pip install -q -r Tests/Auth/requirements.txt; }
+	.build/auth-venv/bin/python Benchmarks/auth/run.py .build/release
 
+## Live sessions: commit-to-last-subscriber latency and memory for 1,000 and 10,000 subscribers,
+## what they add to a commit, and /diff while Redis is paused.
 bench-live: deps release
 	python3 Benchmarks/live/run.py .build/release/livedelta
 
@@ -129,6 +133,11 @@ bench-memory: deps release
 ## 1,050 slowloris connections from one address for 60 s while a normal client polls and diffs.
 bench-slowloris: deps release
 	python3 Benchmarks/slowloris/run.py
+
+## Runs the benchmarks and writes docs/performance.md from what they print (PARTS="engine live"
+## for some of them; the others' sections are kept as they were).
+performance: deps release
+	python3 scripts/performance.py $(PARTS)
 
 clean:
 	rm -rf .build .build-fuzz .build-tsan

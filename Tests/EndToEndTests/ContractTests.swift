@@ -46,16 +46,16 @@ import Yams
         #expect(Set(documented) == Set(ErrorCode.allCases.map(\.rawValue)))
     }
 
-    /// The README's error table: one row or more per code, each with the code's status.
-    @Test func theREADMEsErrorTableIsTheCatalogue() throws {
-        let readme = try String(contentsOf: specURL.deletingLastPathComponent().appendingPathComponent("README.md"), encoding: .utf8)
+    /// docs/errors.md's table: one row or more per code, each with the code's status.
+    @Test func theErrorsTableIsTheCatalogue() throws {
+        let readme = try String(contentsOf: specURL.deletingLastPathComponent().appendingPathComponent("docs/errors.md"), encoding: .utf8)
         var documented: [String: Int] = [:]
         for line in readme.split(separator: "\n") where line.hasPrefix("| ") {
             let cells = line.split(separator: "|").map { $0.trimmingCharacters(in: .whitespaces) }
             guard cells.count >= 2, let status = Int(cells[0]), (100...599).contains(status) else { continue }
             for code in cells[1].split(separator: "/") {
                 let name = code.trimmingCharacters(in: .whitespaces).trimmingCharacters(in: CharacterSet(charactersIn: "`"))
-                #expect(documented[name] == nil, "\(name) is in the README's table twice")
+                #expect(documented[name] == nil, "\(name) is in the errors table twice")
                 documented[name] = status
             }
         }

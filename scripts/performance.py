@@ -1,0 +1,97 @@
+"""Writes docs/performance.md from the benchmarks' own output: `make performance`.
+
+Each part runs its `make bench-…` target on this machine and its printed figures go into the
+document verbatim, under what it measures and the targets it is weighed against, with the
+machine and the date. Named parts (`python3 scripts/performance.py engine live`) run alone; the
+other parts' sections are kept from the document as it was. Nothing is written by hand.
+"""
+import datetime
+import os
+import platform
+import re
+import subprocess
+import sys
+
+DOCUMENT = "docs/performance.md"
+
+# (part, make target, what it measures, the targets it is weighed against)
+PARTS = [
+    ("engine", "bench-engine", "The delta engine through its public API, six scenarios (medians).",
+     "1: ≤ 0.5 ms; 2: ≤ 15 ms; 3: ≤ 250 ms and < 400 MB; 4: ≤ 15 ms and ≤ 2,000 moves; 5: ≤ 30 ms; 6: ≤ 0.45 ms."),
+    ("service", "bench-service", "The request path in process: the JSON reader, whole /diff bodies, each delta format against batch.",
+     "Each format ≤ 1.5× the time of batch."),
+    ("load", "bench-load", "POST /diff over HTTP with wrk on the same cores: a 20-item and a 10,000-item body.", ""),
+    ("sessions", "bench-sessions", "Session updates over HTTP, memory store.", ""),
+    ("redis", "bench-redis", "Session updates over HTTP, Redis store.", ""),
+    ("memory", "bench-memory", "Peak memory under hostile-sized bodies.", ""),
+    ("slowloris", "bench-slowloris", "1,050 slow connections from one address while a normal client works.", ""),
+    ("live", "bench-live", "Live sessions: commit to last subscriber, memory per subscriber, the cost a subscriber adds to a commit, /diff with Redis paused.",
+     "1,000 subscribers: p99 ≤ 50 ms; 10,000 idle subscribers in ≤ 1 GiB; /diff p99 < 10 ms with Redis paused."),
+    ("auth", "bench-auth", "Bearer tokens: each algorithm checked in full and remembered; /diff with tokens.",
+     "HS256 on the 20-item /diff: ≤ 10% fewer requests/s."),
+]
+
+
+def machine():
+    model = ""
+    try:
+        with open("/proc/cpuinfo") as info:
+            model = next((line.split(":", 1)[1].strip() for line in info if line.startswith("model name")), "")
+    except OSError:
+        pass
+    return f"{os.cpu_count()} cores ({model or platform.processor()}), Linux {platform.release()}"
+
+
+def sections_of(text):
+    """The existing document's sections by part name (from their `<!-- part: name -->` marks)."""
+    found = {}
+    for match in re.finditer(r"<!-- part: (\w+) -->\n(.*?)(?=<!-- part: |\Z)", text, re.S):
+        found[match.group(1)] = match.group(2)
+    return found
+
+
+def run(target):
+    result = subprocess.run(["make", "-s", target], capture_output=True, text=True)
+    # Build chatter is not a figure.
+    lines = [line for line in result.stdout.splitlines()
+             if not re.match(r"^(\[\d+/\d+\]|Building|Build complete|Compiling|Linking|Write|Planning|swift build)", line)]
+    if result.returncode != 0:
+        lines.append(f"(make {target} failed with status {result.returncode}: {result.stderr.strip()[-400:]})")
+    return "\n".join(lines).strip()
+
+
+def main():
+    asked = sys.argv[1:] or [name for name, *_ in PARTS]
+    unknown = set(asked) - {name for name, *_ in PARTS}
+    if unknown:
+        raise SystemExit(f"unknown parts: {', '.join(sorted(unknown))}")
+    old = sections_of(open(DOCUMENT).read()) if os.path.exists(DOCUMENT) else {}
+    today = datetime.date.today().isoformat()
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip() or "unknown"
+    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], capture_output=True, text=True).stdout.strip()
+    if dirty:
+        commit += " with uncommitted changes"
+    out = ["# Performance", "",
+           "Written by `scripts/performance.py` (`make performance`) from what the benchmarks print; do not edit by hand.", "",
+           "Method: release builds; each benchmark prints its own figures (medians, or percentiles where it says so) and",
+           "asserts nothing. Each section says when, at which commit and on what machine it ran. The load generators",
+           "(wrk, the Python and Swift clients) run on the server's own cores, so figures over HTTP are lower bounds of",
+           "what the server does on a machine of its own. How each benchmark works is in its source under `Benchmarks/`.", ""]
+    for name, target, what, targets in PARTS:
+        if name in asked:
+            print(f"== {target}", flush=True)
+            output = run(target)
+            body = [f"## {name}", "", what, ""]
+            if targets:
+                body += [f"Targets: {targets}", ""]
+            body += [f"`make {target}`, {today}, commit {commit}, {machine()}:", "", "```", output, "```", ""]
+            section = "\n".join(body) + "\n"
+        else:
+            section = old.get(name, f"## {name}\n\nNot measured yet: `make performance PARTS={name}`.\n\n")
+        out.append(f"<!-- part: {name} -->\n{section}")
+    with open(DOCUMENT, "w") as document:
+        document.write("\n".join(out).rstrip() + "\n")
+    print(f"wrote {DOCUMENT}")
+
+
+main()
