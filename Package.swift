@@ -3,7 +3,7 @@ import PackageDescription
 
 /// Dependencies point down only:
 /// livedelta (executable) -> LiveDeltaService -> (LiveCollections, ByteJSON, MicroHTTP -> CMicroHTTPD,
-/// RedisClient -> CHiredis, TokenAuth -> ByteJSON, jwt-kit).
+/// RedisClient -> CHiredis, TokenAuth -> ByteJSON, CCurl, jwt-kit).
 let package = Package(
     name: "LiveDelta",
     products: [
@@ -43,12 +43,14 @@ let package = Package(
         .target(name: "CHiredis", linkerSettings: [.linkedLibrary("hiredis")]),
         // A blocking Redis client on the shim: a bounded pool, timeouts, reconnection. Knows no sessions.
         .target(name: "RedisClient", dependencies: ["CHiredis", .product(name: "NIOConcurrencyHelpers", package: "swift-nio")]),
+        // A thin C shim over libcurl (Debian's libcurl4-openssl-dev): fetching a JWK Set.
+        .target(name: "CCurl", linkerSettings: [.linkedLibrary("curl")]),
         // Bearer tokens: keys bound to their algorithms, claims, tenants and scopes, a cache of
         // accepted tokens. Signatures are jwt-kit's. Knows no HTTP and no sessions.
         .target(
             name: "TokenAuth",
             dependencies: [
-                "ByteJSON", .product(name: "JWTKit", package: "jwt-kit"),
+                "ByteJSON", "CCurl", .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ]
         ),

@@ -1,4 +1,5 @@
 import ByteJSON
+import Dispatch
 import struct NIOConcurrencyHelpers.NIOLockedValueBox
 
 /// Checks bearer tokens (JWS compact JWTs, RFC 7519) against the configured keys and policy,
@@ -182,7 +183,7 @@ public final class TokenVerifier: Sendable {
     }
 
     /// Reads the JWK Set again where it is due: on the refresh interval, or for a `kid` not
-    /// held once the floor has passed. One thread reads; the others go on with the keys held.
+    /// held once the floor has passed. One read at a time; everyone goes on with the keys held.
     private func refreshKeySet(now: Int64, becauseOfUnknownKid: Bool) {
         guard let keySetSource else { return }
         let due = state.withLockedValue { state -> Bool in
@@ -195,11 +196,15 @@ public final class TokenVerifier: Sendable {
             return true
         }
         guard due else { return }
-        // A set that cannot be read now keeps the keys already held.
-        let keys = try? keySetSource()
-        state.withLockedValue { state in
-            if let keys { state.keySet = keys }
-            state.reading = false
+        // Read off the request's thread, which may be an event loop's: a slow issuer must not
+        // hold up other requests. This request goes on with the keys held; those after the
+        // read see the new ones. A set that cannot be read keeps the keys already held.
+        DispatchQueue.global().async { [state] in
+            let keys = try? keySetSource()
+            state.withLockedValue { state in
+                if let keys { state.keySet = keys }
+                state.reading = false
+            }
         }
     }
 

@@ -25,10 +25,10 @@ struct AuthOptions: ParsableArguments {
     @Option(help: "A PEM public key: RS256 for RSA, ES256 for P-256, EdDSA for Ed25519; repeatable. [env: LIVEDELTA_JWT_PUBLIC_KEY_FILE, comma-separated]")
     var jwtPublicKeyFile: [String] = Environment.list("LIVEDELTA_JWT_PUBLIC_KEY_FILE")
 
-    @Option(help: "A JWK Set file (keys chosen by kid), read again every --jwks-refresh seconds, and on an unknown kid at most every 10 s. [env: LIVEDELTA_JWKS]")
+    @Option(help: "A JWK Set (keys chosen by kid): a file, or an http(s) address such as an issuer's jwks_uri; read again every --jwks-refresh seconds, and on an unknown kid at most every 10 s. [env: LIVEDELTA_JWKS]")
     var jwks: String = Environment.value("LIVEDELTA_JWKS", default: "")
 
-    @Option(help: "Seconds between reads of the --jwks file. [env: LIVEDELTA_JWKS_REFRESH]")
+    @Option(help: "Seconds between reads of the --jwks set. [env: LIVEDELTA_JWKS_REFRESH]")
     var jwksRefresh: Int = Environment.value("LIVEDELTA_JWKS_REFRESH", default: 300)
 
     @Option(help: "Tokens' iss must equal it (unchecked when empty). [env: LIVEDELTA_JWT_ISSUER]")
@@ -52,9 +52,6 @@ struct AuthOptions: ParsableArguments {
         }
         guard !jwtSecretFile.isEmpty || !jwtPublicKeyFile.isEmpty || !jwks.isEmpty else {
             throw ValidationError("--auth jwt needs keys: --jwt-secret-file, --jwt-public-key-file or --jwks")
-        }
-        if jwks.hasPrefix("http://") || jwks.hasPrefix("https://") {
-            throw ValidationError("--jwks takes a file (fetch the set to it, for example with a sidecar); addresses are not fetched")
         }
         guard (10...86_400).contains(jwksRefresh) else { throw ValidationError("--jwks-refresh must be from 10 to 86400 seconds") }
         guard !tenantClaim.isEmpty, !authCookie.isEmpty else { throw ValidationError("--tenant-claim and --auth-cookie must not be empty") }
@@ -84,7 +81,8 @@ struct AuthOptions: ParsableArguments {
             let jwks = jwks
             let source: TokenVerifier.KeySetSource = { () throws(KeyError) in
                 do throws(KeyError) {
-                    let keys = try VerificationKey.keySet(json: try Self.read(jwks), origin: jwks)
+                    let bytes = KeySetAddress.isAddress(jwks) ? try KeySetAddress.fetch(jwks) : try Self.read(jwks)
+                    let keys = try VerificationKey.keySet(json: bytes, origin: jwks)
                     logger.info("key set read", metadata: ["jwks": "\(jwks)", "keys": "\(keys.count)"])
                     return keys
                 } catch {

@@ -255,6 +255,58 @@ def test_unknown_kids_cause_a_bounded_number_of_key_set_reads(server, keys):
     assert reads <= 1 + int(elapsed / 10) + 1, (reads, elapsed)
 
 
+def test_a_key_set_at_an_address_is_fetched_and_read_again_for_a_new_kid(keys, tmp_path):
+    """An issuer's jwks_uri: the set is fetched at start; a key published later under a new kid
+    is taken up once a token names it, no sooner than 10 s after the last read (the floor), and
+    off the request, so tokens are refused until the read is done."""
+    import http.server
+    import threading
+
+    first = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    later = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+
+    def jwk(key, kid):
+        value = json.loads(jwt.algorithms.RSAAlgorithm.to_jwk(key.public_key()))
+        value.update({"kid": kid, "alg": "RS256"})
+        return value
+
+    published = {"keys": [jwk(first, "first")]}
+    fetches = []
+
+    class Issuer(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            fetches.append(self.path)
+            body = json.dumps(published).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *arguments):
+            pass
+
+    issuer = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Issuer)
+    threading.Thread(target=issuer.serve_forever, daemon=True).start()
+    address = f"http://127.0.0.1:{issuer.server_address[1]}/.well-known/jwks.json"
+    server = Server(["--auth", "jwt", "--jwks", address], str(tmp_path / "jwks-server.log"))
+    try:
+        assert len(fetches) == 1
+        body = {"old": [1], "new": [2]}
+        assert server.request("POST", "/diff", body, token=jwt.encode(claims(), first, algorithm="RS256", headers={"kid": "first"}))[0] == 200
+        published["keys"].append(jwk(later, "later"))
+        token = jwt.encode(claims(), later, algorithm="RS256", headers={"kid": "later"})
+        deadline = time.time() + 15
+        while server.request("POST", "/diff", body, token=token)[0] != 200:
+            assert time.time() < deadline, "the new key was never taken up"
+            time.sleep(0.1)
+        assert len(fetches) == 2
+        assert server.request("POST", "/diff", body, token=jwt.encode(claims(), later, algorithm="RS256", headers={"kid": "stranger"}))[0] == 401
+    finally:
+        server.stop()
+        issuer.shutdown()
+
+
 # MARK: - Scopes
 
 
