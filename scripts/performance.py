@@ -54,7 +54,9 @@ def run(target):
     result = subprocess.run(["make", "-s", target], capture_output=True, text=True)
     # Build chatter is not a figure.
     lines = [line for line in result.stdout.splitlines()
-             if not re.match(r"^(\[\d+/\d+\]|Building|Build complete|Compiling|Linking|Write|Planning|swift build)", line)]
+             if not re.match(r"^(\[\d+/\d+\]|Building|Build complete|Build of product|Compiling|Linking|Write|Planning|swift build)", line)
+             # redis-server's own start and stop lines, from the benchmarks that start one.
+             and not re.match(r"^\d+:([CMS] |signal-handler)", line)]
     if result.returncode != 0:
         lines.append(f"(make {target} failed with status {result.returncode}: {result.stderr.strip()[-400:]})")
     return "\n".join(lines).strip()
