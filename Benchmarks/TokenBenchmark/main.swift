@@ -9,16 +9,11 @@ import TokenAuth
 #endif
 
 func read(_ path: String) -> [UInt8] {
-    guard let file = fopen(path, "rb") else { fatalError("cannot read \(path)") }
-    defer { fclose(file) }
-    var bytes: [UInt8] = []
-    var chunk = [UInt8](repeating: 0, count: 65_536)
-    while true {
-        let count = fread(&chunk, 1, chunk.count, file)
-        if count == 0 { break }
-        bytes += chunk[0..<count]
+    do {
+        return try KeyFile.read(path)
+    } catch {
+        fatalError("\(error)")
     }
-    return bytes
 }
 
 func microseconds(_ runs: Int, _ body: () -> Void) -> Double {

@@ -3,12 +3,6 @@ import LiveDeltaService
 import Logging
 import TokenAuth
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Musl)
-    import Musl
-#endif
-
 /// Who may call what: the token flags, and the access policy they make.
 struct AuthOptions: ParsableArguments {
     enum Mode: String, ExpressibleByArgument, CaseIterable {
@@ -66,9 +60,9 @@ struct AuthOptions: ParsableArguments {
             return .open
         }
         var keys: [VerificationKey] = []
-        for path in jwtSecretFile { keys.append(try VerificationKey.secret(try Self.read(path), origin: path)) }
+        for path in jwtSecretFile { keys.append(try VerificationKey.secret(try KeyFile.read(path), origin: path)) }
         for path in jwtPublicKeyFile {
-            keys.append(try VerificationKey.publicKey(pem: String(decoding: try Self.read(path), as: UTF8.self), origin: path))
+            keys.append(try VerificationKey.publicKey(pem: String(decoding: try KeyFile.read(path), as: UTF8.self), origin: path))
         }
         var policy = TokenVerifier.Policy()
         policy.issuer = jwtIssuer.isEmpty ? nil : jwtIssuer
@@ -81,7 +75,7 @@ struct AuthOptions: ParsableArguments {
             let jwks = jwks
             let source: TokenVerifier.KeySetSource = { () throws(KeyError) in
                 do throws(KeyError) {
-                    let bytes = KeySetAddress.isAddress(jwks) ? try KeySetAddress.fetch(jwks) : try Self.read(jwks)
+                    let bytes = KeySetAddress.isAddress(jwks) ? try KeySetAddress.fetch(jwks) : try KeyFile.read(jwks)
                     let keys = try VerificationKey.keySet(json: bytes, origin: jwks)
                     logger.info("key set read", metadata: ["jwks": "\(jwks)", "keys": "\(keys.count)"])
                     return keys
@@ -102,21 +96,5 @@ struct AuthOptions: ParsableArguments {
                 "issuer": "\(jwtIssuer.isEmpty ? "any" : jwtIssuer)", "audience": "\(jwtAudience.isEmpty ? "any" : jwtAudience)", "tenant_claim": "\(tenantClaim)",
             ])
         return AccessPolicy(verifier: verifier, cookieName: authCookie)
-    }
-
-    private static func read(_ path: String) throws(KeyError) -> [UInt8] {
-        guard let file = fopen(path, "rb") else {
-            throw KeyError(description: "\(path): cannot be read (\(String(cString: strerror(errno))))")
-        }
-        defer { fclose(file) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 65_536)
-        while true {
-            let count = fread(&chunk, 1, chunk.count, file)
-            if count == 0 { break }
-            bytes += chunk[0..<count]
-            guard bytes.count <= 1 << 20 else { throw KeyError(description: "\(path): larger than 1 MiB, not a key") }
-        }
-        return bytes
     }
 }
