@@ -28,6 +28,8 @@ public struct DiffOptions: Sendable, Equatable {
     public var nested: [String: DiffOptions] = [:]
     /// The most levels of lists within lists `nested` may describe.
     public static let maxNestedLevels = 4
+    /// The most fields one `nested` may name (openapi.yaml's `maxProperties`).
+    public static let maxNestedFields = 1_000
 
     public init() {}
 
@@ -134,6 +136,10 @@ public struct DiffOptions: Sendable, Equatable {
             }
             guard level < Self.maxNestedLevels else {
                 throw .invalidOption(pointer.appending("nested"), "nested lists go at most \(Self.maxNestedLevels) levels deep")
+            }
+            guard fields.count <= Self.maxNestedFields else {
+                throw .invalidOption(
+                    pointer.appending("nested"), "nested names \(fields.count) fields; it may name at most \(Self.maxNestedFields)")
             }
             for (name, options) in fields {
                 let field = String(decoding: name, as: UTF8.self)

@@ -33,7 +33,9 @@ struct SessionEndpoints {
         }
         let options = try body.options ?? DiffOptions()
         let collection = try body.collection(readWith: options)
-        let (snapshot, created) = try sessions { () throws(SessionError) in try store.put(id: id, options: options, collection: collection) }
+        let (snapshot, created) = try sessions(options: options) { () throws(SessionError) in
+            try store.put(id: id, options: options, collection: collection)
+        }
         var writer = JSONWriter()
         writer.raw("{")
         writer.sessionSummary(snapshot)
@@ -95,7 +97,7 @@ struct SessionEndpoints {
                     readWith = options
                     continue
                 }
-                throw translate(error, location: body.location)
+                throw translate(error, location: body.location, options: readWith)
             }
         }
         throw APIError(.busy, message: "the session was replaced twice while this request was read; send it again")
@@ -123,15 +125,16 @@ struct SessionEndpoints {
         return headers
     }
 
-    private func sessions<T>(_ body: () throws(SessionError) -> T) throws(APIError) -> T {
+    private func sessions<T>(options: DiffOptions = DiffOptions(), _ body: () throws(SessionError) -> T) throws(APIError) -> T {
         do {
             return try body()
         } catch {
-            throw translate(error, location: .sessionBody)
+            throw translate(error, location: .sessionBody, options: options)
         }
     }
 
-    func translate(_ error: SessionError, location: CollectionLocation) -> APIError {
+    /// - Parameter options: the session's, whose `itemsKey` a duplicate's pointer names.
+    func translate(_ error: SessionError, location: CollectionLocation, options: DiffOptions = DiffOptions()) -> APIError {
         switch error {
         case .notFound(let id):
             return APIError(.sessionNotFound, message: "there is no session \(SessionNamespace.shown(id)) (it may have expired or been evicted)")
@@ -153,7 +156,7 @@ struct SessionEndpoints {
                 JSONPointer(sectioned ? "items" : "sections"),
                 sectioned ? "this session holds sections: send \"sections\"" : "this session holds a flat collection: send \"items\"")
         case .duplicate(let duplicate):
-            return DiffComputation(options: DiffOptions(), oldLocation: location, newLocation: location).duplicate(duplicate)
+            return DiffComputation(options: options, oldLocation: location, newLocation: location).duplicate(duplicate)
         case .tooManyItems(let limit, let count):
             return APIError(.tooManyItems, message: "a session holds at most \(limit) items; this would make \(count)")
         case .storeFull(let limit):
