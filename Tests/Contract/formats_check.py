@@ -302,6 +302,21 @@ def sections_under_another_items_key_replay(old, new):
     assert sectioned_keyed_apply(old, answer["keyed"], items_key="rows") == new
 
 
+def a_section_header_change_is_patched_field_by_field():
+    """A section whose title changed and whose rows did not: the patch sets the title (and
+    removes or adds header fields), and leaves the rows alone, under any items key."""
+    for key in ["items", "rows"]:
+        old = [{"id": "a", "title": "Watching", "note": "x", key: [{"id": 1, "v": 0}, {"id": 2, "v": 0}]},
+               {"id": "b", "title": "Done", key: [{"id": 3, "v": 0}]}]
+        new = [{"id": "a", "title": "Now watching", "colour": "red", key: [{"id": 1, "v": 0}, {"id": 2, "v": 0}]},
+               {"id": "b", "title": "Done", key: [{"id": 3, "v": 0}]}]
+        patch = post("/diff", {"old": {"sections": old}, "new": {"sections": new},
+                               "options": {"format": "jsonPatch", "itemsKey": key}})["jsonPatch"]
+        assert sorted((op["op"], op["path"]) for op in patch) == [
+            ("add", "/sections/0/colour"), ("remove", "/sections/0/note"), ("replace", "/sections/0/title")], patch
+        assert jsonpatch.apply_patch({"sections": old}, patch) == {"sections": new}
+
+
 def sections_after_stage_one(old, new):
     """Each new section's rows after the section stage: a surviving section's old rows."""
     by_id = {section["id"]: section for section in old}
@@ -470,6 +485,7 @@ nested_lists_in_sections_replay()
 sections_with_repeated_ids_replay()
 diffs_of_sections_replay()
 sections_under_another_items_key_replay()
+a_section_header_change_is_patched_field_by_field()
 diffs_of_repeated_ids_replay()
 session_updates_replay()
 print("formats: jsonPatch (jsonpatch package), sequential (Android replayer) and keyed answers replay exactly")

@@ -182,7 +182,7 @@ import TestSupport
     /// items), then items, then sections whose own fields changed.
     @Test(arguments: [
         ("sequential", #""sequential":[{"op":"removeSections","position":0,"count":1},{"op":"insertSections","position":1,"count":1},{"op":"insert","section":0,"position":1,"count":1},{"op":"changeSections","position":0,"count":1}]"#),
-        ("jsonPatch", #""jsonPatch":[{"op":"remove","path":"/sections/0"},{"op":"add","path":"/sections/1","value":{"id":"c","title":"C","items":[{"id":4}]}},{"op":"add","path":"/sections/0/items/1","value":{"id":1}},{"op":"replace","path":"/sections/0","value":{"id":"b","title":"B!","items":[{"id":3},{"id":1}]}}]"#),
+        ("jsonPatch", #""jsonPatch":[{"op":"remove","path":"/sections/0"},{"op":"add","path":"/sections/1","value":{"id":"c","title":"C","items":[{"id":4}]}},{"op":"add","path":"/sections/0/items/1","value":{"id":1}},{"op":"replace","path":"/sections/0/title","value":"B!"}]"#),
         ("keyed", #""keyed":[{"op":"removeSection","id":"a"},{"op":"insertSection","id":"c","before":null,"section":{"id":"c","title":"C","items":[{"id":4}]}},{"op":"insert","id":1,"section":"b","before":null,"item":{"id":1}},{"op":"updateSection","id":"b","section":{"id":"b","title":"B!","items":[{"id":3},{"id":1}]}}]"#),
     ])
     func sectionsAreSpelledInEachFormat(format: String, member: String) throws {

@@ -4,7 +4,8 @@ import LiveCollections
 /// A sectioned delta in each format but `batch`: one list of operations in the order they
 /// apply (LiveCollections' `SectionedDelta.sequential`): sections removed, moved and inserted
 /// (with their new items), then items removed, moved (across sections too), inserted and
-/// changed, then the sections whose own content changed. `keyed` removes items before
+/// changed, then the sections whose own content changed (`jsonPatch`: their own fields, one
+/// by one). `keyed` removes items before
 /// anything else: it addresses them by id, and an item that goes into an inserted section
 /// arrives with it.
 struct SectionedFormatting {
@@ -211,9 +212,20 @@ struct SectionedFormatting {
                 }
             }
         }
-        // Last, a section whose own content changed is replaced whole: its items are final by then.
+        // Last, the sections whose own content changed: their own fields are patched, as an
+        // item's are, and their items (final by then) are left alone, so that a client does not
+        // rebuild rows that did not change. A section that is not an object is replaced.
+        let itemsName = Array(spelling.itemsKey.utf8)
         for case .change(let position, let count) in sequential.sectionChanges {
-            for index in position..<position + count { patch(&list, "replace", section(index), value: new[index].text) }
+            for index in position..<position + count {
+                guard let was = source[index],
+                    let fields = FieldChanges(old: old[was].text, new: new[index].text, filter: .allFields, excluding: [itemsName])
+                else {
+                    patch(&list, "replace", section(index), value: new[index].text)
+                    continue
+                }
+                list.fieldPatch(fields, at: section(index))
+            }
         }
         writer = list.finish()
     }
