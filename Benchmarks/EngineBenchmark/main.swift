@@ -36,9 +36,11 @@ typealias MovieSection = ItemSection<Int, String, Movie>
 func uuids(_ count: Int, _ rng: inout SplitMix) -> [UUIDItem] {
     (0..<count).map { _ in
         let a = rng.next(), b = rng.next()
-        return UUIDItem(uniqueID: UUID(uuid: withUnsafeBytes(of: (a, b)) { raw in
-            raw.load(as: uuid_t.self)
-        }))
+        return UUIDItem(
+            uniqueID: UUID(
+                uuid: withUnsafeBytes(of: (a, b)) { raw in
+                    raw.load(as: uuid_t.self)
+                }))
     }
 }
 
@@ -128,9 +130,10 @@ func measure(_ name: String, runs: Int, target: Double, _ body: () -> String) {
     }
     times.sort()
     let median = times[times.count / 2]
-    print(String(
-        format: "%@: median %.3f ms, min %.3f ms (%d runs; target <= %.2f ms: %@); %@; peak RSS %.0f MB",
-        name, median, times[0], runs, target, median <= target ? "met" : "MISSED", counts, peakMemoryMB()))
+    print(
+        String(
+            format: "%@: median %.3f ms, min %.3f ms (%d runs; target <= %.2f ms: %@); %@; peak RSS %.0f MB",
+            name, median, times[0], runs, target, median <= target ? "met" : "MISSED", counts, peakMemoryMB()))
 }
 
 func describe(_ delta: IndexDelta) -> String {

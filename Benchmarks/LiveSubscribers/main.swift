@@ -125,7 +125,8 @@ final class Subscribers {
 
 /// A blocking keep-alive connection for the writer's updates.
 func request(_ descriptor: Int32, _ method: String, _ path: String, _ body: String) -> String {
-    sendAll(descriptor, "\(method) \(path) HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)")
+    sendAll(
+        descriptor, "\(method) \(path) HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)")
     var received: [UInt8] = []
     var chunk = [UInt8](repeating: 0, count: 65536)
     while true {

@@ -14,7 +14,8 @@ import MicroHTTP
 
 func movie(_ id: Int, edited: Bool = false) -> String {
     let tags = id % 3 == 0 ? "[\"comedy\"]" : "[\"drama\",\"new\"]"
-    return "{\"id\":\(id),\"title\":\"Movie number \(id)\(edited ? " (edited)" : "")\",\"year\":\(1950 + id % 70),\"rating\":\(Double(id % 100) / 10),\"tags\":\(tags)}"
+    return
+        "{\"id\":\(id),\"title\":\"Movie number \(id)\(edited ? " (edited)" : "")\",\"year\":\(1950 + id % 70),\"rating\":\(Double(id % 100) / 10),\"tags\":\(tags)}"
 }
 
 /// old: `count` movies; new: 5% deleted, 5% inserted, 5% edited, the first tenth shuffled.
@@ -61,35 +62,49 @@ func reader() throws {
         }
     }
     let data = Data(document)
-    let foundation = CommandLine.arguments.contains("--no-foundation")
+    let foundation =
+        CommandLine.arguments.contains("--no-foundation")
         ? (median: Double.nan, min: Double.nan) : try measure(5) { _ = try JSONSerialization.jsonObject(with: data) }
     func rate(_ ms: Double) -> Double { megabytes / (ms / 1000) }
     func verdict(_ met: Bool) -> String { met ? "met" : "MISSED" }
-    print(String(format: "JSON reader, 100,000 movies (%.1f MB): ids and content hashes: median %.2f ms (%.0f MB/s), min %.2f ms (target >= 1,000 MB/s: %@)",
-                 megabytes, ours.median, rate(ours.median), ours.min, verdict(rate(ours.median) >= 1_000)))
-    print(String(format: "  validation alone: median %.2f ms (%.0f MB/s; target >= 2,000 MB/s: %@); one scan with hashes: median %.2f ms (%.0f MB/s)",
-                 validateOnly.median, rate(validateOnly.median), verdict(rate(validateOnly.median) >= 2_000), hashedScan.median, rate(hashedScan.median)))
+    print(
+        String(
+            format:
+                "JSON reader, 100,000 movies (%.1f MB): ids and content hashes: median %.2f ms (%.0f MB/s), min %.2f ms (target >= 1,000 MB/s: %@)",
+            megabytes, ours.median, rate(ours.median), ours.min, verdict(rate(ours.median) >= 1_000)))
+    print(
+        String(
+            format: "  validation alone: median %.2f ms (%.0f MB/s; target >= 2,000 MB/s: %@); one scan with hashes: median %.2f ms (%.0f MB/s)",
+            validateOnly.median, rate(validateOnly.median), verdict(rate(validateOnly.median) >= 2_000), hashedScan.median, rate(hashedScan.median)))
     print(String(format: "  JSONSerialization: median %.2f ms (%.0f MB/s)", foundation.median, rate(foundation.median)))
     // The same movies keyed by UUID strings, as many apps key their rows.
-    let keyed = Array(("[" + (0..<100_000).map { movie($0).replacingOccurrences(of: "{\"id\":\($0),", with: "{\"id\":\"\(UUID().uuidString)\",") }
-        .joined(separator: ",") + "]").utf8)
+    let keyed = Array(
+        ("["
+            + (0..<100_000).map { movie($0).replacingOccurrences(of: "{\"id\":\($0),", with: "{\"id\":\"\(UUID().uuidString)\",") }
+            .joined(separator: ",") + "]").utf8)
     let keyedBody = ByteBuffer(keyed)
     let uuids = try measure(15) {
         let collection = try CollectionDocument.read(keyedBody)
         precondition(collection.itemCount == 100_000)
     }
-    print(String(format: "  with UUID string ids (%.1f MB): median %.2f ms (%.0f MB/s)",
-                 Double(keyed.count) / 1_048_576, uuids.median, Double(keyed.count) / 1_048_576 / (uuids.median / 1000)))
+    print(
+        String(
+            format: "  with UUID string ids (%.1f MB): median %.2f ms (%.0f MB/s)",
+            Double(keyed.count) / 1_048_576, uuids.median, Double(keyed.count) / 1_048_576 / (uuids.median / 1000)))
     // Validation where strings are long and their lengths vary (a sentence or two of prose).
     var rng = SystemRandomNumberGenerator()
     let words = ["the", "quiet", "river", "ran", "past", "an", "old", "mill", "where", "children", "played", "all", "summer", "long"]
-    let prose = Array(("[" + (0..<20_000).map { id in
-        let sentence = (0..<Int.random(in: 10...60, using: &rng)).map { _ in words.randomElement(using: &rng)! }.joined(separator: " ")
-        return "{\"id\":\(id),\"text\":\"\(sentence).\"}"
-    }.joined(separator: ",") + "]").utf8)
+    let prose = Array(
+        ("["
+            + (0..<20_000).map { id in
+                let sentence = (0..<Int.random(in: 10...60, using: &rng)).map { _ in words.randomElement(using: &rng)! }.joined(separator: " ")
+                return "{\"id\":\(id),\"text\":\"\(sentence).\"}"
+            }.joined(separator: ",") + "]").utf8)
     let prosed = try measure(15) { try prose.withUnsafeBufferPointer { try JSONScanner.validate($0) } }
-    print(String(format: "  validation of 20,000 items of prose (%.1f MB): median %.2f ms (%.0f MB/s)",
-                 Double(prose.count) / 1_048_576, prosed.median, Double(prose.count) / 1_048_576 / (prosed.median / 1000)))
+    print(
+        String(
+            format: "  validation of 20,000 items of prose (%.1f MB): median %.2f ms (%.0f MB/s)",
+            Double(prose.count) / 1_048_576, prosed.median, Double(prose.count) / 1_048_576 / (prosed.median / 1000)))
 }
 
 func diff(sizes: [(Int, Int)] = [(20, 2_001), (10_000, 41)]) throws {
@@ -98,8 +113,10 @@ func diff(sizes: [(Int, Int)] = [(20, 2_001), (10_000, 41)]) throws {
         let body = ByteBuffer(bytes)
         var response = [UInt8]()
         let time = try measure(runs) { response = try DiffEndpoint.respond(to: body) }
-        print(String(format: "POST /diff body, %d items a side (%d bytes): median %.3f ms, min %.3f ms, response %d bytes",
-                     count, bytes.count, time.median, time.min, response.count))
+        print(
+            String(
+                format: "POST /diff body, %d items a side (%d bytes): median %.3f ms, min %.3f ms, response %d bytes",
+                count, bytes.count, time.median, time.min, response.count))
     }
 }
 
@@ -126,8 +143,10 @@ func formats() throws {
         let time = try measure(21) { response = try DiffEndpoint.respond(to: body) }
         timings.append((format, time.median))
         let ratio = time.median / timings[0].1
-        print(String(format: "format %@, 100,000 movies, 10%% changed: median %.2f ms, min %.2f ms, answer %d bytes; %.2fx batch (target <= 1.5x)",
-                     format, time.median, time.min, response.count, ratio))
+        print(
+            String(
+                format: "format %@, 100,000 movies, 10%% changed: median %.2f ms, min %.2f ms, answer %d bytes; %.2fx batch (target <= 1.5x)",
+                format, time.median, time.min, response.count, ratio))
     }
 }
 

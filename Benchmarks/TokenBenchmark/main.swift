@@ -29,7 +29,8 @@ while arguments.count >= 4 {
     let kind = arguments.removeFirst()
     let keyPath = arguments.removeFirst()
     let tokenPath = arguments.removeFirst()
-    let key = try kind == "secret"
+    let key =
+        try kind == "secret"
         ? VerificationKey.secret(read(keyPath), origin: keyPath)
         : VerificationKey.publicKey(pem: String(decoding: read(keyPath), as: UTF8.self), origin: keyPath)
     let token = Substring(String(decoding: read(tokenPath), as: UTF8.self).trimmingCharacters(in: "\n"))

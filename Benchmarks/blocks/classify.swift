@@ -77,7 +77,9 @@ func classifyByComparison(_ block: UnsafePointer<UInt8>) -> Masks {
 @inline(__always)
 func movemask(_ mask: Builtin.Vec16xInt1) -> UInt64 { UInt64(UInt16(Builtin.bitcast_Vec16xInt1_Int16(mask))) }
 @inline(__always)
-func equalLanes(_ x: Lanes, _ byte: UInt8) -> Builtin.Vec16xInt1 { Builtin.cmp_eq_Vec16xInt8(x._storage._value, Lanes(repeating: byte)._storage._value) }
+func equalLanes(_ x: Lanes, _ byte: UInt8) -> Builtin.Vec16xInt1 {
+    Builtin.cmp_eq_Vec16xInt8(x._storage._value, Lanes(repeating: byte)._storage._value)
+}
 @inline(__always)
 func either(_ a: Builtin.Vec16xInt1, _ b: Builtin.Vec16xInt1) -> Builtin.Vec16xInt1 { Builtin.or_Vec16xInt1(a, b) }
 
@@ -90,7 +92,8 @@ func classifyByBuiltin(_ block: UnsafePointer<UInt8>) -> Masks {
         func equal(_ byte: UInt8) -> Builtin.Vec16xInt1 { equalLanes(x, byte) }
         masks.quote |= movemask(equal(0x22)) << shift
         masks.backslash |= movemask(equal(0x5C)) << shift
-        masks.structural |= movemask(either(either(either(equal(0x7B), equal(0x7D)), either(equal(0x5B), equal(0x5D))), either(equal(0x3A), equal(0x2C)))) << shift
+        masks.structural |=
+            movemask(either(either(either(equal(0x7B), equal(0x7D)), either(equal(0x5B), equal(0x5D))), either(equal(0x3A), equal(0x2C)))) << shift
         masks.whitespace |= movemask(either(either(equal(0x20), equal(0x0A)), either(equal(0x0D), equal(0x09)))) << shift
         masks.control |= movemask(Builtin.cmp_ult_Vec16xInt8(x._storage._value, Lanes(repeating: 0x20)._storage._value)) << shift
         masks.nonASCII |= movemask(Builtin.cmp_slt_Vec16xInt8(x._storage._value, Lanes(repeating: 0)._storage._value)) << shift

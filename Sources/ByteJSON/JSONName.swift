@@ -78,6 +78,8 @@ extension JSONScanner {
 /// Masks for the first `length` bytes (0 to 16) of text loaded as two little-endian words.
 @usableFromInline @inline(__always)
 func twoWordMasks(_ length: Int) -> (low: UInt64, high: UInt64) {
-    (length >= 8 ? .max : ~(UInt64.max &<< UInt64(8 * length)),
-     length <= 8 ? 0 : length == 16 ? .max : ~(UInt64.max &<< UInt64(8 * (length - 8))))
+    (
+        length >= 8 ? .max : ~(UInt64.max &<< UInt64(8 * length)),
+        length <= 8 ? 0 : length == 16 ? .max : ~(UInt64.max &<< UInt64(8 * (length - 8)))
+    )
 }

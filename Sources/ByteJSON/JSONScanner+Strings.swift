@@ -95,17 +95,18 @@ extension JSONScanner {
     mutating func scanEscape() throws(JSONError) -> (word: UInt64, count: Int) {
         guard position + 1 < count else { throw JSONError(.unexpectedEnd, at: position + 1) }
         let escape = base[position + 1]
-        let simple: UInt8? = switch escape {
-        case 0x22: 0x22
-        case 0x5C: 0x5C
-        case 0x2F: 0x2F
-        case 0x62: 0x08
-        case 0x66: 0x0C
-        case 0x6E: 0x0A
-        case 0x72: 0x0D
-        case 0x74: 0x09
-        default: nil
-        }
+        let simple: UInt8? =
+            switch escape {
+            case 0x22: 0x22
+            case 0x5C: 0x5C
+            case 0x2F: 0x2F
+            case 0x62: 0x08
+            case 0x66: 0x0C
+            case 0x6E: 0x0A
+            case 0x72: 0x0D
+            case 0x74: 0x09
+            default: nil
+            }
         if let simple {
             position += 2
             return (UInt64(simple), 1)

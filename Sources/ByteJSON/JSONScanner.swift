@@ -129,12 +129,16 @@ public struct JSONScanner {
     /// `scanValue(findingMember:)` for one of many objects that likely spell the same keys in
     /// the same order (the items of an array): `keyShapes`, kept by the caller from one object
     /// to the next, lets a key spelled as before skip its hashing.
-    public mutating func scanValue(findingMember name: JSONName, keyShapes: inout KeyShapes) throws(JSONError) -> (value: ScannedValue, member: ScannedValue?, repeated: Bool) {
+    public mutating func scanValue(findingMember name: JSONName, keyShapes: inout KeyShapes) throws(JSONError) -> (
+        value: ScannedValue, member: ScannedValue?, repeated: Bool
+    ) {
         try withUnsafeMutablePointer(to: &keyShapes) { (shapes) throws(JSONError) in try scanValue(findingMember: name, shapes: shapes) }
     }
 
     @inline(__always)
-    private mutating func scanValue(findingMember name: JSONName, shapes: UnsafeMutablePointer<KeyShapes>?) throws(JSONError) -> (value: ScannedValue, member: ScannedValue?, repeated: Bool) {
+    private mutating func scanValue(findingMember name: JSONName, shapes: UnsafeMutablePointer<KeyShapes>?) throws(JSONError) -> (
+        value: ScannedValue, member: ScannedValue?, repeated: Bool
+    ) {
         skipWhitespace()
         // A short name is plain data: the finder then holds no reference, which would cost a
         // retain and a release per item.
@@ -151,7 +155,9 @@ public struct JSONScanner {
     /// Inlined, with the walk's hash coming back in registers, so that no `ScannedValue` is
     /// stored field by field and loaded back whole on its way out (see `position`).
     @inline(__always)
-    private mutating func scanContainer<Observer: TopMembers>(observing observer: inout Observer, shapes: UnsafeMutablePointer<KeyShapes>? = nil) throws(JSONError) -> ScannedValue {
+    private mutating func scanContainer<Observer: TopMembers>(observing observer: inout Observer, shapes: UnsafeMutablePointer<KeyShapes>? = nil)
+        throws(JSONError) -> ScannedValue
+    {
         // The open containers live on the stack while they fit there (32 levels); deeper
         // texts move them to the heap. No reference means nothing to retain per call.
         let start = position
@@ -168,7 +174,9 @@ public struct JSONScanner {
     /// `shapes`, where given, remembers the keys of objects one level in.
     /// Returns the value's hash and, for a string, whether it holds escapes; the value ends at
     /// the cursor.
-    private mutating func scanValue<Observer: TopMembers>(frames: inout FrameStack, observer: inout Observer, shapes: UnsafeMutablePointer<KeyShapes>?) throws(JSONError) -> (hash: UInt64, hasEscapes: Bool) {
+    private mutating func scanValue<Observer: TopMembers>(
+        frames: inout FrameStack, observer: inout Observer, shapes: UnsafeMutablePointer<KeyShapes>?
+    ) throws(JSONError) -> (hash: UInt64, hasEscapes: Bool) {
         var depth = 0
         // The innermost open container is kept here, where its sum and count can stay in
         // registers rather than go through memory from one member to the next (9% of the
@@ -189,7 +197,9 @@ public struct JSONScanner {
                 } else {
                     let key = depth == 0 ? try scanKeyAndColon(place: 0, shapes: shapes) : try scanKeyAndColon()
                     Self.open(Frame(isObject: true, accumulator: 0, count: 0, keyHash: key.hash), replacing: &top, in: &frames, depth: &depth)
-                    if Observer.listens && depth == 1 && (!hashing || key.hash == observer.keyHash || observer.keyHash == 0) { observer.key(key, in: &self) }
+                    if Observer.listens && depth == 1 && (!hashing || key.hash == observer.keyHash || observer.keyHash == 0) {
+                        observer.key(key, in: &self)
+                    }
                     continue value
                 }
             case 0x5B:  // [
@@ -200,7 +210,8 @@ public struct JSONScanner {
                     position += 1
                     hash = ValueHash.mix(ValueHash.arrayTag, 0)
                 } else {
-                    Self.open(Frame(isObject: false, accumulator: ValueHash.arrayTag, count: 0, keyHash: 0), replacing: &top, in: &frames, depth: &depth)
+                    Self.open(
+                        Frame(isObject: false, accumulator: ValueHash.arrayTag, count: 0, keyHash: 0), replacing: &top, in: &frames, depth: &depth)
                     continue value
                 }
             case 0x22:
@@ -218,7 +229,8 @@ public struct JSONScanner {
                 if Observer.listens && depth == 1 && observer.wantsValue { observer.value(hash: hash, in: &self) }
                 // Sums and counts feed only the hash: a plain check writes nothing to the frame.
                 if hashing {
-                    top.accumulator = top.isObject
+                    top.accumulator =
+                        top.isObject
                         ? top.accumulator &+ ValueHash.member(key: top.keyHash, value: hash)
                         : ValueHash.mix(top.accumulator, hash)
                     top.count += 1
@@ -232,7 +244,9 @@ public struct JSONScanner {
                     if isObject {
                         let key = depth == 1 ? try scanKeyAndColon(place: top.count, shapes: shapes) : try scanKeyAndColon()
                         top.keyHash = key.hash
-                        if Observer.listens && depth == 1 && (!hashing || key.hash == observer.keyHash || observer.keyHash == 0) { observer.key(key, in: &self) }
+                        if Observer.listens && depth == 1 && (!hashing || key.hash == observer.keyHash || observer.keyHash == 0) {
+                            observer.key(key, in: &self)
+                        }
                     }
                     continue value
                 }
@@ -240,7 +254,8 @@ public struct JSONScanner {
                     throw JSONError(.unexpectedByte(byte, expected: isObject ? "',' or '}'" : "',' or ']'"), at: position)
                 }
                 position += 1
-                hash = isObject
+                hash =
+                    isObject
                     ? ValueHash.object(memberSum: top.accumulator, count: top.count)
                     : ValueHash.mix(top.accumulator, UInt64(top.count))
                 depth -= 1

@@ -85,7 +85,8 @@ extension Delta where Position == Int {
         guard oldCount - deletions.count + insertions.count == newCount else {
             throw ReplayError("\(oldCount) - \(deletions.count) deletions + \(insertions.count) insertions != \(newCount)")
         }
-        let placed = insertions.map { (slot: $0, origin: Origin<Int>.new($0)) }
+        let placed =
+            insertions.map { (slot: $0, origin: Origin<Int>.new($0)) }
             + moves.map { (slot: $0.target, origin: Origin<Int>.old($0.source)) }
         let remaining = (0..<oldCount).filter { !deleted.contains($0) && !movedOut.contains($0) }.map(Origin<Int>.old)
         let slots = try fill(count: newCount, placed: placed, remaining: remaining, where: "items")

@@ -140,9 +140,10 @@ func sectionedItemDelta(
         }
         let stays = stayingNewRows.withUnsafeBufferPointer(longestIncreasingSubsequenceMask)
         for k in stays.indices where !stays[k] {
-            delta.moves.append(ItemPathPair(
-                source: ItemPath(section: section, item: Int(stayingOldRows[k])),
-                target: ItemPath(section: section, item: Int(stayingNewRows[k]))))
+            delta.moves.append(
+                ItemPathPair(
+                    source: ItemPath(section: section, item: Int(stayingOldRows[k])),
+                    target: ItemPath(section: section, item: Int(stayingNewRows[k]))))
         }
     }
     for (section, oldSection) in sections.newToOld.enumerated() where oldSection >= 0 {

@@ -53,7 +53,9 @@ extension SectionedDelta {
         var sectionStage = sectionDelta
         sectionStage.reloads = []
         let sections = sectionStage.sequential(oldCount: oldSectionCount)
-        let sectionChanges = adjacentRuns(sectionDelta.reloads.map(\.target).sorted()).map { ListStep.change(position: $0.lowerBound, count: $0.count) }
+        let sectionChanges = adjacentRuns(sectionDelta.reloads.map(\.target).sorted()).map {
+            ListStep.change(position: $0.lowerBound, count: $0.count)
+        }
 
         var steps: [PathStep] = []
         for (section, positions) in Self.bySection(itemDelta.deletions).reversed() {

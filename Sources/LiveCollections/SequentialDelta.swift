@@ -55,7 +55,6 @@ extension Delta where Position == Int {
         return SequentialDelta(steps: steps, moves: moves)
     }
 
-
     /// The moves, after the removals: every kept element has a slot where it stands now (its
     /// old place) and each moved one a slot where it will stand (right before the kept element
     /// that follows it in the end); a count of the slots in use before a slot is a position.

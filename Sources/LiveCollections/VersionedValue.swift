@@ -1,5 +1,5 @@
-import struct NIOConcurrencyHelpers.NIOLockedValueBox
 import struct NIOConcurrencyHelpers.NIOLock
+import struct NIOConcurrencyHelpers.NIOLockedValueBox
 
 /// Why a holder refused an update.
 public enum CollectionDataError: Error, CustomStringConvertible {

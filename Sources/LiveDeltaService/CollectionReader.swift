@@ -243,7 +243,8 @@ struct CollectionReader {
                 }
                 key = try scanner.nextKey()
             }
-            return try record(id: id, contentHash: ValueHash.object(memberSum: memberSum, count: members), raw: start..<scanner.position, pointer, index)
+            return try record(
+                id: id, contentHash: ValueHash.object(memberSum: memberSum, count: members), raw: start..<scanner.position, pointer, index)
         case UInt8(ascii: "["):
             throw APIError(
                 .invalidItem, pointer: pointer.appending(index),
@@ -256,7 +257,9 @@ struct CollectionReader {
     }
 
     /// An object item's record, once its id (if any) and content hash are known.
-    private mutating func record(id: ScannedValue?, contentHash: UInt64, raw: Range<Int>, _ pointer: JSONPointer, _ index: Int) throws(APIError) -> ItemRecord {
+    private mutating func record(id: ScannedValue?, contentHash: UInt64, raw: Range<Int>, _ pointer: JSONPointer, _ index: Int) throws(APIError)
+        -> ItemRecord
+    {
         guard let id else {
             let itemPointer = pointer.appending(index)
             throw APIError(

@@ -72,12 +72,14 @@ struct DiffComputation {
         let location = error.collection == .old ? oldLocation : newLocation
         let first = location.pointer(error.firstPosition, level: error.level, itemsKey: options.itemsKey)
         let second = location.pointer(error.secondPosition, level: error.level, itemsKey: options.itemsKey)
-        let advice = error.level == .item
+        let advice =
+            error.level == .item
             ? "ids must be unique in the whole collection; set \"unique\": false in options to match repeated ids by occurrence"
             : "section ids must be unique"
         var apiError = APIError(
             .duplicateID,
-            message: "the \(error.level.rawValue) id \(error.id) appears twice in the \(error.collection.rawValue) collection, at \(first) and \(second); \(advice)",
+            message:
+                "the \(error.level.rawValue) id \(error.id) appears twice in the \(error.collection.rawValue) collection, at \(first) and \(second); \(advice)",
             pointer: second.description)
         apiError.details = [("id", .string("\(error.id)")), ("pointers", .strings([first.description, second.description]))]
         return apiError
@@ -110,7 +112,9 @@ public enum DiffEndpoint {
 /// A body that is one collection (a flat array of items, or `{"sections": [...]}`), read
 /// through the same path as requests: validation, ids and content hashes.
 public enum CollectionDocument {
-    public static func read(_ bytes: ByteBuffer, options: DiffOptions = DiffOptions(), limits: ReadLimits = ReadLimits()) throws(APIError) -> JSONCollection {
+    public static func read(_ bytes: ByteBuffer, options: DiffOptions = DiffOptions(), limits: ReadLimits = ReadLimits()) throws(APIError)
+        -> JSONCollection
+    {
         var reader = CollectionReader(scanner: JSONScanner(bytes.bytes, maxDepth: limits.maxDepth), options: options, lease: ItemLease(limits))
         // One pass reads and checks; only a refusal reads the whole body again, so that text
         // that is not JSON is a 400 whatever else is wrong with it.

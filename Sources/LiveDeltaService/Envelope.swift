@@ -32,7 +32,9 @@ struct Envelope {
     private var deferred: APIError?
 
     /// Walks `body`, reading the collections among `members` with `options`.
-    static func read(_ body: ByteBuffer, members: KeyValuePairs<String, Member>, readingWith options: DiffOptions, limits: ReadLimits) throws(APIError) -> Envelope {
+    static func read(_ body: ByteBuffer, members: KeyValuePairs<String, Member>, readingWith options: DiffOptions, limits: ReadLimits)
+        throws(APIError) -> Envelope
+    {
         // Made, then walked in place: a throwing initializer that walked would copy the whole
         // envelope (its reader, options and lists) on the way out, a retain and a release for
         // each reference it holds.
@@ -143,7 +145,9 @@ struct Envelope {
         // One allocation for the list, rather than one for the first and another for the second.
         collections.list.reserveCapacity(entries.count)
         for entry in entries {
-            if let records = entry.records { collections.list.append((entry.name, reader.materialize(records, in: document, unique: options.unique))) }
+            if let records = entry.records {
+                collections.list.append((entry.name, reader.materialize(records, in: document, unique: options.unique)))
+            }
         }
         return collections
     }

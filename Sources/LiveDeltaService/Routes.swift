@@ -148,10 +148,12 @@ extension LiveDeltaService {
         Route(method: "POST", template: "/sessions/{id}/delta", scope: .sessionsRead) { service, request, parameters throws(APIError) in
             try service.sessionEndpoints.change(request, id: parameters.sessionKey(), action: .delta)
         },
-        Route(method: "GET", template: "/sessions/{id}/events", scope: .sessionsSubscribe, cookie: true) { service, request, parameters throws(APIError) in
+        Route(method: "GET", template: "/sessions/{id}/events", scope: .sessionsSubscribe, cookie: true) {
+            service, request, parameters throws(APIError) in
             try service.liveEndpoints.events(request, id: parameters.sessionKey(), expires: parameters.grant?.expires)
         },
-        Route(method: "GET", template: "/sessions/{id}/changes", scope: .sessionsSubscribe, cookie: true) { service, request, parameters throws(APIError) in
+        Route(method: "GET", template: "/sessions/{id}/changes", scope: .sessionsSubscribe, cookie: true) {
+            service, request, parameters throws(APIError) in
             try service.liveEndpoints.changes(request, id: parameters.sessionKey(), expires: parameters.grant?.expires)
         },
         Route(method: "GET", template: "/health", scope: nil) { _, _, _ throws(APIError) in

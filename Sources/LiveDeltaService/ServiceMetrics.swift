@@ -1,4 +1,5 @@
 import CoreMetrics
+
 import struct NIOConcurrencyHelpers.NIOLockedValueBox
 
 /// What the service counts, through swift-metrics: requests by route and status, their

@@ -1,6 +1,7 @@
 import CMicroHTTPD
-import struct NIOConcurrencyHelpers.NIOLockedValueBox
 import Synchronization
+
+import struct NIOConcurrencyHelpers.NIOLockedValueBox
 
 #if canImport(Glibc)
     import Glibc
@@ -66,11 +67,13 @@ final class Acceptor: Sendable {
     func start() {
         let context = Unmanaged.passRetained(self).toOpaque()
         var handle = pthread_t()
-        pthread_create(&handle, nil, { context in
-            let acceptor = Unmanaged<Acceptor>.fromOpaque(context!).takeRetainedValue()
-            acceptor.run()
-            return nil
-        }, context)
+        pthread_create(
+            &handle, nil,
+            { context in
+                let acceptor = Unmanaged<Acceptor>.fromOpaque(context!).takeRetainedValue()
+                acceptor.run()
+                return nil
+            }, context)
         thread.withLockedValue { $0 = handle }
     }
 

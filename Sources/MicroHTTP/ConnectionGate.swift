@@ -1,6 +1,7 @@
 import CMicroHTTPD
-import struct NIOConcurrencyHelpers.NIOLockedValueBox
 import Synchronization
+
+import struct NIOConcurrencyHelpers.NIOLockedValueBox
 
 #if canImport(Glibc)
     import Glibc

@@ -1,4 +1,5 @@
 import CMicroHTTPD
+
 import struct NIOConcurrencyHelpers.NIOLockedValueBox
 
 #if canImport(Glibc)
@@ -116,9 +117,10 @@ public final class HTTPServer: Sendable {
         let descriptors = Self.raiseDescriptorLimit()
         let configuration = Self.fit(asked, descriptors: descriptors)
         let connectionLimit = configuration.connectionLimit
-        let gate = ConnectionGate(limits: .init(
-            connections: connectionLimit, connectionsPerClient: max(1, configuration.connectionsPerClient), streams: configuration.maxStreams,
-            headerTimeout: .seconds(max(1, configuration.headerTimeoutSeconds)), minBodyRate: max(0, configuration.minBodyRate)))
+        let gate = ConnectionGate(
+            limits: .init(
+                connections: connectionLimit, connectionsPerClient: max(1, configuration.connectionsPerClient), streams: configuration.maxStreams,
+                headerTimeout: .seconds(max(1, configuration.headerTimeoutSeconds)), minBodyRate: max(0, configuration.minBodyRate)))
         let core = ServerCore(configuration: configuration, gate: gate, handler: handler)
         // libmicrohttpd calls back with this pointer; `stop` drops the retain after the daemons end.
         let context = Unmanaged.passRetained(core).toOpaque()

@@ -1,4 +1,5 @@
 import CMicroHTTPD
+
 import struct NIOConcurrencyHelpers.NIOLockedValueBox
 
 /// A response body written while it is being sent (server-sent events, a long answer): any

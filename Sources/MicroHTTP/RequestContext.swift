@@ -1,4 +1,5 @@
 import CMicroHTTPD
+
 import struct NIOConcurrencyHelpers.NIOLockedValueBox
 
 /// One request's state between libmicrohttpd's calls: the body so far and when it started.

@@ -1,4 +1,5 @@
 import CMicroHTTPD
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Musl)
@@ -58,27 +59,31 @@ struct RequestHead {
         var read = (headers: HeaderFields(), framing: Framing())
         read.headers.reserve(512)
         withUnsafeMutablePointer(to: &read) { pointer in
-            _ = MHD_get_connection_values(connection, .HEADER_KIND, { context, _, name, value in
-                guard let context, let name else { return .YES }
-                let read = context.assumingMemoryBound(to: (headers: HeaderFields, framing: Framing).self)
-                let nameBytes = UnsafeRawPointer(name).assumingMemoryBound(to: UInt8.self)
-                let valueBytes = value.map { UnsafeRawPointer($0).assumingMemoryBound(to: UInt8.self) }
-                read.pointee.headers.append(
-                    name: UnsafeBufferPointer(start: nameBytes, count: strlen(name)),
-                    value: UnsafeBufferPointer(start: valueBytes, count: value.map { strlen($0) } ?? 0))
-                read.pointee.framing.note(name, value)
-                return .YES
-            }, pointer)
+            _ = MHD_get_connection_values(
+                connection, .HEADER_KIND,
+                { context, _, name, value in
+                    guard let context, let name else { return .YES }
+                    let read = context.assumingMemoryBound(to: (headers: HeaderFields, framing: Framing).self)
+                    let nameBytes = UnsafeRawPointer(name).assumingMemoryBound(to: UInt8.self)
+                    let valueBytes = value.map { UnsafeRawPointer($0).assumingMemoryBound(to: UInt8.self) }
+                    read.pointee.headers.append(
+                        name: UnsafeBufferPointer(start: nameBytes, count: strlen(name)),
+                        value: UnsafeBufferPointer(start: valueBytes, count: value.map { strlen($0) } ?? 0))
+                    read.pointee.framing.note(name, value)
+                    return .YES
+                }, pointer)
         }
         headers = read.headers
         framing = read.framing
         withUnsafeMutablePointer(to: &query) { pointer in
-            _ = MHD_get_connection_values(connection, .GET_ARGUMENT_KIND, { context, _, name, value in
-                guard let context, let name else { return .YES }
-                context.assumingMemoryBound(to: [(name: String, value: String)].self).pointee.append(
-                    (String(cString: name), value.map { String(cString: $0) } ?? ""))
-                return .YES
-            }, pointer)
+            _ = MHD_get_connection_values(
+                connection, .GET_ARGUMENT_KIND,
+                { context, _, name, value in
+                    guard let context, let name else { return .YES }
+                    context.assumingMemoryBound(to: [(name: String, value: String)].self).pointee.append(
+                        (String(cString: name), value.map { String(cString: $0) } ?? ""))
+                    return .YES
+                }, pointer)
         }
     }
 

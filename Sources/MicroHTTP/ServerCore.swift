@@ -1,6 +1,7 @@
 import CMicroHTTPD
 import Dispatch
 import Synchronization
+
 import struct NIOConcurrencyHelpers.NIOLockedValueBox
 
 /// What libmicrohttpd's worker threads call into: it gathers each request's body, runs the

@@ -1,4 +1,5 @@
 import Dispatch
+
 import struct NIOConcurrencyHelpers.NIOLockedValueBox
 
 #if canImport(Glibc)
@@ -51,9 +52,11 @@ final class WaitingPool: Sendable {
     }
 
     private func startThread() {
-        let box = Unmanaged.passRetained(WorkerBox { [self] in
-            while true { next()() }
-        }).toOpaque()
+        let box = Unmanaged.passRetained(
+            WorkerBox { [self] in
+                while true { next()() }
+            }
+        ).toOpaque()
         var attributes = pthread_attr_t()
         pthread_attr_init(&attributes)
         // Handlers read JSON of bounded depth recursively in places: the same stack as the
@@ -61,11 +64,13 @@ final class WaitingPool: Sendable {
         pthread_attr_setstacksize(&attributes, 8 << 20)
         pthread_attr_setdetachstate(&attributes, Int32(PTHREAD_CREATE_DETACHED))
         var thread = pthread_t()
-        let created = pthread_create(&thread, &attributes, { raw in
-            let work = Unmanaged<WorkerBox>.fromOpaque(raw!).takeRetainedValue()
-            work.body()
-            return nil
-        }, box)
+        let created = pthread_create(
+            &thread, &attributes,
+            { raw in
+                let work = Unmanaged<WorkerBox>.fromOpaque(raw!).takeRetainedValue()
+                work.body()
+                return nil
+            }, box)
         pthread_attr_destroy(&attributes)
         if created != 0 {
             // No thread: the job waits for another thread, as it would for a busy one.

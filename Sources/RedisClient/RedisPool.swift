@@ -1,4 +1,5 @@
 import Dispatch
+
 import struct NIOConcurrencyHelpers.NIOLockedValueBox
 
 /// A bounded pool of connections to one Redis. A caller borrows a connection for one

@@ -32,11 +32,13 @@ public final class RedisSubscription: Sendable {
     public func start() {
         let box = Unmanaged.passRetained(self).toOpaque()
         var thread = pthread_t()
-        _ = pthread_create(&thread, nil, { raw in
-            let subscription = Unmanaged<RedisSubscription>.fromOpaque(raw!).takeRetainedValue()
-            subscription.run()
-            return nil
-        }, box)
+        _ = pthread_create(
+            &thread, nil,
+            { raw in
+                let subscription = Unmanaged<RedisSubscription>.fromOpaque(raw!).takeRetainedValue()
+                subscription.run()
+                return nil
+            }, box)
         pthread_detach(thread)
     }
 

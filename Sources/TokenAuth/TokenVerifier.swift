@@ -1,5 +1,6 @@
 import ByteJSON
 import Dispatch
+
 import struct NIOConcurrencyHelpers.NIOLockedValueBox
 
 /// Checks bearer tokens (JWS compact JWTs, RFC 7519) against the configured keys and policy,

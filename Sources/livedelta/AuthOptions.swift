@@ -10,16 +10,27 @@ struct AuthOptions: ParsableArguments {
         case jwt
     }
 
-    @Option(help: "none (anyone may call anything: for local development) or jwt (a bearer token on every request but /health and /ready). [env: LIVEDELTA_AUTH]")
+    @Option(
+        help:
+            "none (anyone may call anything: for local development) or jwt (a bearer token on every request but /health and /ready). [env: LIVEDELTA_AUTH]"
+    )
     var auth: Mode = Environment.choice("LIVEDELTA_AUTH", default: .none)
 
-    @Option(help: "A file holding an HS256 secret (at least 32 bytes); repeat it to keep a previous secret working while tokens roll over. [env: LIVEDELTA_JWT_SECRET_FILE, comma-separated]")
+    @Option(
+        help:
+            "A file holding an HS256 secret (at least 32 bytes); repeat it to keep a previous secret working while tokens roll over. [env: LIVEDELTA_JWT_SECRET_FILE, comma-separated]"
+    )
     var jwtSecretFile: [String] = Environment.list("LIVEDELTA_JWT_SECRET_FILE")
 
-    @Option(help: "A PEM public key: RS256 for RSA, ES256 for P-256, EdDSA for Ed25519; repeatable. [env: LIVEDELTA_JWT_PUBLIC_KEY_FILE, comma-separated]")
+    @Option(
+        help: "A PEM public key: RS256 for RSA, ES256 for P-256, EdDSA for Ed25519; repeatable. [env: LIVEDELTA_JWT_PUBLIC_KEY_FILE, comma-separated]"
+    )
     var jwtPublicKeyFile: [String] = Environment.list("LIVEDELTA_JWT_PUBLIC_KEY_FILE")
 
-    @Option(help: "A JWK Set (keys chosen by kid): a file, or an http(s) address such as an issuer's jwks_uri; read again every --jwks-refresh seconds, and on an unknown kid at most every 10 s. [env: LIVEDELTA_JWKS]")
+    @Option(
+        help:
+            "A JWK Set (keys chosen by kid): a file, or an http(s) address such as an issuer's jwks_uri; read again every --jwks-refresh seconds, and on an unknown kid at most every 10 s. [env: LIVEDELTA_JWKS]"
+    )
     var jwks: String = Environment.value("LIVEDELTA_JWKS", default: "")
 
     @Option(help: "Seconds between reads of the --jwks set. [env: LIVEDELTA_JWKS_REFRESH]")
@@ -55,7 +66,8 @@ struct AuthOptions: ParsableArguments {
     func accessPolicy(logger: Logger, host: String) throws -> AccessPolicy {
         guard auth == .jwt else {
             let loopback = host == "127.0.0.1" || host == "::1" || host == "localhost"
-            let message: Logger.Message = "authentication is off (--auth none): anyone who reaches this server may read, change and delete every session"
+            let message: Logger.Message =
+                "authentication is off (--auth none): anyone who reaches this server may read, change and delete every session"
             if loopback { logger.notice(message) } else { logger.warning(message, metadata: ["host": "\(host)"]) }
             return .open
         }
@@ -92,8 +104,10 @@ struct AuthOptions: ParsableArguments {
         logger.notice(
             "tokens checked (--auth jwt)",
             metadata: [
-                "keys": "\((keys + firstSet).map { "\($0.algorithm)\($0.kid.map { " kid=\($0)" } ?? "") from \($0.origin)" }.joined(separator: "; "))",
-                "issuer": "\(jwtIssuer.isEmpty ? "any" : jwtIssuer)", "audience": "\(jwtAudience.isEmpty ? "any" : jwtAudience)", "tenant_claim": "\(tenantClaim)",
+                "keys":
+                    "\((keys + firstSet).map { "\($0.algorithm)\($0.kid.map { " kid=\($0)" } ?? "") from \($0.origin)" }.joined(separator: "; "))",
+                "issuer": "\(jwtIssuer.isEmpty ? "any" : jwtIssuer)", "audience": "\(jwtAudience.isEmpty ? "any" : jwtAudience)",
+                "tenant_claim": "\(tenantClaim)",
             ])
         return AccessPolicy(verifier: verifier, cookieName: authCookie)
     }

@@ -47,19 +47,31 @@ struct Serve: ParsableCommand {
     @Option(help: "Most connections open at once; one more is answered 503 and closed. [env: LIVEDELTA_MAX_CONNECTIONS]")
     var maxConnections: Int = Environment.value("LIVEDELTA_MAX_CONNECTIONS", default: 1_000)
 
-    @Option(help: "Most connections open at once from one client address (429 above); behind a proxy, set it to --max-connections. [env: LIVEDELTA_MAX_CONNECTIONS_PER_CLIENT]")
+    @Option(
+        help:
+            "Most connections open at once from one client address (429 above); behind a proxy, set it to --max-connections. [env: LIVEDELTA_MAX_CONNECTIONS_PER_CLIENT]"
+    )
     var maxConnectionsPerClient: Int = Environment.value("LIVEDELTA_MAX_CONNECTIONS_PER_CLIENT", default: 256)
 
-    @Option(help: "Seconds a client has to send a request's line and headers, from connecting or from the previous response (408 after). [env: LIVEDELTA_HEADER_TIMEOUT]")
+    @Option(
+        help:
+            "Seconds a client has to send a request's line and headers, from connecting or from the previous response (408 after). [env: LIVEDELTA_HEADER_TIMEOUT]"
+    )
     var headerTimeout: Int = Environment.value("LIVEDELTA_HEADER_TIMEOUT", default: 10)
 
-    @Option(help: "Bytes a second a request body must arrive at, on average, once it has taken longer than --header-timeout (408 below). [env: LIVEDELTA_MIN_BODY_RATE]")
+    @Option(
+        help:
+            "Bytes a second a request body must arrive at, on average, once it has taken longer than --header-timeout (408 below). [env: LIVEDELTA_MIN_BODY_RATE]"
+    )
     var minBodyRate: Int = Environment.value("LIVEDELTA_MIN_BODY_RATE", default: 4_096)
 
     @Option(help: "Seconds that requests in flight get to finish after SIGTERM or SIGINT. [env: LIVEDELTA_SHUTDOWN_GRACE]")
     var shutdownGrace: Int = Environment.value("LIVEDELTA_SHUTDOWN_GRACE", default: 10)
 
-    @Option(help: "Where sessions live: memory (this process), or redis://[:password@]host[:port][/db] (shared by replicas, kept across restarts). [env: LIVEDELTA_SESSION_STORE]")
+    @Option(
+        help:
+            "Where sessions live: memory (this process), or redis://[:password@]host[:port][/db] (shared by replicas, kept across restarts). [env: LIVEDELTA_SESSION_STORE]"
+    )
     var sessionStore: String = Environment.value("LIVEDELTA_SESSION_STORE", default: "memory")
 
     @Option(help: "Prefix of the Redis keys sessions are kept under. [env: LIVEDELTA_SESSION_KEY_PREFIX]")
@@ -80,10 +92,16 @@ struct Serve: ParsableCommand {
     @Option(help: "Most items one session may hold (413 above). [env: LIVEDELTA_MAX_SESSION_ITEMS]")
     var maxSessionItems: Int = Environment.value("LIVEDELTA_MAX_SESSION_ITEMS", default: 100_000)
 
-    @Option(help: "Bytes sessions take in this process: their bodies as sent, plus \(SessionFootprint.bytesPerItem) per item and \(SessionFootprint.bytesPerBody) per body. The memory store evicts the least recently used idle sessions to stay within it; the Redis store drops parsed copies. [env: LIVEDELTA_MAX_SESSION_BYTES]")
+    @Option(
+        help:
+            "Bytes sessions take in this process: their bodies as sent, plus \(SessionFootprint.bytesPerItem) per item and \(SessionFootprint.bytesPerBody) per body. The memory store evicts the least recently used idle sessions to stay within it; the Redis store drops parsed copies. [env: LIVEDELTA_MAX_SESSION_BYTES]"
+    )
     var maxSessionBytes: Int = Environment.value("LIVEDELTA_MAX_SESSION_BYTES", default: 1 << 30)
 
-    @Option(help: "Live subscribers (event streams and long polls) at once, all sessions together; counted apart from --max-connections (503 above). [env: LIVEDELTA_MAX_SUBSCRIBERS]")
+    @Option(
+        help:
+            "Live subscribers (event streams and long polls) at once, all sessions together; counted apart from --max-connections (503 above). [env: LIVEDELTA_MAX_SUBSCRIBERS]"
+    )
     var maxSubscribers: Int = Environment.value("LIVEDELTA_MAX_SUBSCRIBERS", default: 10_000)
 
     @Option(help: "Live subscribers of one session at once (503 above). [env: LIVEDELTA_MAX_SUBSCRIBERS_PER_SESSION]")
@@ -95,13 +113,20 @@ struct Serve: ParsableCommand {
     @Option(help: "Versions a followed session keeps for subscribers that resume (the latest always). [env: LIVEDELTA_LIVE_HISTORY]")
     var liveHistory: Int = Environment.value("LIVEDELTA_LIVE_HISTORY", default: 256)
 
-    @Option(help: "Bytes the kept versions of one followed session may take (as --max-session-bytes counts them). [env: LIVEDELTA_LIVE_HISTORY_BYTES]")
+    @Option(
+        help: "Bytes the kept versions of one followed session may take (as --max-session-bytes counts them). [env: LIVEDELTA_LIVE_HISTORY_BYTES]")
     var liveHistoryBytes: Int = Environment.value("LIVEDELTA_LIVE_HISTORY_BYTES", default: 64 << 20)
 
-    @Option(help: "Bytes sent to one subscriber and not yet read by it; past them it is dropped (it reconnects and resumes). [env: LIVEDELTA_SUBSCRIBER_BUFFER_BYTES]")
+    @Option(
+        help:
+            "Bytes sent to one subscriber and not yet read by it; past them it is dropped (it reconnects and resumes). [env: LIVEDELTA_SUBSCRIBER_BUFFER_BYTES]"
+    )
     var subscriberBufferBytes: Int = Environment.value("LIVEDELTA_SUBSCRIBER_BUFFER_BYTES", default: 4 << 20)
 
-    @Option(help: "Threads for session requests, which may wait for a session's lock or the session store; event-loop threads never wait. [env: LIVEDELTA_WAITING_THREADS]")
+    @Option(
+        help:
+            "Threads for session requests, which may wait for a session's lock or the session store; event-loop threads never wait. [env: LIVEDELTA_WAITING_THREADS]"
+    )
     var waitingThreads: Int = Environment.value("LIVEDELTA_WAITING_THREADS", default: 64)
 
     @OptionGroup(title: "Access")
@@ -126,7 +151,8 @@ struct Serve: ParsableCommand {
         // Small values (options, values compared in full) are read recursively, on the 8 MiB
         // worker stacks: 1,000 levels fit several times over, even in a debug build.
         guard (1...100_000_000).contains(maxItemsPerRequest), (maxItemsPerRequest...1_000_000_000).contains(maxItemsInFlight) else {
-            throw ValidationError("--max-items-per-request must be from 1 to 100000000, --max-items-in-flight from --max-items-per-request to 1000000000")
+            throw ValidationError(
+                "--max-items-per-request must be from 1 to 100000000, --max-items-in-flight from --max-items-per-request to 1000000000")
         }
         guard sessionStore == "memory" || RedisConfiguration(url: sessionStore) != nil else {
             throw ValidationError("--session-store must be memory or redis://[:password@]host[:port][/db]")
@@ -145,16 +171,19 @@ struct Serve: ParsableCommand {
         guard (1...maxConnections).contains(maxConnectionsPerClient) else {
             throw ValidationError("--max-connections-per-client must be from 1 to --max-connections")
         }
-        guard (1...10_000_000).contains(maxSessions), (0...100_000_000).contains(maxSessionItems), (1...31_536_000).contains(sessionIdleTimeout) else {
+        guard (1...10_000_000).contains(maxSessions), (0...100_000_000).contains(maxSessionItems), (1...31_536_000).contains(sessionIdleTimeout)
+        else {
             throw ValidationError(
-                "--max-sessions must be from 1 to 10000000, --max-session-items from 0 to 100000000, --session-idle-timeout from 1 to 31536000 seconds")
+                "--max-sessions must be from 1 to 10000000, --max-session-items from 0 to 100000000, --session-idle-timeout from 1 to 31536000 seconds"
+            )
         }
         guard (1...(1 << 40)).contains(maxSessionBytes) else { throw ValidationError("--max-session-bytes must be from 1 to 1099511627776 (1 TiB)") }
         guard (0...1_000_000).contains(maxSubscribers), (1...1_000_000).contains(maxSubscribersPerSession) else {
             throw ValidationError("--max-subscribers must be from 0 to 1000000, --max-subscribers-per-session from 1 to 1000000")
         }
         guard (1...3_600).contains(heartbeatInterval), (1...1_000_000).contains(liveHistory), (1...(1 << 40)).contains(liveHistoryBytes) else {
-            throw ValidationError("--heartbeat-interval must be from 1 to 3600 seconds, --live-history from 1 to 1000000, --live-history-bytes from 1 to 1 TiB")
+            throw ValidationError(
+                "--heartbeat-interval must be from 1 to 3600 seconds, --live-history from 1 to 1000000, --live-history-bytes from 1 to 1 TiB")
         }
         guard (4_096...(1 << 30)).contains(subscriberBufferBytes), (1...4_096).contains(waitingThreads) else {
             throw ValidationError("--subscriber-buffer-bytes must be from 4096 to 1073741824, --waiting-threads from 1 to 4096")
@@ -274,7 +303,8 @@ struct Serve: ParsableCommand {
         limits.maxItemsPerSession = maxSessionItems
         limits.cachedBytes = maxSessionBytes
         logger.notice("sessions in Redis", metadata: ["redis": "\(redis.description)", "key_prefix": "\(sessionKeyPrefix)"])
-        return SharedSessionStore.redis(RedisPool(redis), keyPrefix: sessionKeyPrefix, limits: limits, logger: logger, events: { metrics.session($0) })
+        return SharedSessionStore.redis(
+            RedisPool(redis), keyPrefix: sessionKeyPrefix, limits: limits, logger: logger, events: { metrics.session($0) })
     }
 
     /// Prometheus, through swift-metrics, with buckets that fit what is measured.

@@ -5,7 +5,12 @@ import Testing
 
 /// A value in a form both readers can be turned into, for comparing what they saw.
 indirect enum Plain: Equatable, CustomStringConvertible {
-    case null, bool(Bool), number(Double), string([Unicode.Scalar]), array([Plain]), object([[Unicode.Scalar]: Plain])
+    case null
+    case bool(Bool)
+    case number(Double)
+    case string([Unicode.Scalar])
+    case array([Plain])
+    case object([[Unicode.Scalar]: Plain])
 
     init(_ value: JSONValue) {
         switch value {
@@ -15,7 +20,8 @@ indirect enum Plain: Equatable, CustomStringConvertible {
         case .string(let bytes): self = .string(Array(String(decoding: bytes, as: UTF8.self).unicodeScalars))
         case .array(let elements): self = .array(elements.map(Plain.init))
         case .object(let members):
-            self = .object(Dictionary(uniqueKeysWithValues: members.map { (Array(String(decoding: $0.key, as: UTF8.self).unicodeScalars), Plain($0.value)) }))
+            self = .object(
+                Dictionary(uniqueKeysWithValues: members.map { (Array(String(decoding: $0.key, as: UTF8.self).unicodeScalars), Plain($0.value)) }))
         }
     }
 
@@ -69,7 +75,8 @@ struct TapeWriter {
             return "[" + (0..<count).map { _ in space() + value(depth: depth + 1) + space() }.joined(separator: ",") + "]"
         default:
             let count = next(4)
-            return "{" + (0..<count).map { _ in space() + string() + space() + ":" + space() + value(depth: depth + 1) }
+            return "{"
+                + (0..<count).map { _ in space() + string() + space() + ":" + space() + value(depth: depth + 1) }
                 .joined(separator: ",") + space() + "}"
         }
     }
@@ -83,7 +90,9 @@ struct TapeWriter {
     }
 
     mutating func string() -> String {
-        let palette = ["a", "b", "id", "\\\"", "\\\\", "\\/", "\\n", "\\t", "\\u00e9", "é", "e\u{301}", "😀", "\\ud83d\\ude00", "\\u0000", "\u{7F}", " "]
+        let palette = [
+            "a", "b", "id", "\\\"", "\\\\", "\\/", "\\n", "\\t", "\\u00e9", "é", "e\u{301}", "😀", "\\ud83d\\ude00", "\\u0000", "\u{7F}", " ",
+        ]
         return "\"" + (0..<next(5)).map { _ in palette[next(palette.count)] }.joined() + "\""
     }
 }
@@ -93,7 +102,8 @@ struct TapeWriter {
 func hasCanonicallyEquivalentNames(_ value: JSONValue) -> Bool {
     switch value {
     case .object(let members):
-        Set(members.keys.map { String(decoding: $0, as: UTF8.self) }).count < members.count || members.values.contains(where: hasCanonicallyEquivalentNames)
+        Set(members.keys.map { String(decoding: $0, as: UTF8.self) }).count < members.count
+            || members.values.contains(where: hasCanonicallyEquivalentNames)
     case .array(let elements): elements.contains(where: hasCanonicallyEquivalentNames)
     default: false
     }
@@ -133,7 +143,11 @@ func hasCanonicallyEquivalentNames(_ value: JSONValue) -> Bool {
         #expect(throws: (any Error).self) { try JSONSerialization.jsonObject(with: Data(text.utf8), options: .fragmentsAllowed) }
     }
 
-    @Test(arguments: [[0x22, 0xC0, 0xAF, 0x22], [0x22, 0xED, 0xA0, 0x80, 0x22], [0x22, 0xF5, 0x80, 0x80, 0x80, 0x22], [0x22, 0xE2, 0x82, 0x22], [0x22, 0x80, 0x22]] as [[UInt8]])
+    @Test(
+        arguments: [
+            [0x22, 0xC0, 0xAF, 0x22], [0x22, 0xED, 0xA0, 0x80, 0x22], [0x22, 0xF5, 0x80, 0x80, 0x80, 0x22], [0x22, 0xE2, 0x82, 0x22],
+            [0x22, 0x80, 0x22],
+        ] as [[UInt8]])
     func bothRefuseInvalidUTF8(_ bytes: [UInt8]) throws {
         let error = try #require(throws: JSONError.self) { try bytes.withUnsafeBufferPointer { try JSONScanner.validate($0) } }
         #expect(error.reason == .invalidUTF8)

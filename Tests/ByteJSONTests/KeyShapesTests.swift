@@ -8,7 +8,9 @@ import Testing
     /// Key spellings that agree with each other in all but one byte, in the quote or colon after
     /// them, or only once escapes are resolved; of every length up to two words and past it,
     /// one not ASCII.
-    static let keys = ["id", "ie", "i\\u0064", "title", "titlf", "seven_b", "a_ten_byte", "a_ten_bytf", "a_fourteen_byt", "a_fifteen_bytes", "\u{E9}t\u{E9}", ""]
+    static let keys = [
+        "id", "ie", "i\\u0064", "title", "titlf", "seven_b", "a_ten_byte", "a_ten_bytf", "a_fourteen_byt", "a_fifteen_bytes", "\u{E9}t\u{E9}", "",
+    ]
     static let spaces = ["", " ", "\n\t"]
     static let values = ["1", "\"x\"", "[1,2]", "{\"id\":2}", "true", "-0.5e1"]
 
@@ -47,7 +49,8 @@ import Testing
             do throws(JSONError) {
                 var more = try scanner.beginArray()
                 while more {
-                    let (value, member, repeated) = remembering
+                    let (value, member, repeated) =
+                        remembering
                         ? try scanner.scanValue(findingMember: name, keyShapes: &shapes)
                         : try scanner.scanValue(findingMember: name)
                     outcomes.append(.read(value, member, repeated, next: scanner.position))
@@ -61,7 +64,8 @@ import Testing
     }
 
     @Test func rememberedKeysReadAsTheKeysThemselves() async {
-        await propertyCheck(count: 2_000, input: Gen.int(in: 0...1_000).array(of: 1...120), Gen.int(in: 0...2), Gen.int(in: 0...100_000)) { tape, change, at in
+        await propertyCheck(count: 2_000, input: Gen.int(in: 0...1_000).array(of: 1...120), Gen.int(in: 0...2), Gen.int(in: 0...100_000)) {
+            tape, change, at in
             var text = Array(Self.document(tape).utf8)
             // Also broken texts: cut short, or one byte changed, where a remembered key would
             // otherwise have matched.

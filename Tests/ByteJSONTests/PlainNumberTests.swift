@@ -1,6 +1,7 @@
-@testable import ByteJSON
 import PropertyBased
 import Testing
+
+@testable import ByteJSON
 
 /// `scanPlainNumber`, the value loop's inline reading of common numbers, gives what
 /// `scanNumber` gives wherever it answers (the same hash and end, hashing or not), and leaves

@@ -7,7 +7,8 @@ import Testing
 /// the same reason, and give the same hashes, ranges and ids, however the text is walked.
 @Suite struct ReferenceComparisonTests {
     /// Bytes that make texts go wrong in every way the grammar knows.
-    static let noise: [UInt8] = Array("\"\\{}[],:0123456789-+.eEtrufalsn \t\n\r/u".utf8) + [0x00, 0x1F, 0x7F, 0x80, 0xBF, 0xC0, 0xC3, 0xE0, 0xED, 0xF0, 0xF4, 0xF5, 0xFF]
+    static let noise: [UInt8] =
+        Array("\"\\{}[],:0123456789-+.eEtrufalsn \t\n\r/u".utf8) + [0x00, 0x1F, 0x7F, 0x80, 0xBF, 0xC0, 0xC3, 0xE0, 0xED, 0xF0, 0xF4, 0xF5, 0xFF]
 
     static func text(_ tape: [Int]) -> [UInt8] {
         var writer = TapeWriter(tape: tape)
@@ -81,7 +82,9 @@ import Testing
                 var theirs = ReferenceScanner(buffer, maxDepth: maxDepth)
                 ours.hashing = hashing
                 theirs.hashing = hashing
-                let (a, b) = (Result { () throws(JSONError) in try ours.scanDocument() }, Result { () throws(JSONError) in try theirs.scanDocument() })
+                let (a, b) = (
+                    Result { () throws(JSONError) in try ours.scanDocument() }, Result { () throws(JSONError) in try theirs.scanDocument() }
+                )
                 #expect(a == b, "hashing \(hashing): \(shown)")
                 #expect(ours.position == theirs.position || a.isFailure, "\(shown)")
             }

@@ -75,7 +75,8 @@ func repeatsAName(_ text: String) -> Bool {
                     #expect(try hash("\"" + escaped.joined() + "\"" + trailer) == plain, "length \(length), escape at \(place)")
                     var changed = letters
                     changed[place] ^= 0x20
-                    #expect(try hash("\"" + String(decoding: changed, as: UTF8.self) + "\"" + trailer) != plain, "length \(length), change at \(place)")
+                    #expect(
+                        try hash("\"" + String(decoding: changed, as: UTF8.self) + "\"" + trailer) != plain, "length \(length), change at \(place)")
                 }
             }
         }
@@ -116,7 +117,8 @@ func repeatsAName(_ text: String) -> Bool {
             default: break
             }
             let same = other == Array(name.utf8)
-            for text in ["\"\(String(decoding: other, as: UTF8.self))\"", "\"\(String(decoding: other, as: UTF8.self))\" : [1, 2, 3, 4, 5, 6, 7, 8]"] {
+            for text in ["\"\(String(decoding: other, as: UTF8.self))\"", "\"\(String(decoding: other, as: UTF8.self))\" : [1, 2, 3, 4, 5, 6, 7, 8]"]
+            {
                 for hashing in [true, false] {
                     Array(text.utf8).withUnsafeBufferPointer { buffer in
                         var scanner = JSONScanner(buffer)
@@ -173,8 +175,13 @@ func repeatsAName(_ text: String) -> Bool {
         writer.int(0)
         writer.raw("]")
         #expect(String(decoding: writer.bytes, as: UTF8.self) == "[\"a\\\"b\\\\c\\n\\u0001é\",-9223372036854775808,0]")
-        #expect(try JSONValue(parsing: String(decoding: writer.bytes, as: UTF8.self))
-            == .array([.string(Array("a\"b\\c\n\u{1}é".utf8)), .number(CanonicalNumber(negative: true, digits: Array("9223372036854775808".utf8), exponent: 19)), .number(CanonicalNumber(negative: false, digits: [], exponent: 0))]))
+        #expect(
+            try JSONValue(parsing: String(decoding: writer.bytes, as: UTF8.self))
+                == .array([
+                    .string(Array("a\"b\\c\n\u{1}é".utf8)),
+                    .number(CanonicalNumber(negative: true, digits: Array("9223372036854775808".utf8), exponent: 19)),
+                    .number(CanonicalNumber(negative: false, digits: [], exponent: 0)),
+                ]))
     }
 }
 

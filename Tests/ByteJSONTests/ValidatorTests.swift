@@ -19,8 +19,9 @@ import Testing
 
     static func agree(_ bytes: [UInt8], maxDepth: Int = 512, sourceLocation: SourceLocation = #_sourceLocation) {
         bytes.withUnsafeBufferPointer { buffer in
-            #expect(JSONValidator.accepts(buffer, maxDepth: maxDepth) == scannerAccepts(buffer, maxDepth: maxDepth),
-                    "maxDepth \(maxDepth): \(String(decoding: bytes, as: UTF8.self).debugDescription)", sourceLocation: sourceLocation)
+            #expect(
+                JSONValidator.accepts(buffer, maxDepth: maxDepth) == scannerAccepts(buffer, maxDepth: maxDepth),
+                "maxDepth \(maxDepth): \(String(decoding: bytes, as: UTF8.self).debugDescription)", sourceLocation: sourceLocation)
         }
     }
 
@@ -49,8 +50,13 @@ import Testing
     /// Strings of up to a few hundred bytes, built from pieces that need a look (escapes,
     /// multibyte characters, faults), then broken by a few edits.
     @Test func longStringsAreJudgedAsTheScannerJudgesThem() async {
-        let pieces = ["plain words ", "x", "\\\"", "\\\\", "\\n", "\\u00e9", "\\uD83D\\uDE00", "\\ud800", "é", "😀", "€", "\u{7F}", "0123456789abcdef"]
-        let bad: [[UInt8]] = [[0x01], [0x1F], [0x80], [0xC0, 0xAF], [0xED, 0xA0, 0x80], [0xF4, 0x90, 0x80, 0x80], [0xE2, 0x82], [0x5C, 0x78], [0x5C, 0x75, 0x31, 0x32, 0x67]]
+        let pieces = [
+            "plain words ", "x", "\\\"", "\\\\", "\\n", "\\u00e9", "\\uD83D\\uDE00", "\\ud800", "é", "😀", "€", "\u{7F}", "0123456789abcdef",
+        ]
+        let bad: [[UInt8]] = [
+            [0x01], [0x1F], [0x80], [0xC0, 0xAF], [0xED, 0xA0, 0x80], [0xF4, 0x90, 0x80, 0x80], [0xE2, 0x82], [0x5C, 0x78],
+            [0x5C, 0x75, 0x31, 0x32, 0x67],
+        ]
         let input = Gen.int(in: 0...1_000).array(of: 1...80)
         await propertyCheck(count: 2_000, input: input, Gen.int(in: 0...100_000).array(of: 0...2)) { tape, edits in
             var bytes: [UInt8] = Array("{\"id\":1,\"text\":\"".utf8)

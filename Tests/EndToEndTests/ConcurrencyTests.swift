@@ -3,8 +3,8 @@ import Dispatch
 import Foundation
 import LiveCollections
 import Synchronization
-import Testing
 import TestSupport
+import Testing
 
 /// Every figure an answer gives comes from one state of the session, under concurrent
 /// updates and appends from many clients; limits hold; shutdown completes or cuts responses.
@@ -36,10 +36,12 @@ import TestSupport
                 for round in 0..<40 {
                     let appending = (client + round) % 3 == 0
                     let base = 1_000 * (client + 1) + round * 10
-                    let sent = appending
+                    let sent =
+                        appending
                         ? [Thing(id: base), Thing(id: base + 1)]
                         : (0..<(5 + (client * 7 + round) % 20)).map { Thing(id: ($0 * 3 + client + round) % 40, content: round % 3) }
-                    let reply = try connection.request("POST", "/sessions/shared/\(appending ? "append" : "update")", json: "{\"items\":\(json(sent))}")
+                    let reply = try connection.request(
+                        "POST", "/sessions/shared/\(appending ? "append" : "update")", json: "{\"items\":\(json(sent))}")
                     guard reply.status == 200, let version = reply.json["version"]?.int, let baseVersion = reply.json["baseVersion"]?.int,
                         let oldCount = reply.json["oldCount"]?.int, let newCount = reply.json["newCount"]?.int
                     else {
@@ -115,7 +117,8 @@ import TestSupport
         let body = Array("{\"old\":\(old),\"new\":\(new),\"options\":{\"dataCountAnimationThreshold\":1000000,\"includeDeletedItems\":true}}".utf8)
         let connections = try (0..<4).map { _ in try server.connection() }
         for connection in connections {
-            try connection.send(raw: Array("POST /diff HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: \(body.count)\r\n\r\n".utf8) + body)
+            try connection.send(
+                raw: Array("POST /diff HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: \(body.count)\r\n\r\n".utf8) + body)
         }
         usleep(100_000)
         kill(server.process.processIdentifier, SIGTERM)
@@ -135,7 +138,8 @@ import TestSupport
         let side = (0..<1_000_000).map(String.init).joined(separator: ",")
         let body = Array("{\"old\":[\(side)],\"new\":[\(side),-1],\"options\":{\"dataCountAnimationThreshold\":10000000}}".utf8)
         let connection = try server.connection()
-        try connection.send(raw: Array("POST /diff HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: \(body.count)\r\n\r\n".utf8) + body)
+        try connection.send(
+            raw: Array("POST /diff HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: \(body.count)\r\n\r\n".utf8) + body)
         usleep(300_000)
         let signalled = Date()
         let status = server.stop(signal: SIGTERM, timeout: 20)

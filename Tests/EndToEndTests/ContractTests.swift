@@ -1,8 +1,8 @@
 import Foundation
 import LiveDeltaService
 import OpenAPIKit
-import Testing
 import TestSupport
+import Testing
 import Yams
 
 /// The contract's facts live once in the code (the route table, the error catalogue); the
@@ -76,7 +76,8 @@ import Yams
             case .mapping(let mapping):
                 for (key, value) in mapping {
                     let name = key.string ?? "?"
-                    if case .scalar(let scalar) = value, scalar.tag.description.hasSuffix("null") || (scalar.style == .plain && scalar.string.isEmpty) {
+                    if case .scalar(let scalar) = value, scalar.tag.description.hasSuffix("null") || (scalar.style == .plain && scalar.string.isEmpty)
+                    {
                         Issue.record("\(path)/\(name) is null: a piece of a cut-short scalar?")
                     }
                     if name == "description", case .scalar(let scalar) = value {

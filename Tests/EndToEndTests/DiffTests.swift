@@ -1,8 +1,8 @@
 import ByteJSON
 import LiveCollections
 import PropertyBased
-import Testing
 import TestSupport
+import Testing
 
 /// POST /diff against the real binary, its answers replayed by the delta contract.
 @Suite(.serialized) struct DiffTests {
@@ -41,7 +41,8 @@ import TestSupport
 
     @Test func nonUniqueDiffsMatchTheKthOccurrence() async throws {
         await propertyCheck(count: 200, input: Gens.dupes, Gens.dupes) { old, new in
-            let body = "{\"old\":\(json(old.map { Thing(id: $0.id, content: $0.content) })),\"new\":\(json(new.map { Thing(id: $0.id, content: $0.content) })),\"options\":{\"unique\":false}}"
+            let body =
+                "{\"old\":\(json(old.map { Thing(id: $0.id, content: $0.content) })),\"new\":\(json(new.map { Thing(id: $0.id, content: $0.content) })),\"options\":{\"unique\":false}}"
             let reply = try connection.request("POST", "/diff", json: body)
             #expect(reply.status == 200, "\(reply)")
             let delta = try indexDelta(reply.json["delta"])
@@ -51,10 +52,12 @@ import TestSupport
     }
 
     @Test func equalValuesSpelledDifferentlyAreNotReloads() throws {
-        let reply = try connection.request("POST", "/diff", json: #"""
-            {"old": [{"id": 1, "a": {"x": 1, "y": [1.0, "\u00e9"]}}, {"id": "1", "n": 10}],
-             "new": [{"a": {"y": [1e0, "é"], "x": 1.00}, "id": 1.0}, {"n": 1e1, "id": "1"}]}
-            """#)
+        let reply = try connection.request(
+            "POST", "/diff",
+            json: #"""
+                {"old": [{"id": 1, "a": {"x": 1, "y": [1.0, "\u00e9"]}}, {"id": "1", "n": 10}],
+                 "new": [{"a": {"y": [1e0, "é"], "x": 1.00}, "id": 1.0}, {"n": 1e1, "id": "1"}]}
+                """#)
         #expect(reply.status == 200)
         #expect(try indexDelta(reply.json["delta"]) == IndexDelta())
     }
@@ -70,11 +73,17 @@ import TestSupport
     }
 
     @Test func overTheDataThresholdTheDeltaIsLeftOut() throws {
-        let reply = try connection.request("POST", "/diff", json: #"{"old":[1,2,3],"new":[3],"options":{"dataCountAnimationThreshold":2,"includeDeletedItems":true}}"#)
+        let reply = try connection.request(
+            "POST", "/diff", json: #"{"old":[1,2,3],"new":[3],"options":{"dataCountAnimationThreshold":2,"includeDeletedItems":true}}"#)
         #expect(reply.status == 200)
         #expect(reply.json["animation"]?.stringValue == "reloadSections")
         #expect(reply.json["delta"] == nil)
-        #expect(reply.json["deletedItems"] == JSONValue.array([.number(CanonicalNumber(negative: false, digits: [0x31], exponent: 1)), .number(CanonicalNumber(negative: false, digits: [0x32], exponent: 1))]))
+        #expect(
+            reply.json["deletedItems"]
+                == JSONValue.array([
+                    .number(CanonicalNumber(negative: false, digits: [0x31], exponent: 1)),
+                    .number(CanonicalNumber(negative: false, digits: [0x32], exponent: 1)),
+                ]))
     }
 
     /// Each refusal: status, code, where, and the server still answers afterwards.
@@ -117,7 +126,8 @@ import TestSupport
     }
 
     @Test func errorsPointAtTheirPlace() throws {
-        let missing = try connection.request("POST", "/diff", json: #"{"old": {"sections": [{"id": 1, "items": [{"id": 1}, {"x": 2}]}]}, "new": {"sections": []}}"#)
+        let missing = try connection.request(
+            "POST", "/diff", json: #"{"old": {"sections": [{"id": 1, "items": [{"id": 1}, {"x": 2}]}]}, "new": {"sections": []}}"#)
         #expect(missing.json["error", "pointer"]?.stringValue == "/old/sections/0/items/1")
         let malformed = try connection.request("POST", "/diff", json: #"{"old": [1, 2,, 3], "new": []}"#)
         #expect(malformed.json["error", "offset"]?.int == 14)
@@ -140,7 +150,8 @@ import TestSupport
             let reply = try connection.request("POST", "/diff", body: Array(#"{"old":[],"new":[]}"#.utf8), headers: headers)
             #expect(reply.status == 415 && reply.errorCode == "unsupported_media_type")
         }
-        let vendor = try connection.request("POST", "/diff", body: Array(#"{"old":[],"new":[]}"#.utf8), headers: [("Content-Type", "application/vnd.api+json; charset=utf-8")])
+        let vendor = try connection.request(
+            "POST", "/diff", body: Array(#"{"old":[],"new":[]}"#.utf8), headers: [("Content-Type", "application/vnd.api+json; charset=utf-8")])
         #expect(vendor.status == 200)
     }
 
@@ -159,9 +170,18 @@ import TestSupport
     static let body = #"{"old":[{"id":1,"t":"a"},{"id":2},{"id":3},{"id":9}],"new":[{"id":3},{"id":1,"t":"b"},{"id":4},{"id":9}]"#
 
     @Test(arguments: [
-        ("sequential", #""sequential":[{"op":"remove","position":1,"count":1},{"op":"move","from":0,"to":1},{"op":"insert","position":2,"count":1},{"op":"change","position":1,"count":1}]"#),
-        ("jsonPatch", #""jsonPatch":[{"op":"remove","path":"/1"},{"op":"move","from":"/0","path":"/1"},{"op":"add","path":"/2","value":{"id":4}},{"op":"replace","path":"/1","value":{"id":1,"t":"b"}}]"#),
-        ("keyed", #""keyed":[{"op":"remove","id":2},{"op":"move","id":1,"before":9},{"op":"insert","id":4,"before":9,"item":{"id":4}},{"op":"update","id":1,"item":{"id":1,"t":"b"}}]"#),
+        (
+            "sequential",
+            #""sequential":[{"op":"remove","position":1,"count":1},{"op":"move","from":0,"to":1},{"op":"insert","position":2,"count":1},{"op":"change","position":1,"count":1}]"#
+        ),
+        (
+            "jsonPatch",
+            #""jsonPatch":[{"op":"remove","path":"/1"},{"op":"move","from":"/0","path":"/1"},{"op":"add","path":"/2","value":{"id":4}},{"op":"replace","path":"/1","value":{"id":1,"t":"b"}}]"#
+        ),
+        (
+            "keyed",
+            #""keyed":[{"op":"remove","id":2},{"op":"move","id":1,"before":9},{"op":"insert","id":4,"before":9,"item":{"id":4}},{"op":"update","id":1,"item":{"id":1,"t":"b"}}]"#
+        ),
     ])
     func eachFormatSpellsTheDelta(format: String, member: String) throws {
         let server = try ServerProcess()
@@ -173,7 +193,8 @@ import TestSupport
         #expect(answer.json == parsed)
         // A session answers in the format each request asks for, whatever it was created with.
         #expect(try connection.request("PUT", "/sessions/f", json: #"{"items":[{"id":1,"t":"a"},{"id":2},{"id":3},{"id":9}]}"#).status == 201)
-        let update = try connection.request("POST", "/sessions/f/update", json: #"{"items":[{"id":3},{"id":1,"t":"b"},{"id":4},{"id":9}],"options":{"format":"\#(format)"}}"#)
+        let update = try connection.request(
+            "POST", "/sessions/f/update", json: #"{"items":[{"id":3},{"id":1,"t":"b"},{"id":4},{"id":9}],"options":{"format":"\#(format)"}}"#)
         #expect(update.status == 200 && update.json["format"]?.stringValue == format && update.json["delta"] == nil)
         #expect(update.text.contains(member))
     }
@@ -181,13 +202,23 @@ import TestSupport
     /// Sections in one list of operations: sections removed, moved, inserted (with their
     /// items), then items, then sections whose own fields changed.
     @Test(arguments: [
-        ("sequential", #""sequential":[{"op":"removeSections","position":0,"count":1},{"op":"insertSections","position":1,"count":1},{"op":"insert","section":0,"position":1,"count":1},{"op":"changeSections","position":0,"count":1}]"#),
-        ("jsonPatch", #""jsonPatch":[{"op":"remove","path":"/sections/0"},{"op":"add","path":"/sections/1","value":{"id":"c","title":"C","items":[{"id":4}]}},{"op":"add","path":"/sections/0/items/1","value":{"id":1}},{"op":"replace","path":"/sections/0/title","value":"B!"}]"#),
-        ("keyed", #""keyed":[{"op":"removeSection","id":"a"},{"op":"insertSection","id":"c","before":null,"section":{"id":"c","title":"C","items":[{"id":4}]}},{"op":"insert","id":1,"section":"b","before":null,"item":{"id":1}},{"op":"updateSection","id":"b","section":{"id":"b","title":"B!","items":[{"id":3},{"id":1}]}}]"#),
+        (
+            "sequential",
+            #""sequential":[{"op":"removeSections","position":0,"count":1},{"op":"insertSections","position":1,"count":1},{"op":"insert","section":0,"position":1,"count":1},{"op":"changeSections","position":0,"count":1}]"#
+        ),
+        (
+            "jsonPatch",
+            #""jsonPatch":[{"op":"remove","path":"/sections/0"},{"op":"add","path":"/sections/1","value":{"id":"c","title":"C","items":[{"id":4}]}},{"op":"add","path":"/sections/0/items/1","value":{"id":1}},{"op":"replace","path":"/sections/0/title","value":"B!"}]"#
+        ),
+        (
+            "keyed",
+            #""keyed":[{"op":"removeSection","id":"a"},{"op":"insertSection","id":"c","before":null,"section":{"id":"c","title":"C","items":[{"id":4}]}},{"op":"insert","id":1,"section":"b","before":null,"item":{"id":1}},{"op":"updateSection","id":"b","section":{"id":"b","title":"B!","items":[{"id":3},{"id":1}]}}]"#
+        ),
     ])
     func sectionsAreSpelledInEachFormat(format: String, member: String) throws {
         let server = try ServerProcess()
-        let body = #"{"old":{"sections":[{"id":"a","title":"A","items":[{"id":1},{"id":2}]},{"id":"b","title":"B","items":[{"id":3}]}]},"#
+        let body =
+            #"{"old":{"sections":[{"id":"a","title":"A","items":[{"id":1},{"id":2}]},{"id":"b","title":"B","items":[{"id":3}]}]},"#
             + #""new":{"sections":[{"id":"b","title":"B!","items":[{"id":3},{"id":1}]},{"id":"c","title":"C","items":[{"id":4}]}]},"#
             + #""options":{"format":"\#(format)"}}"#
         let answer = try server.connection().request("POST", "/diff", json: body)
@@ -203,7 +234,8 @@ import TestSupport
 @Suite struct FieldChangeTests {
     @Test func aReloadNamesTheChangedFieldsOnly() throws {
         let server = try ServerProcess()
-        let body = #"{"old":[{"id":1,"title":"Alien","year":1979,"seen":false,"tmp":1}],"#
+        let body =
+            #"{"old":[{"id":1,"title":"Alien","year":1979,"seen":false,"tmp":1}],"#
             + #""new":[{"id":1,"title":"Alien","year":1980,"seen":true,"note":"x"}],"options":{"changes":"fields","ignoreKeys":["seen"]}}"#
         let answer = try server.connection().request("POST", "/diff", json: body)
         let expected = try JSONValue(parsing: #"[{"source":0,"target":0,"changes":{"set":{"year":1980,"note":"x"},"removed":["tmp"]}}]"#)
@@ -214,7 +246,8 @@ import TestSupport
 
 /// `nested`: a changed row's list comes as its own delta, in the answer's format.
 @Suite struct NestedListTests {
-    static let body = #"{"old":[{"id":1,"shelf":"Sci-fi","movies":[{"id":10},{"id":11}]}],"#
+    static let body =
+        #"{"old":[{"id":1,"shelf":"Sci-fi","movies":[{"id":10},{"id":11}]}],"#
         + #""new":[{"id":1,"shelf":"Sci-fi!","movies":[{"id":11},{"id":12}]}],"#
 
     @Test func aRowsListIsAnsweredWithItsOwnDelta() throws {
@@ -223,12 +256,15 @@ import TestSupport
         let batch = try connection.request("POST", "/diff", json: Self.body + #""options":{"nested":{"movies":{}},"changes":"fields"}}"#)
         let expected = try JSONValue(
             parsing: #"[{"source":0,"target":0,"changes":{"set":{"shelf":"Sci-fi!"},"removed":[]},"nested":{"movies":"#
-                + #"{"animation":"preciseAnimations","delta":{"deletions":[0],"insertions":[1],"moves":[],"reloads":[]},"changeCount":2,"oldCount":2,"newCount":2}}}]"#)
+                + #"{"animation":"preciseAnimations","delta":{"deletions":[0],"insertions":[1],"moves":[],"reloads":[]},"changeCount":2,"oldCount":2,"newCount":2}}}]"#
+        )
         #expect(batch.status == 200)
         #expect(batch.json["delta", "reloads"] == expected)
         let patch = try connection.request("POST", "/diff", json: Self.body + #""options":{"nested":{"movies":{}},"format":"jsonPatch"}}"#)
         let operations = try JSONValue(
-            parsing: #"[{"op":"replace","path":"/0/shelf","value":"Sci-fi!"},{"op":"remove","path":"/0/movies/0"},{"op":"add","path":"/0/movies/1","value":{"id":12}}]"#)
+            parsing:
+                #"[{"op":"replace","path":"/0/shelf","value":"Sci-fi!"},{"op":"remove","path":"/0/movies/0"},{"op":"add","path":"/0/movies/1","value":{"id":12}}]"#
+        )
         #expect(patch.json["jsonPatch"] == operations)
     }
 
@@ -241,7 +277,8 @@ import TestSupport
         let tooDeep = try connection.request("POST", "/diff", json: Self.body + #""options":\#(deep)}"#)
         #expect(tooDeep.status == 422 && tooDeep.errorCode == "invalid_option")
         // A list its options cannot diff (an item without its id) changes as any other field.
-        let noIDs = #"{"old":[{"id":1,"movies":[{"x":1}]}],"new":[{"id":1,"movies":[{"x":2}]}],"options":{"nested":{"movies":{}},"changes":"fields"}}"#
+        let noIDs =
+            #"{"old":[{"id":1,"movies":[{"x":1}]}],"new":[{"id":1,"movies":[{"x":2}]}],"options":{"nested":{"movies":{}},"changes":"fields"}}"#
         let whole = try connection.request("POST", "/diff", json: noIDs)
         let asField = try JSONValue(parsing: #"[{"source":0,"target":0,"changes":{"set":{"movies":[{"x":2}]},"removed":[]}}]"#)
         #expect(whole.status == 200)

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// The README stays short, and every link in the project's Markdown leads somewhere: a file
 /// that exists, and, where it names a heading, a heading that file has.
@@ -69,7 +69,8 @@ import TestSupport
         for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
             if line.hasPrefix("```") { inBlock.toggle() }
             if inBlock { continue }
-            let unquoted = line.split(separator: "`", omittingEmptySubsequences: false).enumerated().filter { $0.offset % 2 == 0 }.map(\.element).joined()
+            let unquoted = line.split(separator: "`", omittingEmptySubsequences: false).enumerated().filter { $0.offset % 2 == 0 }.map(\.element)
+                .joined()
             var rest = Substring(unquoted)
             while let open = rest.range(of: "](") {
                 let after = rest[open.upperBound...]

@@ -1,7 +1,7 @@
 import ByteJSON
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// Each way a client could crash, wedge or exhaust the server, tried against the real binary:
 /// the right status, a JSON error, and the process alive and serving afterwards.
@@ -121,10 +121,12 @@ import TestSupport
         let keys = (0..<1_000).map { "\"k\($0)\"" }.joined(separator: ",")
         let fields = (0..<1_000).map { "\"f\($0)\":\($0)" }.joined(separator: ",")
         let items = (0..<300).map { "{\"id\":\($0),\(fields)}" }.joined(separator: ",")
-        let reply = try server.connection().request("POST", "/diff", json: #"{"options":{"ignoreKeys":["# + keys + #"]},"old":["# + items + #"],"new":["# + items + "]}")
+        let reply = try server.connection().request(
+            "POST", "/diff", json: #"{"options":{"ignoreKeys":["# + keys + #"]},"old":["# + items + #"],"new":["# + items + "]}")
         #expect(reply.status == 200)
         let tooMany = try server.connection().request("POST", "/diff", json: #"{"options":{"compareKeys":["# + keys + #","x"]},"old":[],"new":[]}"#)
-        #expect(tooMany.status == 422 && tooMany.errorCode == "invalid_option" && tooMany.json["error", "pointer"]?.stringValue == "/options/compareKeys")
+        #expect(
+            tooMany.status == 422 && tooMany.errorCode == "invalid_option" && tooMany.json["error", "pointer"]?.stringValue == "/options/compareKeys")
     }
 
     @Test func itemsPastTheRequestLimitAre413() throws {
@@ -141,7 +143,8 @@ import TestSupport
         let server = try ServerProcess(arguments: ["--max-body-size", "1000"])
         let body = "{\"old\":[" + String(repeating: "1,", count: 200_000) + "1],\"new\":[]}"
         let connection = try server.connection()
-        try connection.send(raw: Array("POST /diff HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)".utf8))
+        try connection.send(
+            raw: Array("POST /diff HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)".utf8))
         let reply = try connection.readReply()
         #expect(reply.status == 413 && reply.errorCode == "body_too_large")
         try Self.expectServing(server)
@@ -156,7 +159,10 @@ import TestSupport
         ("GET /health HTTP/1.1\r\n\r\n", 400, "bad_request"),
         ("GET /health HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n", 400, "bad_request"),
         ("GET /" + String(repeating: "a", count: 9_000) + " HTTP/1.1\r\nHost: x\r\n\r\n", 414, "uri_too_long"),
-        ("GET /health HTTP/1.1\r\nHost: x\r\n" + (0..<40).map { "X-\($0): " + String(repeating: "v", count: 1_000) + "\r\n" }.joined() + "\r\n", 431, "headers_too_large"),
+        (
+            "GET /health HTTP/1.1\r\nHost: x\r\n" + (0..<40).map { "X-\($0): " + String(repeating: "v", count: 1_000) + "\r\n" }.joined() + "\r\n",
+            431, "headers_too_large"
+        ),
     ])
     func ambiguousFramingIsRefusedInJSON(_ head: String, _ status: Int, _ code: String) throws {
         let server = try ServerProcess()

@@ -1,7 +1,7 @@
 import ByteJSON
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 @Suite struct LifecycleTests {
     /// A login shell's, systemd's and many containers' limit is 1,024 descriptors, below what
@@ -62,7 +62,9 @@ import TestSupport
         #expect(server.stop() == 0)
         let lines = server.log.split(separator: "\n").filter { $0.contains(" request ") }
         #expect(lines.count == 2, "\(server.log)")
-        #expect(lines.first?.contains("method=POST") == true && lines.first?.contains("path=/diff") == true && lines.first?.contains("status=200") == true)
+        #expect(
+            lines.first?.contains("method=POST") == true && lines.first?.contains("path=/diff") == true && lines.first?.contains("status=200") == true
+        )
         #expect(lines.first?.contains("bytes_in=21") == true && lines.first?.contains("duration_ms=") == true)
         #expect(lines.last?.contains("status=404") == true)
     }
@@ -91,7 +93,9 @@ import TestSupport
         let connection = try server.connection()
         let items = (0..<20_000).map(String.init).joined(separator: ",")
         let body = Array("{\"old\":[\(items)],\"new\":[\(items),-1]}".utf8)
-        try connection.send(raw: Array("POST /diff HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: \(body.count)\r\n\r\n".utf8) + body.prefix(1_000))
+        try connection.send(
+            raw: Array("POST /diff HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: \(body.count)\r\n\r\n".utf8)
+                + body.prefix(1_000))
         usleep(200_000)
         kill(server.process.processIdentifier, SIGTERM)
         #expect(waitUntilRefused(port: server.port))
@@ -119,7 +123,9 @@ import TestSupport
         let connection = try server.connection()
         let body = #"{"old":[1,2],"new":[2,3]}"#
         // Headers and half the body: the request is in flight when the signal comes.
-        try connection.send(raw: Array("POST /diff HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n{\"old\":[1,".utf8))
+        try connection.send(
+            raw: Array(
+                "POST /diff HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n{\"old\":[1,".utf8))
         usleep(200_000)
         kill(server.process.processIdentifier, signal)
         #expect(waitUntilRefused(port: server.port))

@@ -2,8 +2,8 @@ import ByteJSON
 import Dispatch
 import Foundation
 import Synchronization
-import Testing
 import TestSupport
+import Testing
 
 /// Live sessions on two replicas sharing one Redis, and what neither a replica's death nor
 /// Redis's may do to subscribers or to other traffic.
@@ -26,7 +26,8 @@ import TestSupport
             if version % 10 == 0 { for follower in followers { #expect(try follower.follow(until: version)) } }
         }
         for follower in followers {
-            #expect(follower.problems.isEmpty && follower.resets == 1, "\(follower.format): \(follower.problems.prefix(2)), \(follower.resets) resets")
+            #expect(
+                follower.problems.isEmpty && follower.resets == 1, "\(follower.format): \(follower.problems.prefix(2)), \(follower.resets) resets")
         }
 
         // B dies; A goes on; B comes back on another port and its subscribers resume there.

@@ -3,8 +3,8 @@ import Dispatch
 import Foundation
 import LiveCollections
 import Synchronization
-import Testing
 import TestSupport
+import Testing
 
 /// Live sessions against the real binary: subscribers follow a session's versions exactly,
 /// resume, reset when they must, and never hold up writers or each other.
@@ -149,7 +149,9 @@ import TestSupport
         let server = try ServerProcess(arguments: ["--subscriber-buffer-bytes", "65536"])
         let connection = try server.connection()
         let big = { (round: Int) in
-            "{\"items\":[" + (0..<200).map { "{\"id\":\($0),\"text\":\"\(String(repeating: "x", count: 200))\",\"round\":\(round)}" }.joined(separator: ",") + "]}"
+            "{\"items\":["
+                + (0..<200).map { "{\"id\":\($0),\"text\":\"\(String(repeating: "x", count: 200))\",\"round\":\(round)}" }.joined(separator: ",")
+                + "]}"
         }
         #expect(try connection.request("PUT", "/sessions/slow", json: big(0)).status == 201)
         let stalled = try EventStreamClient(port: server.port, path: "/sessions/slow/events?format=batch", timeoutSeconds: 5)
@@ -241,4 +243,3 @@ import TestSupport
         }
     }
 }
-

@@ -1,8 +1,8 @@
 import ByteJSON
 import Foundation
 import OpenAPIKit
-import Testing
 import TestSupport
+import Testing
 import Yams
 
 let specURL = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()

@@ -1,8 +1,8 @@
 import ByteJSON
 import Foundation
 import LiveDeltaService
-import Testing
 import TestSupport
+import Testing
 
 /// The value of one Prometheus sample line (`name{labels} value`), or nil.
 func sample(_ exposition: String, _ line: String) -> Double? {

@@ -4,8 +4,8 @@ import Foundation
 import LiveCollections
 import RedisClient
 import Synchronization
-import Testing
 import TestSupport
+import Testing
 
 /// Two replicas on one Redis: sessions are shared, every delta chains exactly, and neither a
 /// replica's death nor Redis's makes the other hang or lie.
@@ -30,16 +30,23 @@ import TestSupport
             for step in 0..<updates {
                 let candidates = ports()
                 let port = candidates[(client + step) % candidates.count]
-                let posted = (0..<30).filter { _ in Bool.random(using: &rng) }.shuffled(using: &rng).map { Thing(id: $0, content: (client + step) % 3) }
+                let posted = (0..<30).filter { _ in Bool.random(using: &rng) }.shuffled(using: &rng).map {
+                    Thing(id: $0, content: (client + step) % 3)
+                }
                 do {
                     // Generous: under the whole suite's load on two cores, an answer can be slow
                     // without being wrong; one that never comes still fails.
-                    let reply = try HTTPConnection(port: port, timeoutSeconds: 30).request("POST", "/sessions/\(session)/update", json: "{\"items\":\(json(posted))}")
-                    guard reply.status == 200 || reply.status == 201, let version = reply.json["version"]?.int, let base = reply.json["baseVersion"]?.int else {
+                    let reply = try HTTPConnection(port: port, timeoutSeconds: 30).request(
+                        "POST", "/sessions/\(session)/update", json: "{\"items\":\(json(posted))}")
+                    guard reply.status == 200 || reply.status == 201, let version = reply.json["version"]?.int,
+                        let base = reply.json["baseVersion"]?.int
+                    else {
                         failures.withLock { $0.append("\(reply)") }
                         continue
                     }
-                    answers.withLock { $0.append(Answer(version: version, baseVersion: base, delta: try! indexDelta(reply.json["delta"]), posted: posted)) }
+                    answers.withLock {
+                        $0.append(Answer(version: version, baseVersion: base, delta: try! indexDelta(reply.json["delta"]), posted: posted))
+                    }
                 } catch {
                     // A replica killed mid-request: it may have committed before dying, so
                     // what was posted may be a version whose answer never came.
@@ -122,7 +129,8 @@ import TestSupport
         #expect(replaced.status == 200)
         let seen = try b.connection().request("GET", "/sessions/r")
         #expect(seen.json["version"]?.int == 0 && seen.json["count"]?.int == 1)
-        let updated = try b.connection().request("POST", "/sessions/r/update", json: #"{"items":[7,8]}"#, headers: [("Content-Type", "application/json"), ("If-Match", "\"0\"")])
+        let updated = try b.connection().request(
+            "POST", "/sessions/r/update", json: #"{"items":[7,8]}"#, headers: [("Content-Type", "application/json"), ("If-Match", "\"0\"")])
         let delta = try indexDelta(updated.json["delta"])
         #expect(updated.status == 200 && delta == IndexDelta(insertions: [1]))
     }
@@ -153,7 +161,9 @@ import TestSupport
         Self.expectExactChain(answers, final: things(final.json["items"]), finalVersion: final.json["version"]?.int, lost: lost)
         let restarted = try ServerProcess(arguments: ["--session-store", redis.url])
         let again = try restarted.connection().request("GET", "/sessions/kept")
-        #expect(again.status == 200 && again.json["version"]?.int == final.json["version"]?.int && things(again.json["items"]) == things(final.json["items"]))
+        #expect(
+            again.status == 200 && again.json["version"]?.int == final.json["version"]?.int
+                && things(again.json["items"]) == things(final.json["items"]))
     }
 
     /// Redis gone: session requests get a 503 within the timeout, `/diff` still answers and

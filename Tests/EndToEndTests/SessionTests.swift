@@ -3,8 +3,8 @@ import Dispatch
 import Foundation
 import LiveCollections
 import Synchronization
-import Testing
 import TestSupport
+import Testing
 
 /// A flat session's items as test things (`{"id": n, "content": m}`).
 func things(_ value: JSONValue?) -> [Thing] {
@@ -74,7 +74,8 @@ struct Fixture {
         #expect(try indexDelta(reply.json["delta"]) == IndexDelta(insertions: [0, 1]))
         #expect(reply.json["version"]?.int == 1 && reply.json["baseVersion"]?.int == 0)
         // Unless the request names a version.
-        let named = try connection.request("POST", "/sessions/fresh-2/update", json: items([Thing(id: 1)]), headers: [("Content-Type", "application/json"), ("If-Match", "\"0\"")])
+        let named = try connection.request(
+            "POST", "/sessions/fresh-2/update", json: items([Thing(id: 1)]), headers: [("Content-Type", "application/json"), ("If-Match", "\"0\"")])
         #expect(named.status == 412 && named.errorCode == "version_mismatch" && named.json["error", "currentVersion"] == .null)
         #expect(try connection.request("GET", "/sessions/fresh-2").status == 404)
     }
@@ -108,7 +109,8 @@ struct Fixture {
         #expect(listed.status == 200 && listed.json["version"]?.int == 1)
         let delta = try connection.request("POST", "/sessions/listed/delta", json: items([Thing(id: 3)]), headers: jsonHeaders(#""0", W/"1""#))
         #expect(delta.status == 412 && delta.json["error", "currentVersion"]?.int == 1)
-        #expect(try connection.request("POST", "/sessions/listed/delta", json: items([Thing(id: 3)]), headers: jsonHeaders(#""0","1""#)).status == 200)
+        #expect(
+            try connection.request("POST", "/sessions/listed/delta", json: items([Thing(id: 3)]), headers: jsonHeaders(#""0","1""#)).status == 200)
         let bad = try connection.request("POST", "/sessions/listed/update", json: items([]), headers: jsonHeaders(#""1", x"#))
         #expect(bad.status == 400 && bad.errorCode == "invalid_if_match")
         #expect(try connection.request("DELETE", "/sessions/listed", headers: [("If-Match", #""7", "8""#)]).status == 412)
@@ -178,7 +180,9 @@ struct Fixture {
         let connection = fixture.connection
         let create = #"{"sections": [{"id": "a", "title": "A", "items": [{"id": 1}, {"id": 2}]}]}"#
         #expect(try connection.request("PUT", "/sessions/shelves", json: create).status == 201)
-        let update = try connection.request("POST", "/sessions/shelves/update", json: #"{"sections": [{"id": "b", "items": [{"id": 2}]}, {"id": "a", "title": "A", "items": [{"id": 1}]}]}"#)
+        let update = try connection.request(
+            "POST", "/sessions/shelves/update",
+            json: #"{"sections": [{"id": "b", "items": [{"id": 2}]}, {"id": "a", "title": "A", "items": [{"id": 1}]}]}"#)
         let zero = try JSONValue(parsing: "[0]"), two = try JSONValue(parsing: "[2]")
         #expect(update.status == 200 && update.json["sectionDelta", "insertions"] == zero)
         let append = try connection.request("POST", "/sessions/shelves/append", json: #"{"sections": [{"id": "c", "items": [{"id": 9}]}]}"#)
@@ -218,7 +222,9 @@ struct Fixture {
                 let connection = try HTTPConnection(port: port)
                 var rng = SystemRandomNumberGenerator()
                 for step in 0..<200 {
-                    let posted = (0..<40).filter { _ in Bool.random(using: &rng) }.shuffled(using: &rng).map { Thing(id: $0, content: (client + step) % 3) }
+                    let posted = (0..<40).filter { _ in Bool.random(using: &rng) }.shuffled(using: &rng).map {
+                        Thing(id: $0, content: (client + step) % 3)
+                    }
                     let reply = try connection.request("POST", "/sessions/busy/update", json: "{\"items\":\(json(posted))}")
                     guard reply.status == 200, let version = reply.json["version"]?.int, let base = reply.json["baseVersion"]?.int else {
                         failures.withLock { $0.append("\(reply)") }

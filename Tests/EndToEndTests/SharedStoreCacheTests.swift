@@ -1,8 +1,8 @@
 import LiveDeltaService
 import MicroHTTP
 import RedisClient
-import Testing
 import TestSupport
+import Testing
 
 /// A replica's parsed copies of Redis sessions hold at most `cachedBytes` together; copies
 /// dropped from the cache are read from Redis again when needed.

@@ -4,9 +4,10 @@ import Foundation
 import LiveDeltaService
 import MicroHTTP
 import RedisClient
-import struct NIOConcurrencyHelpers.NIOLockedValueBox
-import Testing
 import TestSupport
+import Testing
+
+import struct NIOConcurrencyHelpers.NIOLockedValueBox
 
 /// Two replicas in one process, each a service with its own `SharedSessionStore` on one real
 /// Redis: without HTTP in between, their changes to one session collide far more often than

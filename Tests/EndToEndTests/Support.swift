@@ -35,7 +35,8 @@ func indexDelta(_ value: JSONValue?) throws -> IndexDelta {
         guard let values = value?[key]?.array else { throw WireError.shape("\(key) missing") }
         return values.compactMap { pair in pair["source"]?.int.flatMap { s in pair["target"]?.int.map { IndexPair(source: s, target: $0) } } }
     }
-    return IndexDelta(deletions: try indices("deletions"), insertions: try indices("insertions"), moves: try pairs("moves"), reloads: try pairs("reloads"))
+    return IndexDelta(
+        deletions: try indices("deletions"), insertions: try indices("insertions"), moves: try pairs("moves"), reloads: try pairs("reloads"))
 }
 
 func pathDelta(_ value: JSONValue?) throws -> IndexPathDelta {
@@ -51,7 +52,8 @@ func pathDelta(_ value: JSONValue?) throws -> IndexPathDelta {
         guard let values = value?[key]?.array else { throw WireError.shape("\(key) missing") }
         return try values.map { ItemPathPair(source: try path($0["source"]), target: try path($0["target"])) }
     }
-    return IndexPathDelta(deletions: try paths("deletions"), insertions: try paths("insertions"), moves: try pairs("moves"), reloads: try pairs("reloads"))
+    return IndexPathDelta(
+        deletions: try paths("deletions"), insertions: try paths("insertions"), moves: try pairs("moves"), reloads: try pairs("reloads"))
 }
 
 /// JSON for test items: `{"id": …, "content": …}`, with key order varied by the content so that

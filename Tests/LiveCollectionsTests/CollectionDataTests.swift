@@ -1,8 +1,9 @@
 import Dispatch
 import LiveCollections
 import TestSupport
-import struct NIOConcurrencyHelpers.NIOLockedValueBox
 import Testing
+
+import struct NIOConcurrencyHelpers.NIOLockedValueBox
 
 /// Content equality that ignores `content`: one raw type, another equality.
 struct IDOnly: UniquelyIdentifiable, Sendable {
@@ -20,8 +21,11 @@ struct IDOnlyFactory: UniquelyIdentifiableDataFactory, Sendable {
         let data = try CollectionData([Thing(id: 1), Thing(id: 2), Thing(id: 3)])
         #expect(data.version == 0 && data.count == 3 && !data.isEmpty)
         let update = try data.update([Thing(id: 3), Thing(id: 1, content: 9)])
-        #expect(update.delta == IndexDelta(deletions: [1], moves: [IndexPair(source: 0, target: 1)],
-                                           reloads: [IndexPair(source: 0, target: 1)]))
+        #expect(
+            update.delta
+                == IndexDelta(
+                    deletions: [1], moves: [IndexPair(source: 0, target: 1)],
+                    reloads: [IndexPair(source: 0, target: 1)]))
         #expect(update.deletedItems == [Thing(id: 2)])
         #expect(update.baseVersion == 0 && update.version == 1)
         #expect(data.items == [Thing(id: 3), Thing(id: 1, content: 9)])

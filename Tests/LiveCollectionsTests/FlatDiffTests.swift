@@ -1,6 +1,6 @@
 import LiveCollections
-import TestSupport
 import PropertyBased
+import TestSupport
 import Testing
 
 @Suite struct FlatDiffTests {

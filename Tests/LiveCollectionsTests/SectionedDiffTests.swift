@@ -1,6 +1,6 @@
 import LiveCollections
-import TestSupport
 import PropertyBased
+import TestSupport
 import Testing
 
 func flattened(_ replayed: [ReplayedSection<Shelf, Thing>]) -> [Shelf] {
@@ -46,9 +46,11 @@ func flattened(_ replayed: [ReplayedSection<Shelf, Thing>]) -> [Shelf] {
         let new = [Shelf(id: 0, header: 0, items: [Thing(id: 1)]), Shelf(id: 1, header: 0, items: [Thing(id: 2), Thing(id: 3)])]
         let delta = try SectionedDelta(from: old, to: new)
         #expect(delta.sectionDelta == IndexDelta())
-        #expect(delta.itemDelta == IndexPathDelta(moves: [
-            ItemPathPair(source: ItemPath(section: 0, item: 1), target: ItemPath(section: 1, item: 0)),
-        ]))
+        #expect(
+            delta.itemDelta
+                == IndexPathDelta(moves: [
+                    ItemPathPair(source: ItemPath(section: 0, item: 1), target: ItemPath(section: 1, item: 0))
+                ]))
     }
 
     @Test func pathsUseTheSectionOrderAfterTheSectionStage() throws {

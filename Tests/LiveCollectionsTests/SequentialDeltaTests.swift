@@ -1,7 +1,7 @@
 import LiveCollections
 import PropertyBased
-import Testing
 import TestSupport
+import Testing
 
 /// Sequential steps replay on Android's semantics to the new list, with one move per batch
 /// move and exactly the reloaded rows changed.
@@ -57,7 +57,9 @@ import TestSupport
 
     @Test func adjacentRemovalsInsertionsAndChangesAreRanges() throws {
         let old = (0..<8).map { Thing(id: $0) }
-        let new = [Thing(id: 0), Thing(id: 3, content: 1), Thing(id: 4, content: 1), Thing(id: 20), Thing(id: 21), Thing(id: 5), Thing(id: 6), Thing(id: 7)]
+        let new = [
+            Thing(id: 0), Thing(id: 3, content: 1), Thing(id: 4, content: 1), Thing(id: 20), Thing(id: 21), Thing(id: 5), Thing(id: 6), Thing(id: 7),
+        ]
         let sequential = try IndexDelta(from: old, to: new).sequential(oldCount: old.count)
         #expect(sequential.steps == [.remove(position: 1, count: 2), .insert(position: 3, count: 2), .change(position: 1, count: 2)])
     }

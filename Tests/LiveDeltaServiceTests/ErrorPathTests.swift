@@ -41,7 +41,9 @@ import Testing
             let response = service.handle(
                 HTTPRequest(method: "POST", path: "/diff", headers: [("Content-Type", "application/json")], body: Array(expected.body.utf8)))
             let answer = try JSONValue(parsing: String(decoding: response.body, as: UTF8.self))
-            #expect(response.status == expected.status && answer["error"]?["code"]?.stringValue == expected.code, "\(expected.body) -> \(response.status) \(String(decoding: response.body, as: UTF8.self))")
+            #expect(
+                response.status == expected.status && answer["error"]?["code"]?.stringValue == expected.code,
+                "\(expected.body) -> \(response.status) \(String(decoding: response.body, as: UTF8.self))")
             #expect(answer["error"]?["message"]?.stringValue?.isEmpty == false)
             #expect(answer["error"]?["pointer"] != nil || answer["error"]?["offset"] != nil)
         }
@@ -94,7 +96,9 @@ import Testing
         await propertyCheck(count: 200, input: Gen.int(in: 0...120)) { count in
             let items = (0..<count).map(String.init).joined(separator: ",")
             let response = service.handle(
-                HTTPRequest(method: "POST", path: "/diff", headers: [("Content-Type", "application/json")], body: Array("{\"old\":[\(items)],\"new\":[]}".utf8)))
+                HTTPRequest(
+                    method: "POST", path: "/diff", headers: [("Content-Type", "application/json")],
+                    body: Array("{\"old\":[\(items)],\"new\":[]}".utf8)))
             #expect(response.status == (count > 50 ? 413 : 200))
             // Nothing stays taken from the budget once a request is answered.
             #expect(service.itemBudget.inUse == 0)

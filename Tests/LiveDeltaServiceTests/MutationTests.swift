@@ -14,11 +14,12 @@ let seeds = [
 
 /// Fragments that have broken parsers before: numbers at and past Int64's edges, huge
 /// exponents, escapes, surrogates, invalid UTF-8, deep brackets, structural characters.
-let fragments: [[UInt8]] = [
-    "-9223372036854775809", "9223372036854775808", "1e999999999999999999999", "-0.0e-0", "1E+", "0.", "\\u", "\\ud800",
-    "\\udc00\\ud800", "\"", "\\", "{", "}", "[", "]", ",", ":", "null", "tru", "\"id\":", "\"sections\":", "\"items\":",
-    String(repeating: "[", count: 600), String(repeating: "{\"a\":", count: 300), "\u{FEFF}", "\t\n",
-].map { Array($0.utf8) } + [[0xC0, 0xAF], [0xED, 0xA0, 0x80], [0xFF], [0x00], [0xF4, 0x90, 0x80, 0x80]]
+let fragments: [[UInt8]] =
+    [
+        "-9223372036854775809", "9223372036854775808", "1e999999999999999999999", "-0.0e-0", "1E+", "0.", "\\u", "\\ud800",
+        "\\udc00\\ud800", "\"", "\\", "{", "}", "[", "]", ",", ":", "null", "tru", "\"id\":", "\"sections\":", "\"items\":",
+        String(repeating: "[", count: 600), String(repeating: "{\"a\":", count: 300), "\u{FEFF}", "\t\n",
+    ].map { Array($0.utf8) } + [[0xC0, 0xAF], [0xED, 0xA0, 0x80], [0xFF], [0x00], [0xF4, 0x90, 0x80, 0x80]]
 
 /// Applies `edits` to a seed: each edit inserts a fragment, deletes a run, or overwrites a byte.
 func mutate(_ seed: [UInt8], _ edits: [Int]) -> [UInt8] {
@@ -40,7 +41,8 @@ func mutate(_ seed: [UInt8], _ edits: [Int]) -> [UInt8] {
     @Test func mutatedBodiesAreAnsweredWithJSONAndAnExpectedStatus() async throws {
         let store = InMemorySessionStore()
         let service = LiveDeltaService(sessions: store)
-        await propertyCheck(count: 3_000, input: Gen.int(in: 0..<seeds.count), Gen.int(in: 0...10_000).array(of: 1...6), Gen.bool) { seed, edits, toSession in
+        await propertyCheck(count: 3_000, input: Gen.int(in: 0..<seeds.count), Gen.int(in: 0...10_000).array(of: 1...6), Gen.bool) {
+            seed, edits, toSession in
             var body = mutate(Array(seeds[seed].utf8), edits)
             var path = "/diff"
             if toSession {

@@ -41,10 +41,14 @@ import Testing
         #expect(refused.status == 422)
         #expect(refused.answer["error"]?["code"]?.stringValue == "duplicate_id")
         let pointers = refused.answer["error"]?["pointers"]
-        #expect(pointers == .array([.string(Array("/sections/0/rows/0".utf8)), .string(Array("/sections/0/rows/1".utf8))]), "\(String(describing: refused.answer))")
+        #expect(
+            pointers == .array([.string(Array("/sections/0/rows/0".utf8)), .string(Array("/sections/0/rows/1".utf8))]),
+            "\(String(describing: refused.answer))")
         let replaced = try send(
             service, "PUT", "/sessions/rows", #"{"sections":[{"id":"a","rows":[{"id":3},{"id":3}]}],"options":{"itemsKey":"rows"}}"#)
         #expect(replaced.status == 422)
-        #expect(replaced.answer["error"]?["pointers"] == .array([.string(Array("/sections/0/rows/0".utf8)), .string(Array("/sections/0/rows/1".utf8))]), "\(String(describing: replaced.answer))")
+        #expect(
+            replaced.answer["error"]?["pointers"] == .array([.string(Array("/sections/0/rows/0".utf8)), .string(Array("/sections/0/rows/1".utf8))]),
+            "\(String(describing: replaced.answer))")
     }
 }

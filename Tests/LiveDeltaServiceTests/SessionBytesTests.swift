@@ -1,8 +1,9 @@
 import LiveDeltaService
 import MicroHTTP
 import PropertyBased
-import struct NIOConcurrencyHelpers.NIOLockedValueBox
 import Testing
+
+import struct NIOConcurrencyHelpers.NIOLockedValueBox
 
 /// The memory store bounds the bytes its sessions hold (the bodies their items point into),
 /// not only their count: one item may come in a body of any size.

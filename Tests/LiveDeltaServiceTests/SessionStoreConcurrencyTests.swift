@@ -2,15 +2,17 @@ import ByteJSON
 import Dispatch
 import LiveDeltaService
 import MicroHTTP
-import struct NIOConcurrencyHelpers.NIOLockedValueBox
 import Testing
+
+import struct NIOConcurrencyHelpers.NIOLockedValueBox
 
 /// The store under concurrent use, in process (so that `make test` runs it under
 /// ThreadSanitizer too): answers agree with the state they started from, limits hold, and
 /// callbacks may call back into the store.
 @Suite struct SessionStoreConcurrencyTests {
     static func post(_ service: LiveDeltaService, _ path: String, _ body: String) -> (status: Int, json: JSONValue) {
-        let response = service.handle(HTTPRequest(method: "POST", path: path, headers: [("Content-Type", "application/json")], body: Array(body.utf8)))
+        let response = service.handle(
+            HTTPRequest(method: "POST", path: path, headers: [("Content-Type", "application/json")], body: Array(body.utf8)))
         return (response.status, (try? JSONValue(parsing: String(decoding: response.body, as: UTF8.self))) ?? .null)
     }
 
@@ -27,7 +29,9 @@ import Testing
         DispatchQueue.concurrentPerform(iterations: 8) { client in
             for round in 0..<30 {
                 let appending = (client + round) % 2 == 0
-                let items = appending ? "[\(10_000 * (client + 1) + round)]" : "[" + (0..<(round % 9)).map { String($0 * 7 + client) }.joined(separator: ",") + "]"
+                let items =
+                    appending
+                    ? "[\(10_000 * (client + 1) + round)]" : "[" + (0..<(round % 9)).map { String($0 * 7 + client) }.joined(separator: ",") + "]"
                 let (status, json) = Self.post(service, "/sessions/s/\(appending ? "append" : "update")", "{\"items\":\(items)}")
                 guard status == 200, let version = Self.int(json["version"]), let base = Self.int(json["baseVersion"]),
                     let old = Self.int(json["oldCount"]), let new = Self.int(json["newCount"])

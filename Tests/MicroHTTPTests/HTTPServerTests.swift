@@ -2,9 +2,10 @@ import Dispatch
 import Foundation
 import Glibc
 import MicroHTTP
-import struct NIOConcurrencyHelpers.NIOLockedValueBox
-import Testing
 import TestSupport
+import Testing
+
+import struct NIOConcurrencyHelpers.NIOLockedValueBox
 
 /// Echoes what it got: method, path, a header and the body.
 func echoServer(_ configure: (inout HTTPServer.Configuration) -> Void = { _ in }) throws -> HTTPServer {
@@ -63,7 +64,8 @@ func waitUntil(seconds: Double = 30, _ condition: () -> Bool, sourceLocation: So
         defer { server.stop() }
         let connection = try HTTPConnection(port: server.port)
         let chunk = String(repeating: "x", count: 80)
-        try connection.send(raw: Array("POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n50\r\n\(chunk)\r\n50\r\n\(chunk)\r\n0\r\n\r\n".utf8))
+        try connection.send(
+            raw: Array("POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n50\r\n\(chunk)\r\n50\r\n\(chunk)\r\n0\r\n\r\n".utf8))
         #expect(try connection.readReply().status == 413)
     }
 

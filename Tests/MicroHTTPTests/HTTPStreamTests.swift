@@ -2,9 +2,10 @@ import Dispatch
 import Foundation
 import Glibc
 import MicroHTTP
-import struct NIOConcurrencyHelpers.NIOLockedValueBox
-import Testing
 import TestSupport
+import Testing
+
+import struct NIOConcurrencyHelpers.NIOLockedValueBox
 
 /// A server whose `/stream` answers a stream it hands to `streams`, and whose other paths
 /// answer at once.

@@ -1,7 +1,7 @@
 import Foundation
 import RedisClient
-import Testing
 import TestSupport
+import Testing
 
 /// The client against a real redis-server.
 @Suite struct RedisClientTests {
@@ -41,7 +41,7 @@ import TestSupport
             piece.withUnsafeBytes { copy.copyMemory(from: $0) }
             return copy
         }
-        defer { copies.forEach { $0.deallocate() } }
+        defer { for copy in copies { copy.deallocate() } }
         return try body(copies.map(UnsafeRawBufferPointer.init))
     }
 

@@ -139,4 +139,3 @@ public func minimumItemMoves(old: [Shelf], new: [Shelf]) -> Int {
     }
     return moves
 }
-

@@ -83,7 +83,9 @@ public final class HTTPConnection {
         return try readReply(method: method)
     }
 
-    public func request(_ method: String, _ path: String, json: String, headers: [(String, String)] = [("Content-Type", "application/json")]) throws -> Reply {
+    public func request(_ method: String, _ path: String, json: String, headers: [(String, String)] = [("Content-Type", "application/json")]) throws
+        -> Reply
+    {
         try request(method, path, body: Array(json.utf8), headers: headers)
     }
 

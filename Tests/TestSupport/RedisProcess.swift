@@ -23,10 +23,11 @@ public final class RedisProcess: @unchecked Sendable {  // see above
     public func start() throws {
         process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/redis-server")
-        process.arguments = [
-            "--port", "\(port)", "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", directory.path, "--daemonize", "no",
-            "--loglevel", "warning",
-        ] + extra
+        process.arguments =
+            [
+                "--port", "\(port)", "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", directory.path, "--daemonize", "no",
+                "--loglevel", "warning",
+            ] + extra
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()

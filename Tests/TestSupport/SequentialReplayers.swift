@@ -24,10 +24,14 @@ public enum AndroidReplayer {
         for operation in operations {
             switch operation {
             case .remove(let position, let count):
-                guard count > 0, position >= 0, position + count <= list.count else { throw Failure(description: "\(operation) on \(list.count) rows") }
+                guard count > 0, position >= 0, position + count <= list.count else {
+                    throw Failure(description: "\(operation) on \(list.count) rows")
+                }
                 list.removeSubrange(position..<position + count)
             case .move(let from, let to):
-                guard list.indices.contains(from), (0..<list.count).contains(to) else { throw Failure(description: "\(operation) on \(list.count) rows") }
+                guard list.indices.contains(from), (0..<list.count).contains(to) else {
+                    throw Failure(description: "\(operation) on \(list.count) rows")
+                }
                 let row = list.remove(at: from)
                 list.insert(row, at: to)
             case .insert(let position, let count):
@@ -132,7 +136,8 @@ public enum SectionedReplayer {
                 try check(position >= 0 && count > 0 && position + count <= min(sections.count, new.count), operation)
                 for index in position..<position + count { sections[index].header = new[index].header }
             case .remove(let section, let position, let count):
-                try check(sections.indices.contains(section) && position >= 0 && count > 0 && position + count <= sections[section].rows.count, operation)
+                try check(
+                    sections.indices.contains(section) && position >= 0 && count > 0 && position + count <= sections[section].rows.count, operation)
                 sections[section].rows.removeSubrange(position..<position + count)
             case .move(let from, let to):
                 try check(sections.indices.contains(from.section) && sections[from.section].rows.indices.contains(from.item), operation)
@@ -141,7 +146,8 @@ public enum SectionedReplayer {
                 sections[to.section].rows.insert(row, at: to.item)
             case .insert(let section, let position, let count):
                 try check(sections.indices.contains(section) && new.indices.contains(section), operation)
-                try check(position >= 0 && count > 0 && position <= sections[section].rows.count && position + count <= new[section].rows.count, operation)
+                try check(
+                    position >= 0 && count > 0 && position <= sections[section].rows.count && position + count <= new[section].rows.count, operation)
                 sections[section].rows.insert(contentsOf: new[section].rows[position..<position + count], at: position)
             case .change(let section, let position, let count):
                 try check(sections.indices.contains(section) && new.indices.contains(section), operation)

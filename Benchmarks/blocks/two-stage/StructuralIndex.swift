@@ -104,7 +104,9 @@ struct StructuralIndex {
         private static func bits(_ mask: Builtin.Vec32xInt1) -> UInt64 { UInt64(UInt32(Builtin.bitcast_Vec32xInt1_Int32(mask))) }
 
         @inline(__always)
-        private static func equal(_ lanes: Builtin.Vec32xInt8, _ byte: UInt8) -> Builtin.Vec32xInt1 { Builtin.cmp_eq_Vec32xInt8(lanes, splat32(byte)) }
+        private static func equal(_ lanes: Builtin.Vec32xInt8, _ byte: UInt8) -> Builtin.Vec32xInt1 {
+            Builtin.cmp_eq_Vec32xInt8(lanes, splat32(byte))
+        }
 
         @inline(__always)
         private static func either(_ a: Builtin.Vec32xInt1, _ b: Builtin.Vec32xInt1) -> Builtin.Vec32xInt1 { Builtin.or_Vec32xInt1(a, b) }
@@ -125,7 +127,9 @@ struct StructuralIndex {
     /// One 64-byte block, the text's from `at`: its structural positions written from `out`;
     /// returns where the next block's go.
     @inline(__always)
-    private mutating func classify(_ block: UnsafePointer<UInt8>, at start: Int, into out: UnsafeMutablePointer<UInt32>) -> UnsafeMutablePointer<UInt32> {
+    private mutating func classify(_ block: UnsafePointer<UInt8>, at start: Int, into out: UnsafeMutablePointer<UInt32>) -> UnsafeMutablePointer<
+        UInt32
+    > {
         #if WIDE
             // AVX2 (run.sh's second build, for Haswell and later): 32 bytes a compare, and
             // the running parity of quotes by one carry-less multiply.
@@ -138,7 +142,10 @@ struct StructuralIndex {
                 backslash |= Self.bits(Self.equal(x, 0x5C)) << shift
                 let brackets = Self.either(Self.equal(folded, 0x7B), Self.equal(folded, 0x7D))
                 operators |= Self.bits(Self.either(brackets, Self.either(Self.equal(x, 0x3A), Self.equal(x, 0x2C)))) << shift
-                space |= Self.bits(Self.either(Self.either(Self.equal(x, 0x20), Self.equal(x, 0x0A)), Self.either(Self.equal(x, 0x0D), Self.equal(x, 0x09)))) << shift
+                space |=
+                    Self.bits(
+                        Self.either(Self.either(Self.equal(x, 0x20), Self.equal(x, 0x0A)), Self.either(Self.equal(x, 0x0D), Self.equal(x, 0x09))))
+                    << shift
                 low |= Self.bits(Builtin.cmp_slt_Vec32xInt8(x, Self.splat32(0x20))) << shift
             }
             if backslash != 0 || low & ~space != 0 { unsure = true }
@@ -154,7 +161,10 @@ struct StructuralIndex {
                 backslash |= Self.bits(Self.equal(x, 0x5C)) << shift
                 let brackets = Self.either(Self.equal(folded, 0x7B), Self.equal(folded, 0x7D))
                 operators |= Self.bits(Self.either(brackets, Self.either(Self.equal(x, 0x3A), Self.equal(x, 0x2C)))) << shift
-                space |= Self.bits(Self.either(Self.either(Self.equal(x, 0x20), Self.equal(x, 0x0A)), Self.either(Self.equal(x, 0x0D), Self.equal(x, 0x09)))) << shift
+                space |=
+                    Self.bits(
+                        Self.either(Self.either(Self.equal(x, 0x20), Self.equal(x, 0x0A)), Self.either(Self.equal(x, 0x0D), Self.equal(x, 0x09))))
+                    << shift
                 // As signed bytes, control bytes and non-ASCII are those below 0x20.
                 low |= Self.bits(Builtin.cmp_slt_Vec16xInt8(x, Self.splat(0x20))) << shift
             }

@@ -36,7 +36,8 @@ enum FreeKeys: KeyHashing {
 /// numbers are read by the scanner's own code. Anything unexpected returns nil, where a real
 /// reader would hand the text to the old one for the error and its place.
 enum TwoStageWalk {
-    static func items<Keys: KeyHashing>(_ bytes: UnsafeBufferPointer<UInt8>, id name: JSONName, keys: Keys.Type, into items: inout [ReadItem]) -> Bool {
+    static func items<Keys: KeyHashing>(_ bytes: UnsafeBufferPointer<UInt8>, id name: JSONName, keys: Keys.Type, into items: inout [ReadItem]) -> Bool
+    {
         var index = StructuralIndex(bytes)
         defer { index.release() }
         var scanner = JSONScanner(bytes)
@@ -46,7 +47,10 @@ enum TwoStageWalk {
         return read && !index.unsure
     }
 
-    private static func array<Keys: KeyHashing>(_ index: inout StructuralIndex, _ scanner: inout JSONScanner, _ frames: UnsafeMutablePointer<Frame>, _ name: JSONName, _ keys: Keys.Type, _ items: inout [ReadItem]) -> Bool {
+    private static func array<Keys: KeyHashing>(
+        _ index: inout StructuralIndex, _ scanner: inout JSONScanner, _ frames: UnsafeMutablePointer<Frame>, _ name: JSONName, _ keys: Keys.Type,
+        _ items: inout [ReadItem]
+    ) -> Bool {
         guard index.byte(index.next()) == 0x5B else { return false }
         var position = index.next()
         if index.byte(position) == 0x5D { return index.next() == index.count }
@@ -94,7 +98,9 @@ enum TwoStageWalk {
 
     /// At an object's key: its hash, the cursor past its colon; nil where it is not a key.
     @inline(__always)
-    private static func key<Keys: KeyHashing>(at quote: Int, _ index: inout StructuralIndex, key: UInt64, _ keys: Keys.Type) -> (hash: UInt64, start: Int, end: Int)? {
+    private static func key<Keys: KeyHashing>(at quote: Int, _ index: inout StructuralIndex, key: UInt64, _ keys: Keys.Type) -> (
+        hash: UInt64, start: Int, end: Int
+    )? {
         guard index.byte(quote) == 0x22 else { return nil }
         let close = index.next()
         guard index.byte(close) == 0x22, index.byte(index.next()) == 0x3A else { return nil }
@@ -109,7 +115,10 @@ enum TwoStageWalk {
 
     /// The value whose first structural position is `first`, without recursion.
     @inline(__always)
-    private static func value<Keys: KeyHashing>(at first: Int, _ index: inout StructuralIndex, _ scanner: inout JSONScanner, _ frames: UnsafeMutablePointer<Frame>, _ name: JSONName, _ keys: Keys.Type) -> ReadItem? {
+    private static func value<Keys: KeyHashing>(
+        at first: Int, _ index: inout StructuralIndex, _ scanner: inout JSONScanner, _ frames: UnsafeMutablePointer<Frame>, _ name: JSONName,
+        _ keys: Keys.Type
+    ) -> ReadItem? {
         let base = index.base, count = index.count, hashKey = scanner.key
         var depth = 0
         var top = Frame(isObject: false, accumulator: 0, count: 0, keyHash: 0)
@@ -161,13 +170,15 @@ enum TwoStageWalk {
                 end = scanner.position
                 guard end == count || ends(before: base[end]) else { return nil }
             case 0x74, 0x66, 0x6E:
-                let (word, length, literal): (UInt32, Int, UInt64) = switch base[position] {
-                case 0x74: (0x6575_7274, 4, ValueHash.true)
-                case 0x66: (0x6573_6C61, 5, ValueHash.false)
-                default: (0x6C6C_756E, 4, ValueHash.null)
-                }
+                let (word, length, literal): (UInt32, Int, UInt64) =
+                    switch base[position] {
+                    case 0x74: (0x6575_7274, 4, ValueHash.true)
+                    case 0x66: (0x6573_6C61, 5, ValueHash.false)
+                    default: (0x6C6C_756E, 4, ValueHash.null)
+                    }
                 guard position + length <= count,
-                      UnsafeRawPointer(base + position + length - 4).loadUnaligned(as: UInt32.self) == word else { return nil }
+                    UnsafeRawPointer(base + position + length - 4).loadUnaligned(as: UInt32.self) == word
+                else { return nil }
                 hash = literal
                 end = position + length
                 guard end == count || ends(before: base[end]) else { return nil }
@@ -180,7 +191,8 @@ enum TwoStageWalk {
                     idStart = nil
                     if id == nil { id = (hash, start) }
                 }
-                top.accumulator = top.isObject
+                top.accumulator =
+                    top.isObject
                     ? top.accumulator &+ ValueHash.member(key: top.keyHash, value: hash)
                     : ValueHash.mix(top.accumulator, hash)
                 top.count += 1
@@ -198,7 +210,8 @@ enum TwoStageWalk {
                 }
                 guard byte == (top.isObject ? 0x7D : 0x5D) else { return nil }
                 end = next + 1
-                hash = top.isObject
+                hash =
+                    top.isObject
                     ? ValueHash.object(memberSum: top.accumulator, count: top.count)
                     : ValueHash.mix(top.accumulator, UInt64(top.count))
                 depth -= 1

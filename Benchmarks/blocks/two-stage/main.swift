@@ -33,29 +33,41 @@ guard reference == twoStage else { fatalError("two-stage items differ from the s
 print("two-stage items equal the scanner's: \(reference.count) items, hashes, ranges and ids")
 
 let runs: [(String, (UnsafeBufferPointer<UInt8>) -> Int)] = [
-    ("one-pass scanner (ByteJSON), items with ids", { bytes in
-        var items = [ReadItem]()
-        items.reserveCapacity(100_000)
-        try! scannerItems(bytes, into: &items)
-        return items.count
-    }),
-    ("two-stage, items with ids", { bytes in
-        var items = [ReadItem]()
-        items.reserveCapacity(100_000)
-        _ = TwoStageWalk.items(bytes, id: id, keys: HashedKeys.self, into: &items)
-        return items.count
-    }),
-    ("two-stage, keys not hashed (a bound, wrong hashes)", { bytes in
-        var items = [ReadItem]()
-        items.reserveCapacity(100_000)
-        _ = TwoStageWalk.items(bytes, id: id, keys: FreeKeys.self, into: &items)
-        return items.count
-    }),
-    ("stage one alone (structural positions)", { bytes in
-        var index = StructuralIndex(bytes)
-        defer { index.release() }
-        return index.all()
-    }),
+    (
+        "one-pass scanner (ByteJSON), items with ids",
+        { bytes in
+            var items = [ReadItem]()
+            items.reserveCapacity(100_000)
+            try! scannerItems(bytes, into: &items)
+            return items.count
+        }
+    ),
+    (
+        "two-stage, items with ids",
+        { bytes in
+            var items = [ReadItem]()
+            items.reserveCapacity(100_000)
+            _ = TwoStageWalk.items(bytes, id: id, keys: HashedKeys.self, into: &items)
+            return items.count
+        }
+    ),
+    (
+        "two-stage, keys not hashed (a bound, wrong hashes)",
+        { bytes in
+            var items = [ReadItem]()
+            items.reserveCapacity(100_000)
+            _ = TwoStageWalk.items(bytes, id: id, keys: FreeKeys.self, into: &items)
+            return items.count
+        }
+    ),
+    (
+        "stage one alone (structural positions)",
+        { bytes in
+            var index = StructuralIndex(bytes)
+            defer { index.release() }
+            return index.all()
+        }
+    ),
 ]
 
 var times = Array(repeating: [Double](), count: runs.count)
@@ -71,5 +83,8 @@ text.withUnsafeBufferPointer { bytes in
 }
 let medians = times.map { $0.sorted()[$0.count / 2] }
 for (k, run) in runs.enumerated() {
-    print(String(format: "%@: median %.2f ms (%.0f MB/s), %.2fx the scanner's time", run.0, medians[k], megabytes / medians[k] * 1000, medians[k] / medians[0]))
+    print(
+        String(
+            format: "%@: median %.2f ms (%.0f MB/s), %.2fx the scanner's time", run.0, medians[k], megabytes / medians[k] * 1000,
+            medians[k] / medians[0]))
 }

@@ -1,5 +1,6 @@
 import CLibFuzzer
 import Glibc
+
 @testable import ByteJSON
 
 /// Any bytes: the scanner either accepts them or says where they stop being JSON, never

@@ -1,6 +1,6 @@
+import ByteJSON
 import CLibFuzzer
 import Glibc
-import ByteJSON
 import LiveDeltaService
 import MicroHTTP
 

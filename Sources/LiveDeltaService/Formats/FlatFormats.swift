@@ -45,9 +45,11 @@ extension JSONWriter {
         let nested = { (target: Int) in nestedByTarget[target] ?? [] }
         guard format != .batch else {
             member("delta")
-            self.delta(delta, { $0.int($1) }) { writer, pair in
-                writer.reloadDetails(changes(pair, filter: spelling.filter), nested: nested(pair.target), within: spelling)
-            }
+            self.delta(
+                delta, { $0.int($1) },
+                reloadDetails: { writer, pair in
+                    writer.reloadDetails(changes(pair, filter: spelling.filter), nested: nested(pair.target), within: spelling)
+                })
             return
         }
         member("format")
@@ -227,7 +229,8 @@ extension JSONWriter {
         }
         var list = OperationList(writer: consume self)
         func operation(
-            _ list: inout OperationList, _ op: StaticString, _ item: JSONItem, before: JSONItem?? = nil, value: JSONItem? = nil, fields: FieldChanges? = nil, inner: [NestedDelta] = []
+            _ list: inout OperationList, _ op: StaticString, _ item: JSONItem, before: JSONItem?? = nil, value: JSONItem? = nil,
+            fields: FieldChanges? = nil, inner: [NestedDelta] = []
         ) {
             list.next { $0.keyedItemOperation(op, item, before: before, value: value, fields: fields, nested: inner, spelling: spelling) }
         }

@@ -72,8 +72,9 @@ struct NestedDelta {
             return nil
         }
         guard let found, found.first == UInt8(ascii: "[") else { return nil }
-        guard let collection = try? CollectionDocument.read(
-            ByteBuffer(Array(found)), options: options, limits: ReadLimits(maxDepth: 1_000, maxItems: .max)),
+        guard
+            let collection = try? CollectionDocument.read(
+                ByteBuffer(Array(found)), options: options, limits: ReadLimits(maxDepth: 1_000, maxItems: .max)),
             case .flat(let items) = collection.shape
         else { return nil }
         return (items, collection.owners)

@@ -93,9 +93,11 @@ struct SectionedFormatting {
 
     /// The batch item delta, each reload with what changed and its nested lists.
     func writeBatchItemDelta(to writer: inout JSONWriter) {
-        writer.delta(delta.itemDelta, { $0.path($1) }) { writer, pair in
-            writer.reloadDetails(changes(pair, filter: spelling.filter), nested: nested(pair.target), within: spelling)
-        }
+        writer.delta(
+            delta.itemDelta, { $0.path($1) },
+            reloadDetails: { writer, pair in
+                writer.reloadDetails(changes(pair, filter: spelling.filter), nested: nested(pair.target), within: spelling)
+            })
     }
 
     // MARK: - sequential
@@ -192,13 +194,18 @@ struct SectionedFormatting {
                 for _ in 0..<count { patch(&list, "remove", row(ItemPath(section: s, item: position))) }
             case .move(let from, let to): patch(&list, "move", row(to), from: row(from))
             case .insert(let s, let position, let count):
-                for index in position..<position + count { patch(&list, "add", row(ItemPath(section: s, item: index)), value: new[s].items[index].text) }
+                for index in position..<position + count {
+                    patch(&list, "add", row(ItemPath(section: s, item: index)), value: new[s].items[index].text)
+                }
             case .change(let s, let position, let count):
                 for index in position..<position + count {
                     let target = ItemPath(section: s, item: index)
                     let inner = exact.nested(target)
                     let detailed = spelling.changes == .fields || !inner.isEmpty
-                    guard detailed, let fields = sources[target].flatMap({ exact.changes(ItemPathPair(source: $0, target: target), filter: .allFields, always: true) })
+                    guard detailed,
+                        let fields = sources[target].flatMap({
+                            exact.changes(ItemPathPair(source: $0, target: target), filter: .allFields, always: true)
+                        })
                     else {
                         patch(&list, "replace", row(target), value: newItem(target).text)
                         continue
@@ -235,7 +242,10 @@ struct SectionedFormatting {
     private func keyedOperations(_ writer: inout JSONWriter) {
         var list = OperationList(writer: consume writer)
         let insertedSections = Set(delta.sectionDelta.insertions)
-        func sectionOperation(_ list: inout OperationList, _ op: StaticString, _ id: JSONItemID, before: JSONItemID?? = nil, value: JSONSection? = nil, withKeys: Bool = false) {
+        func sectionOperation(
+            _ list: inout OperationList, _ op: StaticString, _ id: JSONItemID, before: JSONItemID?? = nil, value: JSONSection? = nil,
+            withKeys: Bool = false
+        ) {
             list.next { writer in
                 writer.raw("{\"op\":\"")
                 writer.raw(op)
@@ -258,12 +268,14 @@ struct SectionedFormatting {
             }
         }
         func itemOperation(
-            _ list: inout OperationList, _ op: StaticString, _ item: JSONItem, section: Int? = nil, before: JSONItem?? = nil, value: JSONItem? = nil, fields: FieldChanges? = nil,
+            _ list: inout OperationList, _ op: StaticString, _ item: JSONItem, section: Int? = nil, before: JSONItem?? = nil, value: JSONItem? = nil,
+            fields: FieldChanges? = nil,
             inner: [NestedDelta] = []
         ) {
             list.next {
                 $0.keyedItemOperation(
-                    op, item, section: section.map { new[$0].uniqueID }, before: before, value: value, fields: fields, nested: inner, spelling: spelling)
+                    op, item, section: section.map { new[$0].uniqueID }, before: before, value: value, fields: fields, nested: inner,
+                    spelling: spelling)
             }
         }
         // Items leave first: an item that goes on into an inserted section arrives with it, and

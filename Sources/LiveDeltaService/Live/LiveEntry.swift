@@ -1,4 +1,5 @@
 import LiveCollections
+
 import struct NIOConcurrencyHelpers.NIOLockedValueBox
 
 /// One step of a session as its feed keeps it: a committed change, a new life (created or

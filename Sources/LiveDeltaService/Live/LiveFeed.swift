@@ -1,5 +1,6 @@
 import Dispatch
 import LiveCollections
+
 import struct NIOConcurrencyHelpers.NIOLockedValueBox
 
 /// One session's live feed: the steps it keeps (its history, bounded in versions and bytes)
@@ -192,7 +193,9 @@ final class LiveFeed: Sendable {
         }
     }
 
-    private static func catchUp(from token: LivePosition?, to latest: LiveEntry, log: [LiveEntry], spelling: LiveSpelling, coalesce: Bool) -> [LiveEvent] {
+    private static func catchUp(from token: LivePosition?, to latest: LiveEntry, log: [LiveEntry], spelling: LiveSpelling, coalesce: Bool)
+        -> [LiveEvent]
+    {
         let reset = latest.reset().map { [$0] } ?? []
         guard let token else { return reset }
         if token == latest.position { return [] }

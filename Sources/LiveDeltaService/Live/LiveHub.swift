@@ -1,8 +1,9 @@
 import Dispatch
 import Logging
 import MicroHTTP
-import struct NIOConcurrencyHelpers.NIOLockedValueBox
 import Synchronization
+
+import struct NIOConcurrencyHelpers.NIOLockedValueBox
 
 #if canImport(Glibc)
     import Glibc
@@ -52,7 +53,9 @@ public final class LiveHub: SessionObserver {
     private let follow: @Sendable ([String]) -> Void
     private let ticks = Atomic<Int>(0)
 
-    public init(limits: Limits = Limits(), logger: Logger = Logger(label: "livedelta.live"), follow: @escaping @Sendable ([String]) -> Void = { _ in }) {
+    public init(
+        limits: Limits = Limits(), logger: Logger = Logger(label: "livedelta.live"), follow: @escaping @Sendable ([String]) -> Void = { _ in }
+    ) {
         self.limits = limits
         self.logger = logger
         self.follow = follow
@@ -193,11 +196,13 @@ private final class TickerThread: Sendable {
     func start() {
         let box = Unmanaged.passRetained(self).toOpaque()
         var thread = pthread_t()
-        _ = pthread_create(&thread, nil, { raw in
-            let ticker = Unmanaged<TickerThread>.fromOpaque(raw!).takeRetainedValue()
-            while ticker.body() { usleep(1_000_000) }
-            return nil
-        }, box)
+        _ = pthread_create(
+            &thread, nil,
+            { raw in
+                let ticker = Unmanaged<TickerThread>.fromOpaque(raw!).takeRetainedValue()
+                while ticker.body() { usleep(1_000_000) }
+                return nil
+            }, box)
         pthread_detach(thread)
     }
 }

@@ -1,7 +1,8 @@
 import LiveCollections
 import Logging
-import struct NIOConcurrencyHelpers.NIOLockedValueBox
 import Synchronization
+
+import struct NIOConcurrencyHelpers.NIOLockedValueBox
 
 #if canImport(Glibc)
     import Glibc
@@ -84,11 +85,12 @@ public final class InMemorySessionStore: SessionStore {
         self.limits = limits
         self.logger = logger
         self.events = events
-        self.clock = clock ?? {
-            var now = timespec()
-            clock_gettime(CLOCK_MONOTONIC, &now)
-            return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
-        }
+        self.clock =
+            clock ?? {
+                var now = timespec()
+                clock_gettime(CLOCK_MONOTONIC, &now)
+                return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
+            }
     }
 
     public var statistics: SessionStatistics {
@@ -171,7 +173,9 @@ public final class InMemorySessionStore: SessionStore {
         }
     }
 
-    public func append(id: String, _ collection: JSONCollection, readWith: DiffOptions, condition: VersionCondition) throws(SessionError) -> SessionChange {
+    public func append(id: String, _ collection: JSONCollection, readWith: DiffOptions, condition: VersionCondition) throws(SessionError)
+        -> SessionChange
+    {
         guard let stored = acquire(id) else {
             if condition == .any { throw .notFound(id: id) }
             throw .versionMismatch(expected: condition, current: nil)
@@ -365,9 +369,11 @@ public final class InMemorySessionStore: SessionStore {
         for victim in dropped.evicted {
             events(.evicted)
             let total = evicted.add(1, ordering: .relaxed).newValue
-            logger.notice("session evicted", metadata: [
-                "session": "\(victim)", "evicted_total": "\(total)", "max_sessions": "\(limits.maxSessions)", "max_bytes": "\(limits.maxBytes)",
-            ])
+            logger.notice(
+                "session evicted",
+                metadata: [
+                    "session": "\(victim)", "evicted_total": "\(total)", "max_sessions": "\(limits.maxSessions)", "max_bytes": "\(limits.maxBytes)",
+                ])
         }
     }
 

@@ -26,10 +26,11 @@ enum SessionCodec {
     /// The same text in pieces where they lie (the items' text in the request's body), for
     /// writing without copying it first. Valid while the collection's document is.
     static func pieces(_ collection: JSONCollection) -> [UnsafeRawBufferPointer] {
-        let (texts, open, close) = switch collection.shape {
-        case .flat(let items): (items.map(\.text), Self.openFlat, Self.closeFlat)
-        case .sectioned(let sections): (sections.map(\.text), Self.openSectioned, Self.closeSectioned)
-        }
+        let (texts, open, close) =
+            switch collection.shape {
+            case .flat(let items): (items.map(\.text), Self.openFlat, Self.closeFlat)
+            case .sectioned(let sections): (sections.map(\.text), Self.openSectioned, Self.closeSectioned)
+            }
         var pieces = [open]
         pieces.reserveCapacity(texts.count * 2 + 1)
         for (index, text) in texts.enumerated() {
@@ -81,4 +82,3 @@ func parseOptions(_ bytes: [UInt8]) throws(APIError) -> JSONValue {
         throw .malformedJSON(error)
     }
 }
-

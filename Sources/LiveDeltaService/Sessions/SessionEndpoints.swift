@@ -72,7 +72,8 @@ struct SessionEndpoints {
             given.changes = readWith.changes
             guard given == readWith else {
                 throw .invalidOption(
-                    JSONPointer("options"), "options are fixed when a session is created; this one's differ (GET /sessions/\(SessionNamespace.shown(id)) shows them)")
+                    JSONPointer("options"),
+                    "options are fixed when a session is created; this one's differ (GET /sessions/\(SessionNamespace.shown(id)) shows them)")
             }
         }
         // Read with the session's options; should it be replaced meanwhile with options that
@@ -139,11 +140,12 @@ struct SessionEndpoints {
         case .notFound(let id):
             return APIError(.sessionNotFound, message: "there is no session \(SessionNamespace.shown(id)) (it may have expired or been evicted)")
         case .versionMismatch(let expected, let current):
-            let wanted = switch expected {
-            case .version(let number): "version \(number)"
-            case .anyOf(let numbers): "one of versions \(numbers.map(String.init).joined(separator: ", "))"
-            case .any, .exists: "an existing session"
-            }
+            let wanted =
+                switch expected {
+                case .version(let number): "version \(number)"
+                case .anyOf(let numbers): "one of versions \(numbers.map(String.init).joined(separator: ", "))"
+                case .any, .exists: "an existing session"
+                }
             var apiError = APIError(
                 .versionMismatch,
                 message: current.map { "the request is for \(wanted), but the session is at version \($0); GET it and start again from there" }
@@ -192,9 +194,12 @@ struct SessionEndpoints {
     /// Ids: 1 to 128 of A-Z a-z 0-9 . _ -, but not `.` or `..` (path segments that clients and
     /// proxies resolve away).
     static func validID(_ id: Substring) throws(APIError) -> String {
-        guard (1...128).contains(id.utf8.count), id != ".", id != "..", id.utf8.allSatisfy({ byte in
-            (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte) || byte == 0x2E || byte == 0x5F || byte == 0x2D
-        }) else {
+        guard (1...128).contains(id.utf8.count), id != ".", id != "..",
+            id.utf8.allSatisfy({ byte in
+                (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte) || byte == 0x2E || byte == 0x5F
+                    || byte == 0x2D
+            })
+        else {
             throw APIError(
                 .invalidSessionID, message: "a session id is 1 to 128 of A-Z, a-z, 0-9, '.', '_' and '-', other than . and ..")
         }
@@ -229,14 +234,18 @@ struct SessionEndpoints {
                     guard let version = UInt64(quoted ? String(tag.dropFirst().dropLast()) : tag) else {
                         throw APIError(
                             .invalidIfMatch,
-                            message: "If-Match must be *, or versions in quotes separated by commas, such as \"3\" or \"3\", \"4\"; \(tag.isEmpty ? "an empty tag" : tag) is not one")
+                            message:
+                                "If-Match must be *, or versions in quotes separated by commas, such as \"3\" or \"3\", \"4\"; \(tag.isEmpty ? "an empty tag" : tag) is not one"
+                        )
                     }
                     versions.append(version)
                 }
                 if versions.isEmpty {
                     throw APIError(
                         .versionMismatch,
-                        message: "If-Match \(weak.joined(separator: ", ")) holds only weak tags, which never match (RFC 9110); send strong tags, such as \"3\"")
+                        message:
+                            "If-Match \(weak.joined(separator: ", ")) holds only weak tags, which never match (RFC 9110); send strong tags, such as \"3\""
+                    )
                 }
                 fromHeader = versions.count == 1 ? .version(versions[0]) : .anyOf(versions)
             }
@@ -246,11 +255,12 @@ struct SessionEndpoints {
         case (let header?, nil): return header
         case (nil, let base?): return .version(base)
         case (let header?, let base?):
-            let agrees = switch header {
-            case .version(let version): version == base
-            case .anyOf(let versions): versions.contains(base)
-            case .any, .exists: true
-            }
+            let agrees =
+                switch header {
+                case .version(let version): version == base
+                case .anyOf(let versions): versions.contains(base)
+                case .any, .exists: true
+                }
             guard agrees else { throw .invalidShape(JSONPointer("baseVersion"), "If-Match and baseVersion name different versions") }
             return .version(base)
         }

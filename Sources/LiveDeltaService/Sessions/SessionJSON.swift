@@ -133,10 +133,11 @@ extension SessionChange {
 
     /// The session after the change.
     var after: SessionSnapshot {
-        let collection: JSONCollection = switch outcome {
-        case .flat(_, _, let new): .flat(new, owners: owners)
-        case .sectioned(_, _, let new): .sectioned(new, owners: owners)
-        }
+        let collection: JSONCollection =
+            switch outcome {
+            case .flat(_, _, let new): .flat(new, owners: owners)
+            case .sectioned(_, _, let new): .sectioned(new, owners: owners)
+            }
         return SessionSnapshot(id: id, incarnation: incarnation, options: options, version: version, collection: collection)
     }
 }

@@ -1,5 +1,6 @@
 import LiveCollections
 import Synchronization
+
 import struct NIOConcurrencyHelpers.NIOLock
 
 /// A session's data as a holder (LiveCollections' `CollectionData` or `CollectionSectionData`).

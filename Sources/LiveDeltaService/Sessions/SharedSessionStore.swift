@@ -1,6 +1,7 @@
 import LiveCollections
 import Logging
 import RedisClient
+
 import struct NIOConcurrencyHelpers.NIOLockedValueBox
 
 #if canImport(Glibc)
@@ -199,13 +200,19 @@ public final class SharedSessionStore: SessionStore {
             data: staged.map(CommitData.staged), step: .update
         ) { session, created throws(SessionError) in
             try SessionRules.update(session, to: collection, condition: condition, commit: commit, created: created)
-        } committing: { commit }
+        } committing: {
+            commit
+        }
     }
 
-    public func append(id: String, _ collection: JSONCollection, readWith: DiffOptions, condition: VersionCondition) throws(SessionError) -> SessionChange {
+    public func append(id: String, _ collection: JSONCollection, readWith: DiffOptions, condition: VersionCondition) throws(SessionError)
+        -> SessionChange
+    {
         try change(id: id, condition: condition, creating: nil, readWith: readWith, data: nil, step: .append) { session, _ throws(SessionError) in
             try SessionRules.append(session, collection, condition: condition, maxItems: limits.maxItemsPerSession)
-        } committing: { true }
+        } committing: {
+            true
+        }
     }
 
     public func delete(id: String, condition: VersionCondition) throws(SessionError) {
@@ -273,9 +280,12 @@ public final class SharedSessionStore: SessionStore {
         for round in 0..<max(1, limits.attempts) {
             if round > 0 { Self.backOff(round) }
             // Only a first try trusts the copy without asking: a lost commit has forgotten it.
-            if let found = try withCurrent(id, optimistic: committing() && round == 0, via: staged, { session, incarnation throws(SessionError) in
-                try attempt(session, incarnation: incarnation)
-            }) {
+            if let found = try withCurrent(
+                id, optimistic: committing() && round == 0, via: staged,
+                { session, incarnation throws(SessionError) in
+                    try attempt(session, incarnation: incarnation)
+                })
+            {
                 guard let change = found else { continue }
                 return change
             }

@@ -114,7 +114,8 @@ struct ReferenceScanner {
             while depth > 0 {
                 let top = frames.base + (depth - 1)
                 if hashing {
-                    top.pointee.accumulator = top.pointee.isObject
+                    top.pointee.accumulator =
+                        top.pointee.isObject
                         ? top.pointee.accumulator &+ ValueHash.member(key: top.pointee.keyHash, value: hash)
                         : ValueHash.mix(top.pointee.accumulator, hash)
                 }
@@ -133,7 +134,8 @@ struct ReferenceScanner {
                 }
                 position += 1
                 depth -= 1
-                hash = isObject
+                hash =
+                    isObject
                     ? ValueHash.object(memberSum: top.pointee.accumulator, count: top.pointee.count)
                     : ValueHash.mix(top.pointee.accumulator, UInt64(top.pointee.count))
             }

@@ -95,11 +95,12 @@ final class RedisSessionStorage: SessionStorage {
         _ id: String, version: UInt64, incarnation: String, options: [UInt8], data: CommitData, expecting expected: StoredExpectation,
         step: StoredStep
     ) throws(SessionError) -> CommitOutcome {
-        let (expectedVersion, expectedIncarnation) = switch expected {
-        case .absent: ("", "")
-        case .any: ("*", "")
-        case .version(let number, let incarnation): (String(number), incarnation)
-        }
+        let (expectedVersion, expectedIncarnation) =
+            switch expected {
+            case .absent: ("", "")
+            case .any: ("*", "")
+            case .version(let number, let incarnation): (String(number), incarnation)
+            }
         var commands: [[RedisArgument]] = []
         let next: [UInt8]
         switch data {
@@ -168,7 +169,8 @@ final class RedisSessionStorage: SessionStorage {
 
     func steps(of id: String, after cursor: String?) throws(SessionError) -> [LoggedStep] {
         let key = RedisArgument.bytes(layout.logKey(id))
-        let command: [RedisArgument] = cursor.map { ["XRANGE", key, .text("(" + $0), "+", "COUNT", "1000"] } ?? ["XREVRANGE", key, "+", "-", "COUNT", .text(String(logLength))]
+        let command: [RedisArgument] =
+            cursor.map { ["XRANGE", key, .text("(" + $0), "+", "COUNT", "1000"] } ?? ["XREVRANGE", key, "+", "-", "COUNT", .text(String(logLength))]
         let entries = try run([command])[0].array ?? []
         let steps = entries.compactMap(Self.step)
         return cursor == nil ? steps.reversed() : steps
