@@ -1,13 +1,8 @@
+import ByteJSON
 import Dispatch
 import ExtrasBase64
 import JWTKit
 import Synchronization
-
-#if canImport(FoundationEssentials)
-    import FoundationEssentials
-#else
-    import Foundation
-#endif
 
 /// A key that tokens may be signed with, bound to the one algorithm it verifies: a token
 /// naming another algorithm is never checked with it, so an RSA public key can never be
@@ -45,73 +40,83 @@ extension VerificationKey {
             throw KeyError(description: "\(origin): an HS256 secret must be at least 32 bytes (it has \(secret.count))")
         }
         let key = HMACKey(from: secret)
-        return try extract(origin: origin, kid: nil, algorithm: "HS256") { await $0.add(hmac: key, digestAlgorithm: .sha256, kid: $1) }
+        return try extract(origin: origin, algorithm: "HS256") { await $0.add(hmac: key, digestAlgorithm: .sha256, kid: $1) }
     }
 
     /// A PEM public key: RS256 for RSA, ES256 for P-256, EdDSA for Ed25519, by the key's type.
     public static func publicKey(pem: String, origin: String) throws(KeyError) -> VerificationKey {
         if let key = try? ES256PublicKey(pem: pem) {
-            return try extract(origin: origin, kid: nil, algorithm: "ES256") { await $0.add(ecdsa: key, kid: $1) }
+            return try extract(origin: origin, algorithm: "ES256") { await $0.add(ecdsa: key, kid: $1) }
         }
         if let key = try? EdDSA.PublicKey(pem: pem) {
-            return try extract(origin: origin, kid: nil, algorithm: "EdDSA") { await $0.add(eddsa: key, kid: $1) }
+            return try extract(origin: origin, algorithm: "EdDSA") { await $0.add(eddsa: key, kid: $1) }
         }
         if let key = try? Insecure.RSA.PublicKey(pem: pem) {
-            return try extract(origin: origin, kid: nil, algorithm: "RS256") { await $0.add(rsa: key, digestAlgorithm: .sha256, kid: $1) }
+            return try extract(origin: origin, algorithm: "RS256") { await $0.add(rsa: key, digestAlgorithm: .sha256, kid: $1) }
         }
         throw KeyError(description: "\(origin): not a PEM public key of RSA, P-256 (ES256) or Ed25519 (EdDSA)")
     }
 
     /// The keys of a JWK Set (RFC 7517): each needs a `kid`; its algorithm is its `alg`, or
-    /// follows from its type and curve where it has none.
+    /// follows from its type and curve where it has none. The set's members are read with
+    /// ByteJSON; jwt-kit reads the key material.
     public static func keySet(json: [UInt8], origin: String) throws(KeyError) -> [VerificationKey] {
-        let set: JWKS
-        do {
-            set = try JSONDecoder().decode(JWKS.self, from: Data(json))
-        } catch {
-            throw KeyError(description: "\(origin): not a JWK Set (\(error))")
+        let set = try? json.withUnsafeBufferPointer { bytes throws(JSONError) in try JSONValue(parsing: bytes, maxDepth: 16) }
+        guard case .array(let members)? = set?["keys"] else {
+            throw KeyError(description: "\(origin): not a JWK Set (no keys list)")
         }
-        var keys: [VerificationKey] = []
-        for jwk in set.keys {
-            guard let kid = jwk.keyIdentifier?.string else {
+        var wanted: [(kid: String?, algorithm: String)] = []
+        for member in members {
+            guard let kid = member["kid"]?.stringValue else {
                 throw KeyError(description: "\(origin): every key of the set needs a kid")
             }
-            guard let algorithm = jwk.algorithm?.rawValue ?? inferredAlgorithm(jwk) else {
+            guard let algorithm = member["alg"]?.stringValue ?? inferredAlgorithm(type: member["kty"]?.stringValue, curve: member["crv"]?.stringValue)
+            else {
                 throw KeyError(description: "\(origin): the key \(kid) has no alg, and its type does not say one")
             }
             guard algorithm != "none" else { throw KeyError(description: "\(origin): the key \(kid) names alg none") }
-            keys.append(try extract(origin: origin, kid: kid, algorithm: algorithm) { collection, _ in try await collection.add(jwk: jwk) })
+            wanted.append((kid, algorithm))
         }
-        return keys
+        let text = String(decoding: json, as: UTF8.self)
+        return try extract(origin: origin, wanted) { collection in try await collection.add(jwksJSON: text) }
     }
 
-    private static func inferredAlgorithm(_ jwk: JWK) -> String? {
-        switch (jwk.keyType, jwk.curve?.rawValue) {
-        case (.rsa, _): "RS256"
-        case (.ecdsa, "P-256"): "ES256"
-        case (.ecdsa, "P-384"): "ES384"
-        case (.ecdsa, "P-521"): "ES512"
-        case (.octetKeyPair, "Ed25519"): "EdDSA"
+    private static func inferredAlgorithm(type: String?, curve: String?) -> String? {
+        switch (type, curve) {
+        case ("RSA", _): "RS256"
+        case ("EC", "P-256"): "ES256"
+        case ("EC", "P-384"): "ES384"
+        case ("EC", "P-521"): "ES512"
+        case ("OKP", "Ed25519"): "EdDSA"
         default: nil
         }
     }
 
-    /// jwt-kit makes its algorithms inside its key collection (an actor); the key is added to
-    /// a collection of its own and its algorithm taken out once, so that checking a token
-    /// later is a plain call on any thread.
+    /// A key from a file: added to a collection under a name of its own, and taken out.
     private static func extract(
-        origin: String, kid: String?, algorithm: String,
-        adding: @escaping @Sendable (JWTKeyCollection, JWKIdentifier) async throws -> Void
+        origin: String, algorithm: String, adding: @escaping @Sendable (JWTKeyCollection, JWKIdentifier) async -> Void
     ) throws(KeyError) -> VerificationKey {
-        let found = Mutex<Result<any JWTAlgorithm, any Error>?>(nil)
+        let name = JWKIdentifier(string: "file")
+        return try extract(origin: origin, [(nil, algorithm)], named: { _ in name }, adding: { await adding($0, name) })[0]
+    }
+
+    /// jwt-kit makes its algorithms inside its key collection (an actor); the keys are added
+    /// to a collection of their own and each one's algorithm taken out once, so that checking
+    /// a token later is a plain call on any thread.
+    private static func extract(
+        origin: String, _ wanted: [(kid: String?, algorithm: String)],
+        named name: @escaping @Sendable (String?) -> JWKIdentifier = { JWKIdentifier(string: $0 ?? "") },
+        adding: @escaping @Sendable (JWTKeyCollection) async throws -> Void
+    ) throws(KeyError) -> [VerificationKey] {
+        let found = Mutex<Result<[any JWTAlgorithm], any Error>?>(nil)
         let done = DispatchSemaphore(value: 0)
         Task {
             do {
                 let collection = JWTKeyCollection()
-                let identifier = JWKIdentifier(string: kid ?? "key")
-                try await adding(collection, identifier)
-                let check = try await collection.getKey(for: identifier, alg: algorithm)
-                found.withLock { $0 = .success(check) }
+                try await adding(collection)
+                var checks: [any JWTAlgorithm] = []
+                for (kid, algorithm) in wanted { checks.append(try await collection.getKey(for: name(kid), alg: algorithm)) }
+                found.withLock { $0 = .success(checks) }
             } catch {
                 found.withLock { $0 = .failure(error) }
             }
@@ -119,14 +124,17 @@ extension VerificationKey {
         }
         done.wait()
         switch found.withLock({ $0 }) {
-        case .success(let check) where check.name == algorithm:
-            return VerificationKey(kid: kid, algorithm: algorithm, origin: origin, check: check)
-        case .success(let check):
-            throw KeyError(description: "\(origin): the key \(kid ?? "") is for \(check.name), not \(algorithm)")
+        case .success(let checks):
+            return try zip(wanted, checks).map { (wanted, check) throws(KeyError) in
+                guard check.name == wanted.algorithm else {
+                    throw KeyError(description: "\(origin): the key \(wanted.kid ?? "") is for \(check.name), not \(wanted.algorithm)")
+                }
+                return VerificationKey(kid: wanted.kid, algorithm: wanted.algorithm, origin: origin, check: check)
+            }
         case .failure(let error):
-            throw KeyError(description: "\(origin): the key \(kid ?? "") cannot verify \(algorithm) (\(error))")
+            throw KeyError(description: "\(origin): the keys cannot be read (\(error))")
         case nil:
-            throw KeyError(description: "\(origin): the key could not be read")
+            throw KeyError(description: "\(origin): the keys could not be read")
         }
     }
 }
