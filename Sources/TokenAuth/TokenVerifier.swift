@@ -108,7 +108,8 @@ public final class TokenVerifier: Sendable {
             return .failure(TokenRejection("no signature"))
         }
         // A kid no key holds may be a key the set gained since it was read.
-        if let kid, keySetSource != nil, !(fixedKeys + state.withLockedValue { $0.keySet }).contains(where: { $0.kid == kid }) {
+        // (Keys from files have no kid: only the set's can hold it.)
+        if let kid, keySetSource != nil, !state.withLockedValue({ $0.keySet.contains { $0.kid == kid } }) {
             refreshKeySet(now: now, becauseOfUnknownKid: true)
         }
         let candidates = keys(for: algorithm, kid: kid)
