@@ -52,6 +52,16 @@ extension AnimationPolicy {
         let delta = old.withUnsafeBufferPointer { old in
             new.withUnsafeBufferPointer { new in flatDelta(from: match) { old[$0] != new[$1] } }
         }
+        return animated(delta, oldCount: old.count, newCount: new.count)
+    }
+
+    /// The threshold rules (and the delegate) applied to a flat delta worked out elsewhere,
+    /// between collections of `oldCount` and `newCount` items: what `animatedDelta(from:to:)`
+    /// answers for the same change.
+    public func animated(_ delta: IndexDelta, oldCount: Int, newCount: Int) -> AnimatedDelta {
+        if exceedsDataCount(oldCount, newCount) {
+            return AnimatedDelta(animation: .reloadSections, delta: nil, deletedIndices: delta.deletions)
+        }
         let proposed = proposedStyle(changeCount: delta.changeCount, coarse: .reloadSections)
         let preferred = delegate?.preferredItemAnimationStyle(for: delta, proposed: proposed) ?? proposed
         return AnimatedDelta(animation: max(proposed, preferred), delta: delta, deletedIndices: delta.deletions)

@@ -97,6 +97,21 @@ public final class CollectionData<Item: UniquelyIdentifiable & Sendable>: Sendab
         }
     }
 
+    /// Replaces the items with ones a caller worked out from the items at `baseVersion`, with
+    /// the delta it worked out too (for example from a list of edits, without diffing whole
+    /// lists). The delta must replay from those items to `newItems` as `update` would answer
+    /// (the same deletions, insertions and reloads, no more moves); the version check makes
+    /// sure it starts from the items it was worked out from.
+    @inlinable @discardableResult
+    public func commit(_ newItems: [Item], delta: AnimatedDelta, baseVersion: UInt64) throws(CollectionDataError) -> CollectionUpdate<Item> {
+        try store.write(ifVersion: baseVersion) { current throws(CollectionDataError) in
+            let result = CollectionUpdate<Item>(
+                animation: delta.animation, delta: delta.delta, deletedItems: delta.deletedIndices.map { current.value[$0] },
+                baseVersion: current.version, version: current.version + 1)
+            return (newItems, result)
+        }
+    }
+
     /// The delta an update to `newItems` would give, committing nothing.
     ///
     /// - Parameter ifVersion: when given, checked against the same state the delta is computed from.
