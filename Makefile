@@ -6,7 +6,7 @@ SWIFT ?= swift
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 APT_GET := $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get
 
-.PHONY: help run test contract auth browser test-thread lint format deps build release fuzz fuzz-build bench bench-engine bench-service bench-load bench-sessions bench-redis bench-memory bench-slowloris bench-baseline bench-blocks bench-live bench-auth performance smoke clean
+.PHONY: help run test contract auth changes browser test-thread lint format deps build release fuzz fuzz-build bench bench-engine bench-service bench-load bench-sessions bench-redis bench-memory bench-slowloris bench-baseline bench-blocks bench-live bench-auth performance smoke clean
 
 ## Lists the targets, each with what it does.
 help:
@@ -25,6 +25,7 @@ test: deps lint
 	$(SWIFT) test
 	$(MAKE) contract
 	$(MAKE) auth
+	$(MAKE) changes
 	$(MAKE) browser
 	$(MAKE) test-thread
 	$(MAKE) smoke
@@ -42,6 +43,13 @@ contract: deps
 auth: deps
 	$(SWIFT) build --product livedelta
 	Tests/Auth/run.sh .build/debug/livedelta
+
+## Writes by change against the real binary: random change lists checked against appliers in
+## the test and Python's jsonpatch (pinned, from PyPI), refusals, 8 writers on one session, on
+## the memory store and on Redis with two replicas.
+changes: deps
+	$(SWIFT) build --product livedelta
+	Tests/Changes/run.sh .build/debug/livedelta
 
 ## The live page in headless Chromium (installed with apt when missing): it follows a session
 ## through 200 updates and a server restart; the screenshot goes to docs/live-page.png.

@@ -32,6 +32,9 @@ public enum ErrorCode: String, CaseIterable, Sendable {
     case tooManyConnectionsFromClient = "too_many_connections_from_client"
     case tooManySubscribers = "too_many_subscribers"
     case invalidParameter = "invalid_parameter"
+    case invalidOperation = "invalid_operation"
+    case changeConflict = "change_conflict"
+    case testFailed = "test_failed"
     case invalidToken = "invalid_token"
     case insufficientScope = "insufficient_scope"
     case internalError = "internal_error"
@@ -48,7 +51,8 @@ public enum ErrorCode: String, CaseIterable, Sendable {
         case .bodyTooLarge, .tooManyItems, .sessionTooLarge: 413
         case .uriTooLong: 414
         case .unsupportedMediaType: 415
-        case .invalidShape, .invalidOption, .missingID, .invalidID, .invalidItem, .duplicateID, .duplicateMember: 422
+        case .changeConflict, .testFailed: 409
+        case .invalidOperation, .invalidShape, .invalidOption, .missingID, .invalidID, .invalidItem, .duplicateID, .duplicateMember: 422
         case .tooManyConnectionsFromClient: 429
         case .headersTooLarge: 431
         case .internalError: 500

@@ -145,6 +145,9 @@ extension LiveDeltaService {
         Route(method: "POST", template: "/sessions/{id}/append", scope: .sessionsWrite) { service, request, parameters throws(APIError) in
             try service.sessionEndpoints.change(request, id: parameters.sessionKey(), action: .append)
         },
+        Route(method: "POST", template: "/sessions/{id}/changes", scope: .sessionsWrite) { service, request, parameters throws(APIError) in
+            try service.sessionEndpoints.applyChanges(request, id: parameters.sessionKey())
+        },
         Route(method: "POST", template: "/sessions/{id}/delta", scope: .sessionsRead) { service, request, parameters throws(APIError) in
             try service.sessionEndpoints.change(request, id: parameters.sessionKey(), action: .delta)
         },

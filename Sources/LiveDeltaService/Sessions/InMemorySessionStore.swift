@@ -194,6 +194,21 @@ public final class InMemorySessionStore: SessionStore {
         }
     }
 
+    public func edit(id: String, condition: VersionCondition, _ edit: SessionEdit) throws(SessionError) -> SessionChange {
+        guard let stored = acquire(id) else {
+            if condition == .any { throw .notFound(id: id) }
+            throw .versionMismatch(expected: condition, current: nil)
+        }
+        defer { release(stored) }
+        return try step(stored) { () throws(SessionError) in
+            let outcome = try SessionRules.prepare(stored, edit, condition: condition, maxItems: limits.maxItemsPerSession)
+            let change = try holding(stored, bytes: outcome.footprint) { () throws(SessionError) in
+                try SessionRules.commit(stored, outcome)
+            }
+            return told(change, by: stored)
+        }
+    }
+
     public func delete(id: String, condition: VersionCondition) throws(SessionError) {
         guard let stored = acquire(id) else {
             if condition == .any { throw .notFound(id: id) }

@@ -104,7 +104,7 @@ struct SessionEndpoints {
         throw APIError(.busy, message: "the session was replaced twice while this request was read; send it again")
     }
 
-    private func answer(_ change: SessionChange, spelling: DeltaSpelling) -> HTTPResponse {
+    func answer(_ change: SessionChange, spelling: DeltaSpelling) -> HTTPResponse {
         switch change.outcome {
         case .flat(let update, let old, let new):
             metrics?.diff(itemsIn: old.count + new.count, changesOut: update.delta?.changeCount)
@@ -181,6 +181,8 @@ struct SessionEndpoints {
                 .busy, message: "other requests kept changing the session first; send this one again")
             apiError.headers = [("Retry-After", "1")]
             return apiError
+        case .refused(let refusal):
+            return refusal
         case .internalFailure(let detail):
             return .internalError("the session store failed: \(detail)")
         case .storeUnavailable:

@@ -143,6 +143,43 @@ enum SessionRules {
         }
     }
 
+    /// Works out an edit on the session as it is now, committing nothing: its condition first,
+    /// then the edit, then the item limit.
+    static func prepare(_ session: HeldSession, _ edit: SessionEdit, condition: VersionCondition, maxItems: Int) throws(SessionError) -> EditOutcome {
+        _ = try check(condition, against: session.holder.version)
+        let outcome: EditOutcome
+        do throws(APIError) {
+            outcome = try edit.apply(session.collection, session.options, maxItems)
+        } catch {
+            throw .refused(error)
+        }
+        try checkSize(outcome.itemCount, limit: maxItems)
+        return outcome
+    }
+
+    /// Commits what `prepare` worked out, under the same step: an edit that says its own delta
+    /// is committed with it; a new collection is diffed as an update would diff it.
+    static func commit(_ session: HeldSession, _ outcome: EditOutcome) throws(SessionError) -> SessionChange {
+        let base = session.holder.version
+        switch (session.holder, outcome) {
+        case (.flat(let data), .flat(let items, let owners, let delta)):
+            do {
+                let old = data.items
+                let update = try data.commit(items, delta: delta, baseVersion: base)
+                session.owners = owners
+                return SessionChange(
+                    id: session.id, incarnation: session.incarnation, created: false, options: session.options,
+                    outcome: .flat(update, old: old, new: items), owners: owners)
+            } catch {
+                throw sessionError(error)
+            }
+        case (_, .collection(let collection)):
+            return try update(session, to: collection, condition: .version(base), commit: true, created: false)
+        case (.sectioned, .flat):
+            throw .internalFailure("an edit made a flat list of a sectioned session")
+        }
+    }
+
     /// What refuses a change whatever it holds, checked before a store makes room for it (so
     /// that a change refused anyway evicts nobody): its condition, the collection's kind and,
     /// for an append, the items the session would hold. The same checks, in the same order,

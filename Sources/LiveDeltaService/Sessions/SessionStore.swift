@@ -78,6 +78,8 @@ public enum SessionError: Error, Sendable {
     case storeUnavailable(String)
     /// A failure of the store's own (a 500, logged).
     case internalFailure(String)
+    /// An edit refused the change (an operation does not fit the session): nothing was applied.
+    case refused(APIError)
 }
 
 /// Where sessions live. The routes use only this, so a store shared by several replicas
@@ -101,6 +103,10 @@ public protocol SessionStore: Sendable {
 
     /// Appends items (sectioned: whole sections) at the end.
     func append(id: String, _ collection: JSONCollection, readWith: DiffOptions, condition: VersionCondition) throws(SessionError) -> SessionChange
+
+    /// Applies an edit, worked out from the session as it is, as the next version (or refuses
+    /// it whole). The session must exist.
+    func edit(id: String, condition: VersionCondition, _ edit: SessionEdit) throws(SessionError) -> SessionChange
 
     func delete(id: String, condition: VersionCondition) throws(SessionError)
 

@@ -215,6 +215,17 @@ public final class SharedSessionStore: SessionStore {
         }
     }
 
+    public func edit(id: String, condition: VersionCondition, _ edit: SessionEdit) throws(SessionError) -> SessionChange {
+        // Never on a copy not checked against storage: an edit refused on a stale copy (an id
+        // another replica has just inserted) would be refused wrongly, with no commit to fail.
+        try change(id: id, condition: condition, creating: nil, readWith: nil, data: nil, step: .update, optimistic: false) {
+            session, _ throws(SessionError) in
+            try SessionRules.commit(session, try SessionRules.prepare(session, edit, condition: condition, maxItems: limits.maxItemsPerSession))
+        } committing: {
+            true
+        }
+    }
+
     public func delete(id: String, condition: VersionCondition) throws(SessionError) {
         let version: UInt64?
         switch condition {
@@ -244,12 +255,14 @@ public final class SharedSessionStore: SessionStore {
     /// started from; where another replica committed first, reads again and repeats, unless the
     /// request named a version.
     private func change(
-        id: String, condition: VersionCondition, creating: (collection: JSONCollection, options: DiffOptions)?, readWith: DiffOptions,
-        data: CommitData?, step: StoredStep, _ rules: (HeldSession, Bool) throws(SessionError) -> SessionChange, committing: () -> Bool
+        id: String, condition: VersionCondition, creating: (collection: JSONCollection, options: DiffOptions)?, readWith: DiffOptions?,
+        data: CommitData?, step: StoredStep, optimistic: Bool = true, _ rules: (HeldSession, Bool) throws(SessionError) -> SessionChange,
+        committing: () -> Bool
     ) throws(SessionError) -> SessionChange {
         /// One try: the change, or nil where another replica committed first.
         func attempt(_ session: HeldSession, incarnation: String?) throws(SessionError) -> SessionChange? {
-            guard session.options.readsLike(readWith) else { throw .optionsChanged(session.options) }
+            // An edit reads nothing before it runs: whatever the options, it reads by them.
+            if let readWith, !session.options.readsLike(readWith) { throw .optionsChanged(session.options) }
             let base = session.holder.version
             let change = try rules(session, incarnation == nil)
             guard committing() else { return change }
@@ -281,7 +294,7 @@ public final class SharedSessionStore: SessionStore {
             if round > 0 { Self.backOff(round) }
             // Only a first try trusts the copy without asking: a lost commit has forgotten it.
             if let found = try withCurrent(
-                id, optimistic: committing() && round == 0, via: staged,
+                id, optimistic: optimistic && committing() && round == 0, via: staged,
                 { session, incarnation throws(SessionError) in
                     try attempt(session, incarnation: incarnation)
                 })

@@ -1,0 +1,55 @@
+import ByteJSON
+import MicroHTTP
+
+extension SessionEndpoints {
+    /// `POST /sessions/{id}/changes`: keyed operations or an RFC 6902 patch, applied as one
+    /// step and answered with its delta, as an update posting the resulting collection would be.
+    func applyChanges(_ request: HTTPRequest, id: String) throws(APIError) -> HTTPResponse {
+        let changes = try ChangeBody(request, limits: limits)
+        var spelling = (store.options(id: id) ?? DiffOptions()).spelling
+        if let given = changes.options {
+            // Only how the answer is spelled: the session's other options are fixed.
+            guard case .object(let members) = given else { throw .invalidOption(JSONPointer("options"), "options must be an object") }
+            if let other = members.keys.first(where: { $0 != Array("format".utf8) && $0 != Array("changes".utf8) }) {
+                throw .invalidOption(
+                    JSONPointer("options", String(decoding: other, as: UTF8.self)),
+                    "a change's options say only how the answer is spelled: format and changes")
+            }
+            let options = try DiffOptions(given, at: JSONPointer("options"))
+            spelling.format = options.format
+            spelling.changes = options.changes
+        }
+        if let name = request.query("format") {
+            guard let format = DeltaFormat(rawValue: name) else {
+                throw .invalidParameter("format", "format must be one of \(DeltaFormat.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            spelling.format = format
+        }
+        if let name = request.query("changes") {
+            guard let detail = ChangeDetail(rawValue: name) else {
+                throw .invalidParameter("changes", "changes must be one of \(ChangeDetail.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            spelling.changes = detail
+        }
+        let condition = try Self.condition(ifMatch: request.header("If-Match"), baseVersion: changes.baseVersion)
+        let maxDepth = limits.maxDepth
+        let edit = SessionEdit { current, options, maxItems throws(APIError) in
+            let reading = ChangeReading(options: options, maxDepth: maxDepth)
+            switch (changes.operations, current.shape) {
+            case (.keyed(let operations), .flat(let items)):
+                return try FlatKeyedEdit(body: changes, operations: operations, reading: reading)
+                    .apply(to: items, owners: current.owners, maxItems: maxItems)
+            case (.keyed(let operations), .sectioned(let sections)):
+                return try SectionedKeyedEdit(body: changes, operations: operations, reading: reading).apply(to: sections, owners: current.owners)
+            case (.patch(let operations), _):
+                return try PatchEdit(body: changes, operations: operations, reading: reading).apply(to: current)
+            }
+        }
+        do {
+            let change = try store.edit(id: id, condition: condition, edit)
+            return withExtendedLifetime(changes) { answer(change, spelling: spelling) }
+        } catch {
+            throw translate(error, location: .sessionBody, options: store.options(id: id) ?? DiffOptions())
+        }
+    }
+}

@@ -1,0 +1,130 @@
+import ByteJSON
+import MicroHTTP
+
+/// Reads texts that operations carry (items, ids, whole documents) into items as a body's
+/// collection would be read, with the session's options: one body is made of them all and read
+/// once, and a refusal's pointer is moved back onto the operation the text came from.
+struct ChangeReading {
+    let options: DiffOptions
+    let maxDepth: Int
+
+    /// Items, one for each text; `origins[k]` is where text k came from. Ids are read this way
+    /// too, as items that are their own id (which gives them the id a held item has).
+    func items(_ texts: [UnsafeBufferPointer<UInt8>], origins: [JSONPointer]) throws(APIError) -> ([JSONItem], DocumentOwners) {
+        guard !texts.isEmpty else { return ([], DocumentOwners()) }
+        var writer = JSONWriter(capacity: texts.reduce(16) { $0 + $1.count + 1 })
+        writer.raw("{\"items\":[")
+        for (index, text) in texts.enumerated() {
+            if index > 0 { writer.raw(",") }
+            writer.raw(text)
+        }
+        writer.raw("]}")
+        var reading = options
+        // Occurrences are the operations' to say, not the order of these texts.
+        reading.unique = true
+        let collection = try read(writer.bytes, member: "items", options: reading) { index in origins[index] }
+        guard case .flat(let items) = collection.shape else { throw .internalError("items read as sections") }
+        return (items, collection.owners)
+    }
+
+    /// A whole collection from its text as `SessionCodec` writes it (`[…]`, or
+    /// `{"sections": […]}`): a session written anew into one document.
+    func collection(encoded text: [UInt8], sectioned: Bool, origin: (Int) -> JSONPointer = { _ in JSONPointer() }) throws(APIError) -> JSONCollection
+    {
+        guard !sectioned else { return try read(text, member: "sections", options: options, origin: origin) }
+        var body: [UInt8] = Array("{\"items\":".utf8)
+        body.append(contentsOf: text)
+        body.append(UInt8(ascii: "}"))
+        return try read(body, member: "items", options: options, origin: origin)
+    }
+
+    private func read(_ text: [UInt8], member: String, options: DiffOptions, origin: (Int) -> JSONPointer) throws(APIError) -> JSONCollection {
+        do throws(APIError) {
+            var envelope = try Envelope.read(
+                ByteBuffer(text), members: member == "items" ? ["items": .items] : ["sections": .sections], readingWith: options,
+                limits: ReadLimits(maxDepth: maxDepth + 2, maxItems: Int.max))
+            var collections = try envelope.collections(readWith: options)
+            guard let collection = collections.take(member) else { throw APIError.internalError("the operations' \(member) were not read") }
+            return collection
+        } catch {
+            throw Self.moved(error, from: member, to: origin)
+        }
+    }
+
+    /// A refusal whose pointer is `/member/k/rest`, pointed at `origin(k)` + `rest` instead.
+    static func moved(_ error: APIError, from member: String, to origin: (Int) -> JSONPointer) -> APIError {
+        var moved = error
+        guard let pointer = error.pointer, let tokens = PatchOperation.tokens(pointer), tokens.count >= 2,
+            tokens[0] == Array(member.utf8), let index = Int(String(decoding: tokens[1], as: UTF8.self))
+        else { return moved }
+        var target = origin(index)
+        for token in tokens.dropFirst(2) { target = target.appending(String(decoding: token, as: UTF8.self)) }
+        let old = pointer
+        moved.pointer = target.description
+        moved.message = moved.message.replacingOccurrences(of: old, with: target.description)
+        return moved
+    }
+}
+
+extension String {
+    fileprivate func replacingOccurrences(of target: String, with replacement: String) -> String {
+        let (text, target, replacement) = (Array(utf8), Array(target.utf8), Array(replacement.utf8))
+        guard !target.isEmpty, text.count >= target.count else { return self }
+        var result: [UInt8] = []
+        var index = 0
+        while index < text.count {
+            if index + target.count <= text.count, text[index..<index + target.count].elementsEqual(target) {
+                result += replacement
+                index += target.count
+            } else {
+                result.append(text[index])
+                index += 1
+            }
+        }
+        return String(decoding: result, as: UTF8.self)
+    }
+}
+
+extension FieldEdits {
+    /// An item's text with these edits: its members in their order, set ones given their new
+    /// value, removed ones left out, new ones after them.
+    func applied(to item: UnsafeBufferPointer<UInt8>, body: UnsafeBufferPointer<UInt8>) throws(APIError) -> [UInt8] {
+        var scanner = JSONScanner(item, maxDepth: 1_000)
+        scanner.hashing = false
+        guard scanner.peek() == UInt8(ascii: "{") else {
+            throw APIError(.invalidOperation, message: "changes apply to items that are objects; this item is not one")
+        }
+        var writer = JSONWriter(capacity: item.count + 64)
+        writer.raw("{")
+        var first = true
+        var written = Set<[UInt8]>()
+        func member(_ name: [UInt8], _ value: UnsafeBufferPointer<UInt8>) {
+            if !first { writer.raw(",") }
+            first = false
+            name.withUnsafeBufferPointer { writer.string(generalizedUTF8: $0) }
+            writer.raw(":")
+            writer.raw(value)
+        }
+        func text(_ range: Range<Int>) -> UnsafeBufferPointer<UInt8> { UnsafeBufferPointer(rebasing: body[range]) }
+        do {
+            var key = try scanner.beginObject()
+            while let current = key {
+                let name = scanner.decoded(current)
+                scanner.skipWhitespace()
+                let value = try scanner.scanValue()
+                if let change = set.first(where: { $0.name == name }) {
+                    member(name, text(change.value))
+                    written.insert(name)
+                } else if !removed.contains(name) {
+                    member(name, scanner.slice(value.start..<value.end))
+                }
+                key = try scanner.nextKey()
+            }
+        } catch {
+            throw .internalError("a held item could not be read again: \(error)")
+        }
+        for change in set where !written.contains(change.name) { member(change.name, text(change.value)) }
+        writer.raw("}")
+        return writer.bytes
+    }
+}

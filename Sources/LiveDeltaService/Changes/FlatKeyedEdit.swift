@@ -1,0 +1,217 @@
+import LiveCollections
+
+/// Keyed operations on a flat session, applied one after another on an `ItemChain`: the cost is
+/// one pass that finds the named ids among the held items (comparing their stored hashes, not
+/// reading their text), one copy of the list, and the operations themselves. Where ids are
+/// unique the delta follows from the items the operations touched (`Delta(oldCount:…)`), with no
+/// diff of the whole lists.
+struct FlatKeyedEdit {
+    let body: ChangeBody
+    let operations: [KeyedOperation]
+    let reading: ChangeReading
+
+    /// Documents beyond this many make the edit write the session anew into one (each change
+    /// otherwise adds its body to the documents the session keeps).
+    static let maxDocuments = 32
+
+    func apply(to held: [JSONItem], owners heldOwners: DocumentOwners, maxItems: Int) throws(APIError) -> EditOutcome {
+        let unique = reading.options.unique
+        // The keys the operations name, read as ids, and the items they carry.
+        var keyTexts: [UnsafeBufferPointer<UInt8>] = []
+        var keyOrigins: [JSONPointer] = []
+        var keyOccurrences: [UInt32] = []
+        func key(_ key: ItemKey) throws(APIError) -> Int {
+            if unique, key.occurrence != nil {
+                throw APIError(
+                    .invalidOperation, message: "this session's ids are unique: an item's key is its id, with no occurrence",
+                    pointer: key.pointer.description)
+            }
+            keyTexts.append(body.text(key.id))
+            keyOrigins.append(key.occurrence == nil ? key.pointer : key.pointer.appending("id"))
+            keyOccurrences.append(unique ? 0 : key.occurrence ?? 1)
+            return keyTexts.count - 1
+        }
+        var itemTexts: [UnsafeBufferPointer<UInt8>] = []
+        var itemOrigins: [JSONPointer] = []
+        var steps: [(operation: KeyedOperation, id: Int, before: Int?, item: Int?)] = []
+        for operation in operations {
+            if operation.kind.onSection {
+                throw APIError(
+                    .invalidOperation, message: "this session holds a flat list: \(operation.kind.rawValue) needs a sectioned session",
+                    pointer: operation.pointer.appending("op").description)
+            }
+            if operation.section != nil {
+                throw APIError(
+                    .invalidOperation, message: "this session holds a flat list: items name no section",
+                    pointer: operation.pointer.appending("section").description)
+            }
+            let id = try key(operation.id)
+            var before: Int?
+            if case .before(let place) = operation.place { before = try key(place) }
+            var item: Int?
+            if let range = operation.item {
+                itemTexts.append(body.text(range))
+                itemOrigins.append(operation.pointer.appending("item"))
+                item = itemTexts.count - 1
+            }
+            steps.append((operation, id, before, item))
+        }
+        var (keys, keyOwners) = try reading.items(keyTexts, origins: keyOrigins)
+        for index in keys.indices { keys[index].occurrence = keyOccurrences[index] }
+        let (items, itemOwners) = try reading.items(itemTexts, origins: itemOrigins)
+        var documents = heldOwners.merging(keyOwners).merging(itemOwners)
+
+        // Each distinct key once: 1 and 1.0 name one item.
+        var canonical = [JSONItemID: Int]()
+        let keyIndex = keys.map { key in
+            let id = key.uniqueID
+            if let known = canonical[id] { return known }
+            canonical[id] = canonical.count
+            return canonical.count - 1
+        }
+        var representative = [Int](repeating: 0, count: canonical.count)
+        for (position, index) in keyIndex.enumerated().reversed() { representative[index] = position }
+        // Where each key's item is among the held ones, in one pass.
+        var node = [Int?](repeating: nil, count: canonical.count)
+        let finder = HashFinder(representative.map { keys[$0] })
+        held.withUnsafeBufferPointer { held in
+            for index in held.indices {
+                if let found = finder.find(held[index]), node[found] == nil { node[found] = index }
+            }
+        }
+        let oldIndex = node
+
+        var chain = ItemChain(held)
+        var touched = [Bool](repeating: false, count: canonical.count)
+        for step in steps {
+            let operation = step.operation
+            let id = keyIndex[step.id]
+            let shown = keys[step.id].uniqueID.description
+            func absent(_ member: String, _ message: String) -> APIError {
+                APIError(.changeConflict, message: message, pointer: operation.pointer.appending(member).description)
+            }
+            var successor = ItemChain<JSONItem>.tail
+            if let before = step.before {
+                guard keyIndex[before] != id else {
+                    throw APIError(
+                        .invalidOperation, message: "an item cannot go before itself", pointer: operation.pointer.appending("before").description)
+                }
+                guard let found = node[keyIndex[before]] else {
+                    throw absent("before", "before names \(keys[before].uniqueID.description), which is not in the list")
+                }
+                successor = found
+            }
+            switch operation.kind {
+            case .insert:
+                guard node[id] == nil else {
+                    throw APIError(
+                        .duplicateID, message: "the list already holds an item with the id \(shown)",
+                        pointer: operation.pointer.appending("id").description)
+                }
+                var item = items[step.item ?? 0]
+                guard item.plainID == keys[step.id].plainID else {
+                    throw APIError(
+                        .invalidOperation, message: "the item's id is not the operation's id \(shown)",
+                        pointer: operation.pointer.appending("item").description)
+                }
+                item.occurrence = keys[step.id].occurrence
+                let added = chain.add(item)
+                chain.link(added, before: successor)
+                node[id] = added
+            case .move:
+                guard let current = node[id] else { throw absent("id", "there is no item \(shown) to move") }
+                chain.unlink(current)
+                chain.link(current, before: successor)
+            case .remove:
+                guard let current = node[id] else { throw absent("id", "there is no item \(shown) to remove") }
+                chain.unlink(current)
+                node[id] = nil
+            case .update:
+                guard let current = node[id] else { throw absent("id", "there is no item \(shown) to update") }
+                var item: JSONItem
+                if let index = step.item {
+                    item = items[index]
+                } else {
+                    guard let changes = operation.changes else { throw .internalError("an update with neither item nor changes was read") }
+                    let text = try changes.applied(to: chain.element(current).text, body: body.body.bytes)
+                    let origin = operation.pointer.appending("changes")
+                    let (read, readOwners) = try text.withUnsafeBufferPointer { text throws(APIError) in
+                        try reading.items([text], origins: [origin])
+                    }
+                    documents = documents.merging(readOwners)
+                    item = read[0]
+                }
+                guard item.plainID == chain.element(current).plainID else {
+                    throw APIError(
+                        .invalidOperation, message: "an update cannot change the item's id \(shown)",
+                        pointer: operation.pointer.appending(step.item == nil ? "changes" : "item").description)
+                }
+                item.occurrence = chain.element(current).occurrence
+                chain.replace(current, with: item)
+            case .insertSection, .updateSection, .moveSection, .removeSection:
+                throw .internalError("a section operation reached a flat list")
+            }
+            touched[id] = true
+        }
+        guard chain.count <= maxItems else {
+            throw APIError(.tooManyItems, message: "a session holds at most \(maxItems) items; this would make \(chain.count)")
+        }
+        let touchedKeys = touched.indices.filter { touched[$0] }
+        let (list, positions) = chain.materialize(finding: touchedKeys.compactMap { node[$0] })
+        let policy = reading.options.policy
+        if unique, documents.count <= Self.maxDocuments,
+            let delta = IndexDelta(
+                oldCount: held.count, newCount: list.count,
+                touched: touchedKeys.map { key in
+                    let new = node[key].flatMap { positions[$0] }
+                    let old = oldIndex[key]
+                    return TouchedItem(old: old, new: new, changed: old.flatMap { old in new.map { held[old] != list[$0] } } ?? false)
+                })
+        {
+            return .flat(list, owners: documents, delta: policy.animated(delta, oldCount: held.count, newCount: list.count))
+        }
+        var renumbered = list
+        if !unique {
+            var seen = [JSONItemID: UInt32]()
+            numberOccurrences(&renumbered, seen: &seen)
+        }
+        if documents.count > Self.maxDocuments {
+            return .collection(try reading.collection(encoded: SessionCodec.encode(.flat(renumbered, owners: documents)), sectioned: false))
+        }
+        return .collection(.flat(renumbered, owners: documents))
+    }
+}
+
+/// Finds which of a few items each of many has the id of, by the ids' stored hashes (an open
+/// addressing table), confirming a match by bytes.
+struct HashFinder {
+    private let keys: [JSONItem]
+    private let slots: [Int32]
+    private let mask: Int
+
+    init(_ keys: [JSONItem]) {
+        self.keys = keys
+        var size = 4
+        while size < keys.count * 2 { size *= 2 }
+        mask = size - 1
+        var slots = [Int32](repeating: -1, count: size)
+        for (index, key) in keys.enumerated() {
+            var slot = key.identityHash & mask
+            while slots[slot] >= 0 { slot = (slot + 1) & mask }
+            slots[slot] = Int32(index)
+        }
+        self.slots = slots
+    }
+
+    @inline(__always)
+    func find(_ item: JSONItem) -> Int? {
+        let hash = item.identityHash
+        var slot = hash & mask
+        while true {
+            let index = slots[slot]
+            if index < 0 { return nil }
+            if keys[Int(index)].identityHash == hash, keys[Int(index)].hasSameID(as: item) { return Int(index) }
+            slot = (slot + 1) & mask
+        }
+    }
+}

@@ -1,0 +1,107 @@
+import ByteJSON
+
+/// A JSON document under a patch, opened only where the patch goes: a value stays as its text
+/// until a path goes into it, and then only that level is opened (members keep their order and
+/// their text). Writing it back copies the untouched texts as they are.
+indirect enum LazyJSON {
+    case text(UnsafeBufferPointer<UInt8>)
+    case owned([UInt8])
+    case array([LazyJSON])
+    case object([(name: [UInt8], value: LazyJSON)])
+
+    /// Opens one level: an array's elements, an object's members (scalars stay text).
+    mutating func open() {
+        let bytes: UnsafeBufferPointer<UInt8>
+        switch self {
+        case .text(let text): bytes = text
+        case .owned(let text):
+            // Owned texts are small (values in a patch); opening one keeps its parts as owned.
+            self = text.withUnsafeBufferPointer { Self.owning(Self.parsed($0)) }
+            return
+        case .array, .object: return
+        }
+        self = Self.parsed(bytes)
+    }
+
+    private static func parsed(_ bytes: UnsafeBufferPointer<UInt8>) -> LazyJSON {
+        var scanner = JSONScanner(bytes, maxDepth: 1_000)
+        scanner.hashing = false
+        scanner.skipWhitespace()
+        do {
+            switch scanner.peek() {
+            case UInt8(ascii: "["):
+                var elements: [LazyJSON] = []
+                var more = try scanner.beginArray()
+                while more {
+                    scanner.skipWhitespace()
+                    let value = try scanner.scanValue()
+                    elements.append(.text(scanner.slice(value.start..<value.end)))
+                    more = try scanner.nextElement()
+                }
+                return .array(elements)
+            case UInt8(ascii: "{"):
+                var members: [(name: [UInt8], value: LazyJSON)] = []
+                var key = try scanner.beginObject()
+                while let current = key {
+                    let name = scanner.decoded(current)
+                    scanner.skipWhitespace()
+                    let value = try scanner.scanValue()
+                    // The last of repeated names wins, as everywhere in the service.
+                    members.removeAll { $0.name == name }
+                    members.append((name, .text(scanner.slice(value.start..<value.end))))
+                    key = try scanner.nextKey()
+                }
+                return .object(members)
+            default:
+                return .text(bytes)
+            }
+        } catch {
+            // Every text here was validated when it was read.
+            return .text(bytes)
+        }
+    }
+
+    /// Turns texts that point into a buffer about to go into owned copies.
+    static func owning(_ node: LazyJSON) -> LazyJSON {
+        switch node {
+        case .text(let text): .owned(Array(text))
+        case .owned: node
+        case .array(let elements): .array(elements.map(owning))
+        case .object(let members): .object(members.map { ($0.name, owning($0.value)) })
+        }
+    }
+
+    func write(_ writer: inout JSONWriter) {
+        switch self {
+        case .text(let text): writer.raw(text)
+        case .owned(let text): text.withUnsafeBufferPointer { writer.raw($0) }
+        case .array(let elements):
+            writer.raw("[")
+            for (index, element) in elements.enumerated() {
+                if index > 0 { writer.raw(",") }
+                element.write(&writer)
+            }
+            writer.raw("]")
+        case .object(let members):
+            writer.raw("{")
+            for (index, member) in members.enumerated() {
+                if index > 0 { writer.raw(",") }
+                member.name.withUnsafeBufferPointer { writer.string(generalizedUTF8: $0) }
+                writer.raw(":")
+                member.value.write(&writer)
+            }
+            writer.raw("}")
+        }
+    }
+
+    var bytes: [UInt8] {
+        var writer = JSONWriter()
+        write(&writer)
+        return writer.bytes
+    }
+
+    /// The value, for `test` (compared by meaning).
+    var value: JSONValue? {
+        bytes.withUnsafeBufferPointer { try? JSONValue(parsing: $0, maxDepth: 1_000) }
+    }
+}

@@ -1,0 +1,237 @@
+import ByteJSON
+import LiveCollections
+
+/// An RFC 6902 patch applied to a session's document: the array of items, or
+/// `{"sections": [...]}` with each section's items under its `itemsKey`. The document is opened
+/// only where the patch goes (`LazyJSON`); the result is read as a new collection and diffed as
+/// an update would be, so its cost is the list's.
+struct PatchEdit {
+    let body: ChangeBody
+    let operations: [PatchOperation]
+    let reading: ChangeReading
+
+    private enum Failure: Error {
+        /// The path (or from) leads nowhere in the document as it is.
+        case missing(String)
+        case invalid(String)
+    }
+
+    func apply(to current: JSONCollection) throws(APIError) -> EditOutcome {
+        let sectioned: Bool
+        var root: LazyJSON
+        switch current.shape {
+        case .flat(let items):
+            sectioned = false
+            root = .array(items.map { .text($0.text) })
+        case .sectioned(let sections):
+            sectioned = true
+            root = .object([(Array("sections".utf8), .array(sections.map { .text($0.text) }))])
+        }
+        for operation in operations {
+            do {
+                try apply(operation, to: &root)
+            } catch let failure as Failure {
+                switch failure {
+                case .missing(let message):
+                    throw APIError(.changeConflict, message: message, pointer: operation.pointer.description)
+                case .invalid(let message):
+                    throw APIError(.invalidOperation, message: message, pointer: operation.pointer.description)
+                }
+            } catch let error as APIError {
+                throw error
+            } catch {
+                throw .internalError("a patch failed with \(error)")
+            }
+        }
+        let text: [UInt8]
+        switch (root, sectioned) {
+        case (.array, false), (.text, false), (.owned, false): text = root.bytes
+        case (.object, true), (.text, true), (.owned, true): text = root.bytes
+        default:
+            throw APIError(
+                .invalidOperation,
+                message: sectioned ? "the patch must leave {\"sections\": [...]}" : "the patch must leave an array of items",
+                pointer: (operations.last { $0.path.isEmpty }?.pointer ?? JSONPointer()).description)
+        }
+        let collection = try reading.collection(encoded: text, sectioned: sectioned) { index in
+            culprit(forItemAt: index, sectioned: sectioned)
+        }
+        // Repeated ids are the patch's fault: named here, at the operation that wrote the item.
+        if reading.options.unique {
+            do throws(SessionError) {
+                _ = try SessionRules.holder(for: collection, options: reading.options)
+            } catch {
+                guard case .duplicate(let duplicate) = error else { throw .internalError("checking ids failed with \(error)") }
+                let position: Int? =
+                    switch duplicate.secondPosition {
+                    case .index(let index): index
+                    case .path(let path): path.section
+                    }
+                throw APIError(
+                    .duplicateID,
+                    message: "the patch would leave the \(duplicate.level == .section ? "section" : "item") id \(duplicate.id) twice, "
+                        + "at \(duplicate.firstPosition) and \(duplicate.secondPosition); ids must be unique",
+                    pointer: (position.map { culprit(forItemAt: $0, sectioned: sectioned) } ?? operations.last?.pointer ?? JSONPointer()).description)
+            }
+        }
+        return .collection(collection)
+    }
+
+    /// The operation a refusal about the result's item (or section) `index` is put on: the last
+    /// that wrote at that place, else the last that wrote anything.
+    private func culprit(forItemAt index: Int, sectioned: Bool) -> JSONPointer {
+        let token = Array(String(index).utf8)
+        let writes = operations.filter { $0.kind != .test && $0.kind != .remove }
+        let place = sectioned ? 1 : 0
+        return (writes.last { $0.path.count > place && $0.path[place] == token } ?? writes.last ?? operations.last)?.pointer ?? JSONPointer()
+    }
+
+    private func apply(_ operation: PatchOperation, to root: inout LazyJSON) throws {
+        let path = operation.path[...]
+        switch operation.kind {
+        case .add: try Self.add(value(operation), at: path, in: &root)
+        case .remove:
+            guard !path.isEmpty else { throw Failure.invalid("a patch cannot remove the whole document") }
+            _ = try Self.remove(at: path, in: &root)
+        case .replace:
+            _ = try Self.value(at: path, in: &root)
+            if path.isEmpty {
+                root = value(operation)
+            } else {
+                _ = try Self.remove(at: path, in: &root)
+                try Self.add(value(operation), at: path, in: &root)
+            }
+        case .move:
+            let from = (operation.from ?? [])[...]
+            guard from != path else { return }
+            if path.starts(with: from) { throw Failure.invalid("a value cannot move into itself") }
+            let moved = try Self.remove(at: from, in: &root)
+            try Self.add(moved, at: path, in: &root)
+        case .copy:
+            try Self.add(try Self.value(at: (operation.from ?? [])[...], in: &root), at: path, in: &root)
+        case .test:
+            let found = try Self.value(at: path, in: &root)
+            guard let expected = value(operation).value, found.value == expected else {
+                throw APIError(
+                    .testFailed, message: "test failed: the value at \(Self.describe(path)) is not the one given",
+                    pointer: operation.pointer.description)
+            }
+        }
+    }
+
+    private func value(_ operation: PatchOperation) -> LazyJSON {
+        operation.value.map { .text(body.text($0)) } ?? .owned(Array("null".utf8))
+    }
+
+    private static func describe(_ path: ArraySlice<[UInt8]>) -> String {
+        path.isEmpty ? "the root" : path.map { "/" + String(decoding: $0, as: UTF8.self) }.joined()
+    }
+
+    // MARK: - RFC 6902 on a lazy document
+
+    /// Goes down to the parent of the path's last token and runs `last` on it.
+    private static func parent<T>(of path: ArraySlice<[UInt8]>, in node: inout LazyJSON, _ last: (inout LazyJSON, [UInt8]) throws -> T) throws -> T {
+        node.open()
+        guard let token = path.first else { throw Failure.invalid("the path is the root") }
+        if path.count == 1 { return try last(&node, token) }
+        switch node {
+        case .array(var elements):
+            guard let index = arrayIndex(token, count: elements.count, end: false) else {
+                throw Failure.missing("\(describe(path)) leads nowhere: \(String(decoding: token, as: UTF8.self)) is not an index of the array")
+            }
+            node = .owned([])
+            defer { node = .array(elements) }
+            return try parent(of: path.dropFirst(), in: &elements[index], last)
+        case .object(var members):
+            guard let index = members.firstIndex(where: { $0.name == token }) else {
+                throw Failure.missing("\(describe(path)) leads nowhere: there is no member \(String(decoding: token, as: UTF8.self))")
+            }
+            node = .owned([])
+            defer { node = .object(members) }
+            return try parent(of: path.dropFirst(), in: &members[index].value, last)
+        default:
+            throw Failure.missing("\(describe(path)) leads nowhere: it goes into a value that is not an array or object")
+        }
+    }
+
+    private static func value(at path: ArraySlice<[UInt8]>, in root: inout LazyJSON) throws -> LazyJSON {
+        guard !path.isEmpty else { return root }
+        return try parent(of: path, in: &root) { parent, token in
+            parent.open()
+            switch parent {
+            case .array(let elements):
+                guard let index = arrayIndex(token, count: elements.count, end: false) else {
+                    throw Failure.missing("there is nothing at \(describe(path))")
+                }
+                return elements[index]
+            case .object(let members):
+                guard let member = members.last(where: { $0.name == token }) else { throw Failure.missing("there is nothing at \(describe(path))") }
+                return member.value
+            default: throw Failure.missing("there is nothing at \(describe(path))")
+            }
+        }
+    }
+
+    private static func remove(at path: ArraySlice<[UInt8]>, in root: inout LazyJSON) throws -> LazyJSON {
+        try parent(of: path, in: &root) { parent, token in
+            parent.open()
+            switch parent {
+            case .array(var elements):
+                guard let index = arrayIndex(token, count: elements.count, end: false) else {
+                    throw Failure.missing("there is nothing at \(describe(path))")
+                }
+                parent = .owned([])
+                let removed = elements.remove(at: index)
+                parent = .array(elements)
+                return removed
+            case .object(var members):
+                guard let index = members.firstIndex(where: { $0.name == token }) else {
+                    throw Failure.missing("there is nothing at \(describe(path))")
+                }
+                parent = .owned([])
+                let removed = members.remove(at: index)
+                parent = .object(members)
+                return removed.value
+            default: throw Failure.missing("there is nothing at \(describe(path))")
+            }
+        }
+    }
+
+    private static func add(_ value: LazyJSON, at path: ArraySlice<[UInt8]>, in root: inout LazyJSON) throws {
+        guard !path.isEmpty else {
+            root = value
+            return
+        }
+        try parent(of: path, in: &root) { parent, token in
+            parent.open()
+            switch parent {
+            case .array(var elements):
+                guard let index = arrayIndex(token, count: elements.count, end: true) else {
+                    throw Failure.missing("\(describe(path)) is not a place in the array: an index from 0 to \(elements.count), or -")
+                }
+                parent = .owned([])
+                elements.insert(value, at: index)
+                parent = .array(elements)
+            case .object(var members):
+                parent = .owned([])
+                if let index = members.firstIndex(where: { $0.name == token }) {
+                    members[index].value = value
+                } else {
+                    members.append((token, value))
+                }
+                parent = .object(members)
+            default: throw Failure.missing("\(describe(path)) goes into a value that is not an array or object")
+            }
+        }
+    }
+
+    /// An array index token: digits without a leading zero, below `count` (or up to it, and `-`,
+    /// where adding at the end).
+    private static func arrayIndex(_ token: [UInt8], count: Int, end: Bool) -> Int? {
+        if end && token == [UInt8(ascii: "-")] { return count }
+        guard !token.isEmpty, token.count <= 18, token.allSatisfy({ (0x30...0x39).contains($0) }), token == [0x30] || token.first != 0x30,
+            let index = Int(String(decoding: token, as: UTF8.self))
+        else { return nil }
+        return index < count || (end && index == count) ? index : nil
+    }
+}

@@ -1,0 +1,249 @@
+import ByteJSON
+
+/// Keyed operations on a sectioned session: sections by id, items by id across sections. The
+/// result is written out and read as a new collection, then diffed as an update would be.
+struct SectionedKeyedEdit {
+    let body: ChangeBody
+    let operations: [KeyedOperation]
+    let reading: ChangeReading
+
+    private struct Row {
+        var key: JSONItemID
+        var text: LazyJSON
+    }
+
+    private struct Block {
+        var key: JSONItemID
+        /// The section object its own fields come from (its items member is replaced by `rows`).
+        var section: LazyJSON
+        var rows: [Row]
+    }
+
+    func apply(to sections: [JSONSection], owners: DocumentOwners) throws(APIError) -> EditOutcome {
+        let unique = reading.options.unique
+        var blocks = sections.map { section in
+            Block(key: section.uniqueID, section: .text(section.text), rows: section.items.map { Row(key: $0.uniqueID, text: .text($0.text)) })
+        }
+        // Every id an operation names, read once; and the items they carry.
+        var keyTexts: [UnsafeBufferPointer<UInt8>] = []
+        var keyOrigins: [JSONPointer] = []
+        var keyOccurrences: [UInt32] = []
+        func addKey(_ key: ItemKey, item: Bool) throws(APIError) -> Int {
+            if unique || !item, key.occurrence != nil {
+                throw APIError(
+                    .invalidOperation,
+                    message: item ? "this session's ids are unique: a key is an id, with no occurrence" : "sections go by their id alone",
+                    pointer: key.pointer.description)
+            }
+            keyTexts.append(body.text(key.id))
+            keyOrigins.append(key.occurrence == nil ? key.pointer : key.pointer.appending("id"))
+            keyOccurrences.append(unique || !item ? 0 : key.occurrence ?? 1)
+            return keyTexts.count - 1
+        }
+        var itemTexts: [UnsafeBufferPointer<UInt8>] = []
+        var itemOrigins: [JSONPointer] = []
+        struct Step {
+            var id: Int
+            var before: Int?
+            var section: Int?
+            var item: Int?
+            /// insertSection: its items' places in `itemTexts`, and their keys where given.
+            var rows: Range<Int> = 0..<0
+            var rowKeys: [Int]?
+        }
+        var steps: [Step] = []
+        for operation in operations {
+            let onSection = operation.kind.onSection
+            var step = Step(id: try addKey(operation.id, item: !onSection))
+            if case .before(let place) = operation.place { step.before = try addKey(place, item: !onSection) }
+            if !onSection, let range = operation.section {
+                step.section = try addKey(try sectionKey(range, operation), item: false)
+            }
+            if (operation.kind == .insert || operation.kind == .move) && step.section == nil {
+                throw APIError(
+                    .invalidOperation, message: "in a sectioned session, \(operation.kind.rawValue) names the section the item goes to",
+                    pointer: operation.pointer.appending("section").description)
+            }
+            if let range = operation.item {
+                itemTexts.append(body.text(range))
+                itemOrigins.append(operation.pointer.appending("item"))
+                step.item = itemTexts.count - 1
+            }
+            if operation.kind == .insertSection, let range = operation.section {
+                var value = LazyJSON.text(body.text(range))
+                value.open()
+                guard case .object(let members) = value, let rows = members.last(where: { $0.name == reading.options.itemsKeyBytes })?.value else {
+                    throw APIError(
+                        .invalidOperation, message: "the section needs its items under \"\(reading.options.itemsKey)\"",
+                        pointer: operation.pointer.appending("section").description)
+                }
+                var list = rows
+                list.open()
+                guard case .array(let elements) = list else {
+                    throw APIError(
+                        .invalidOperation, message: "the section's \"\(reading.options.itemsKey)\" must be an array",
+                        pointer: operation.pointer.appending("section").appending(reading.options.itemsKey).description)
+                }
+                let start = itemTexts.count
+                for (index, element) in elements.enumerated() {
+                    guard case .text(let text) = element else { continue }
+                    itemTexts.append(text)
+                    itemOrigins.append(operation.pointer.appending("section").appending(reading.options.itemsKey).appending(index))
+                }
+                step.rows = start..<itemTexts.count
+                if let keys = operation.keys {
+                    guard keys.count == elements.count else {
+                        throw APIError(
+                            .invalidOperation, message: "keys must name each of the section's \(elements.count) items",
+                            pointer: operation.pointer.appending("keys").description)
+                    }
+                    step.rowKeys = try keys.map { key throws(APIError) in try addKey(key, item: true) }
+                }
+            }
+            steps.append(step)
+        }
+        var (keys, keyOwners) = try reading.items(keyTexts, origins: keyOrigins)
+        for index in keys.indices { keys[index].occurrence = keyOccurrences[index] }
+        let (items, itemOwners) = try reading.items(itemTexts, origins: itemOrigins)
+        // The ids and items read point into these until the result is written out.
+        defer { withExtendedLifetime((keyOwners, itemOwners)) {} }
+        let ids = keys.map(\.uniqueID)
+
+        func findItem(_ key: JSONItemID) -> (block: Int, row: Int)? {
+            for (b, block) in blocks.enumerated() {
+                if let r = block.rows.firstIndex(where: { $0.key == key }) { return (b, r) }
+            }
+            return nil
+        }
+        func itemKey(of index: Int, occurrence: UInt32) -> JSONItemID {
+            var item = items[index]
+            item.occurrence = unique ? 0 : occurrence
+            return item.uniqueID
+        }
+        for (operation, step) in zip(operations, steps) {
+            let id = ids[step.id]
+            func conflict(_ member: String, _ message: String) -> APIError {
+                APIError(.changeConflict, message: message, pointer: operation.pointer.appending(member).description)
+            }
+            func invalid(_ member: String, _ message: String) -> APIError {
+                APIError(.invalidOperation, message: message, pointer: operation.pointer.appending(member).description)
+            }
+            if let before = step.before, ids[before] == id { throw invalid("before", "nothing goes before itself") }
+            switch operation.kind {
+            case .removeSection, .moveSection, .updateSection, .insertSection:
+                let found = blocks.firstIndex { $0.key == id }
+                var place = blocks.count
+                if let before = step.before {
+                    guard let index = blocks.firstIndex(where: { $0.key == ids[before] }) else {
+                        throw conflict("before", "before names the section \(ids[before].description), which is not in the list")
+                    }
+                    place = index
+                }
+                switch operation.kind {
+                case .removeSection:
+                    guard let found else { throw conflict("id", "there is no section \(id.description) to remove") }
+                    blocks.remove(at: found)
+                case .moveSection:
+                    guard let found else { throw conflict("id", "there is no section \(id.description) to move") }
+                    let block = blocks.remove(at: found)
+                    blocks.insert(block, at: place > found ? place - 1 : place)
+                case .updateSection:
+                    guard let found, let range = operation.section else { throw conflict("id", "there is no section \(id.description) to update") }
+                    blocks[found].section = .text(body.text(range))
+                default:
+                    guard found == nil else {
+                        throw APIError(
+                            .duplicateID, message: "there is already a section \(id.description)",
+                            pointer: operation.pointer.appending("id").description)
+                    }
+                    guard let range = operation.section else { throw invalid("section", "insertSection needs the section") }
+                    var rows: [Row] = []
+                    for (offset, index) in step.rows.enumerated() {
+                        let key = step.rowKeys.map { ids[$0[offset]] } ?? itemKey(of: index, occurrence: UInt32(offset + 1))
+                        if findItem(key) != nil || rows.contains(where: { $0.key == key }) {
+                            throw APIError(
+                                .duplicateID, message: "the list already holds an item \(key.description)",
+                                pointer: operation.pointer.appending("section").appending(reading.options.itemsKey).appending(offset).description)
+                        }
+                        rows.append(Row(key: key, text: .text(itemTexts[index])))
+                    }
+                    blocks.insert(Block(key: id, section: .text(body.text(range)), rows: rows), at: place)
+                }
+            case .insert, .move, .remove, .update:
+                let found = findItem(id)
+                var target: (block: Int, row: Int?)?
+                if let section = step.section {
+                    guard let block = blocks.firstIndex(where: { $0.key == ids[section] }) else {
+                        throw conflict("section", "there is no section \(ids[section].description)")
+                    }
+                    target = (block, nil)
+                    if let before = step.before {
+                        guard let row = blocks[block].rows.firstIndex(where: { $0.key == ids[before] }) else {
+                            throw conflict("before", "before names \(ids[before].description), which is not in that section")
+                        }
+                        target = (block, row)
+                    }
+                }
+                switch operation.kind {
+                case .insert:
+                    guard found == nil else {
+                        throw APIError(
+                            .duplicateID, message: "the list already holds an item \(id.description)",
+                            pointer: operation.pointer.appending("id").description)
+                    }
+                    guard let index = step.item, let target else { throw invalid("item", "insert needs the item and its section") }
+                    guard items[index].plainID == keys[step.id].plainID else { throw invalid("item", "the item's id is not the operation's id") }
+                    let rows = blocks[target.block].rows
+                    blocks[target.block].rows.insert(Row(key: id, text: .text(itemTexts[index])), at: target.row ?? rows.count)
+                case .move:
+                    guard let found, let target else { throw conflict("id", "there is no item \(id.description) to move") }
+                    let row = blocks[found.block].rows.remove(at: found.row)
+                    var place = target.row ?? blocks[target.block].rows.count
+                    if target.block == found.block, let before = target.row, before > found.row { place = before - 1 }
+                    blocks[target.block].rows.insert(row, at: place)
+                case .remove:
+                    guard let found else { throw conflict("id", "there is no item \(id.description) to remove") }
+                    blocks[found.block].rows.remove(at: found.row)
+                default:
+                    guard let found else { throw conflict("id", "there is no item \(id.description) to update") }
+                    if let index = step.item {
+                        guard items[index].plainID == keys[step.id].plainID else { throw invalid("item", "an update cannot change the item's id") }
+                        blocks[found.block].rows[found.row].text = .text(itemTexts[index])
+                    } else if let changes = operation.changes {
+                        let old = blocks[found.block].rows[found.row].text.bytes
+                        let text = try old.withUnsafeBufferPointer { old throws(APIError) in try changes.applied(to: old, body: body.body.bytes) }
+                        blocks[found.block].rows[found.row].text = .owned(text)
+                    }
+                }
+            }
+        }
+        var writer = JSONWriter()
+        writer.raw("{\"sections\":[")
+        for (index, block) in blocks.enumerated() {
+            if index > 0 { writer.raw(",") }
+            var section = block.section
+            section.open()
+            guard case .object(var members) = section else { throw .internalError("a section is not an object") }
+            members.removeAll { $0.name == reading.options.itemsKeyBytes }
+            members.append((reading.options.itemsKeyBytes, .array(block.rows.map(\.text))))
+            LazyJSON.object(members).write(&writer)
+        }
+        writer.raw("]}")
+        let collection = try reading.collection(encoded: writer.bytes, sectioned: true) { _ in operations.last?.pointer ?? JSONPointer("operations") }
+        return .collection(collection)
+    }
+
+    /// The `section` member of an item operation: the id of the section it names.
+    private func sectionKey(_ range: Range<Int>, _ operation: KeyedOperation) throws(APIError) -> ItemKey {
+        var scanner = JSONScanner(body.body.bytes, maxDepth: 8)
+        scanner.position = range.lowerBound
+        do {
+            let value = try scanner.scanValue()
+            return try ItemKey(value, in: scanner, at: operation.pointer.appending("section"))
+        } catch let error as APIError {
+            throw error
+        } catch {
+            throw .internalError("reading a section id failed with \(error)")
+        }
+    }
+}

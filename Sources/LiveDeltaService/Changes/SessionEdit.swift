@@ -1,0 +1,29 @@
+import LiveCollections
+
+/// What an edit made of a session's collection.
+enum EditOutcome {
+    /// The new collection, to be diffed against the current one as an update would.
+    case collection(JSONCollection)
+    /// New flat items, with the delta worked out from the edit itself.
+    case flat([JSONItem], owners: DocumentOwners, delta: AnimatedDelta)
+
+    var itemCount: Int {
+        switch self {
+        case .collection(let collection): collection.itemCount
+        case .flat(let items, _, _): items.count
+        }
+    }
+
+    var footprint: Int {
+        switch self {
+        case .collection(let collection): SessionFootprint.of(collection)
+        case .flat(let items, let owners, _): SessionFootprint.of(owners, items: items.count)
+        }
+    }
+}
+
+/// A change worked out from the session as it is when the change runs, under its step: the
+/// store hands it the current collection, its options and its item limit.
+public struct SessionEdit: Sendable {
+    let apply: @Sendable (_ current: JSONCollection, _ options: DiffOptions, _ maxItems: Int) throws(APIError) -> EditOutcome
+}

@@ -1,0 +1,543 @@
+"""Writes by change, against the real binary, on the memory store and on Redis (a redis-server
+the tests start; two replicas where it matters): random sessions and random valid change lists,
+checked against appliers written here (keyed) and Python's jsonpatch (RFC 6902); every refusal
+the issue lists, with the session unchanged; and 8 writers racing on one session."""
+import copy
+import json
+import os
+import socket
+import subprocess
+import tempfile
+import threading
+import time
+import urllib.error
+import urllib.request
+
+import jsonpatch
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+BINARY = os.environ.get("LIVEDELTA_BINARY", ".build/debug/livedelta")
+EXAMPLES = int(os.environ.get("CHANGES_EXAMPLES", "60"))
+checks = settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Server:
+    def __init__(self, flags, log_path):
+        self.port = free_port()
+        self.log = open(log_path, "wb")
+        self.process = subprocess.Popen([BINARY, "--host", "127.0.0.1", "--port", str(self.port), *flags],
+                                        stdout=self.log, stderr=subprocess.STDOUT)
+        for _ in range(400):
+            try:
+                urllib.request.urlopen(f"http://127.0.0.1:{self.port}/health", timeout=1).read()
+                return
+            except OSError:
+                if self.process.poll() is not None:
+                    raise RuntimeError("the server did not start: " + open(log_path).read())
+                time.sleep(0.05)
+        raise RuntimeError("the server did not start")
+
+    def request(self, method, path, body=None, content_type="application/json", headers=None):
+        data = json.dumps(body).encode() if body is not None else None
+        request = urllib.request.Request(f"http://127.0.0.1:{self.port}{path}", data=data, method=method)
+        if data is not None:
+            request.add_header("Content-Type", content_type)
+        for name, value in (headers or {}).items():
+            request.add_header(name, value)
+        try:
+            with urllib.request.urlopen(request, timeout=30) as response:
+                status, raw = response.status, response.read()
+        except urllib.error.HTTPError as error:
+            status, raw = error.code, error.read()
+        return status, json.loads(raw) if raw else None
+
+    def stop(self):
+        self.process.terminate()
+        self.process.wait(timeout=20)
+        self.log.close()
+
+
+@pytest.fixture(scope="module")
+def redis_url():
+    directory = tempfile.mkdtemp()
+    port = free_port()
+    process = subprocess.Popen(["redis-server", "--port", str(port), "--save", "", "--appendonly", "no", "--dir", directory],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    for _ in range(100):
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            break
+        except OSError:
+            time.sleep(0.05)
+    yield f"redis://127.0.0.1:{port}"
+    process.terminate()
+    process.wait()
+
+
+@pytest.fixture(scope="module", params=["memory", "redis"])
+def servers(request, tmp_path_factory):
+    """One server on the memory store, or two replicas sharing a Redis."""
+    directory = tmp_path_factory.mktemp(request.param)
+    if request.param == "memory":
+        instances = [Server([], str(directory / "memory.log"))]
+    else:
+        url = request.getfixturevalue("redis_url")
+        instances = [Server(["--session-store", url], str(directory / f"replica-{n}.log")) for n in range(2)]
+    yield instances
+    for instance in instances:
+        instance.stop()
+
+
+counter = iter(range(1_000_000))
+
+
+def new_session(server, body):
+    name = f"s{next(counter)}"
+    status, answer = server.request("PUT", f"/sessions/{name}", body)
+    assert status in (200, 201), answer
+    return name
+
+
+def items_of(server, name):
+    status, answer = server.request("GET", f"/sessions/{name}")
+    assert status == 200, answer
+    return answer.get("items", answer.get("sections")), answer["version"]
+
+
+def batch_replay(old, delta, new):
+    """Deletions at old positions, insertions and move targets at new ones, the other survivors
+    in order in the places left, reloads after (delta-semantics.md)."""
+    moved = {m["source"]: m["target"] for m in delta["moves"]}
+    result = [None] * len(new)
+    for position in delta["insertions"]:
+        result[position] = new[position]
+    for source, target in moved.items():
+        result[target] = old[source]
+    stayers = iter([old[i] for i in range(len(old)) if i not in delta["deletions"] and i not in moved])
+    for position in range(len(new)):
+        if result[position] is None:
+            result[position] = next(stayers)
+    for reload in delta["reloads"]:
+        result[reload["target"]] = new[reload["target"]]
+    return result
+
+
+def key_of(item):
+    return item["id"] if isinstance(item, dict) else item
+
+
+# MARK: - Keyed operations, and the applier they are checked against
+
+
+def keyed_apply(rows, operations):
+    """rows: [(key, item)], keys as JSON text; the keyed vocabulary applied in order."""
+    rows = list(rows)
+
+    def index(key):
+        return [k for k, _ in rows].index(key)
+
+    for op in operations:
+        key = json.dumps(op["id"], sort_keys=True)
+        before = None if op.get("before") is None else json.dumps(op["before"], sort_keys=True)
+        if op["op"] == "remove":
+            rows.pop(index(key))
+        elif op["op"] in ("move", "insert"):
+            element = rows.pop(index(key)) if op["op"] == "move" else (key, op["item"])
+            rows.insert(index(before), element) if before is not None else rows.append(element)
+        elif op["op"] == "update":
+            current = rows[index(key)][1]
+            if "item" in op:
+                value = op["item"]
+            else:
+                value = {k: v for k, v in current.items() if k not in op["changes"]["removed"]}
+                value.update(op["changes"]["set"])
+            rows[index(key)] = (key, value)
+    return rows
+
+
+def labelled(items, unique):
+    seen, rows = {}, []
+    for item in items:
+        ident = key_of(item)
+        if unique:
+            rows.append((json.dumps(ident, sort_keys=True), item))
+        else:
+            seen[json.dumps(ident)] = seen.get(json.dumps(ident), 0) + 1
+            rows.append((json.dumps({"id": ident, "occurrence": seen[json.dumps(ident)]}, sort_keys=True), item))
+    return rows
+
+
+@st.composite
+def keyed_case(draw, unique=True):
+    """A session's items and a valid list of keyed operations on them."""
+    if unique:
+        ids = draw(st.lists(st.integers(0, 40), max_size=25, unique=True))
+        items = [{"id": i, "v": draw(st.integers(0, 2))} for i in ids]
+    else:
+        items = draw(st.lists(st.sampled_from(["A", "B", "C", 1, 2]), max_size=20))
+    rows = labelled(items, unique)
+    operations = []
+    fresh = iter(range(100, 1000))
+    for _ in range(draw(st.integers(1, 8))):
+        keys = [json.loads(k) for k, _ in rows]
+        choices = ["insert"] + (["move", "remove", "update"] if rows else [])
+        kind = draw(st.sampled_from(choices))
+        if kind == "insert":
+            if unique:
+                ident = next(fresh)
+                item, key = {"id": ident, "v": 0}, ident
+            else:
+                value = draw(st.sampled_from(["A", "B", "Z", 1]))
+                taken = [k["occurrence"] for k in keys if k["id"] == value]
+                key = {"id": value, "occurrence": max(taken, default=0) + 1 + draw(st.integers(0, 1))}
+                item = value
+            before = draw(st.sampled_from([None] + keys))
+            operation = {"op": "insert", "id": key, "before": before, "item": item}
+        elif kind == "move":
+            key = draw(st.sampled_from(keys))
+            before = draw(st.sampled_from([None] + [k for k in keys if k != key]))
+            operation = {"op": "move", "id": key, "before": before}
+        elif kind == "remove":
+            operation = {"op": "remove", "id": draw(st.sampled_from(keys))}
+        else:
+            key = draw(st.sampled_from(keys))
+            if unique and draw(st.booleans()):
+                operation = {"op": "update", "id": key, "changes": {"set": {"v": draw(st.integers(0, 3)), "w": 1}, "removed": ["w"] if draw(st.booleans()) else []}}
+                operation["changes"]["set"].pop("w") if "w" in operation["changes"]["removed"] else None
+            else:
+                operation = {"op": "update", "id": key, "item": {"id": key, "v": draw(st.integers(0, 3))} if unique else key["id"]}
+        operations.append(operation)
+        rows = keyed_apply(rows, [operation])
+    return items, operations
+
+
+def check_step(server, name, old, new, answer, dry_run):
+    """The answer's delta replays old → new, and equals the dry run's (update with `new`) but
+    for moves, of which it has no more."""
+    assert answer["baseVersion"] + 1 == answer["version"]
+    if "delta" in answer:
+        assert batch_replay(old, answer["delta"], new) == new, (old, answer, new)
+        expected = dry_run["delta"]
+        for field in ("deletions", "insertions", "reloads"):
+            assert answer["delta"][field] == expected[field], (field, answer, dry_run)
+        assert len(answer["delta"]["moves"]) <= len(expected["moves"])
+        assert len(answer["delta"]["moves"]) == len(expected["moves"])
+
+
+def run_keyed(servers, items, operations, unique):
+    writer, reader = servers[0], servers[-1]
+    options = {"unique": unique}
+    name = new_session(writer, {"items": items, "options": options})
+    expected = [item for _, item in keyed_apply(labelled(items, unique), operations)]
+    status, dry_run = reader.request("POST", f"/sessions/{name}/delta", {"items": expected})
+    assert status == 200, dry_run
+    status, answer = writer.request("POST", f"/sessions/{name}/changes", {"operations": operations})
+    assert status == 200, (items, operations, answer)
+    held, version = items_of(reader, name)
+    assert held == expected, (items, operations, held)
+    assert version == 1
+    check_step(reader, name, items, expected, answer, dry_run)
+
+
+def test_keyed_operations_on_unique_lists(servers):
+    @checks
+    @given(keyed_case(unique=True))
+    def check(case):
+        run_keyed(servers, *case, unique=True)
+    check()
+
+
+def test_keyed_operations_where_ids_repeat(servers):
+    @checks
+    @given(keyed_case(unique=False))
+    def check(case):
+        run_keyed(servers, *case, unique=False)
+    check()
+
+
+# MARK: - Sectioned sessions
+
+
+@st.composite
+def sectioned_case(draw):
+    ids = draw(st.lists(st.integers(0, 30), max_size=16, unique=True))
+    count = draw(st.integers(1, 4))
+    sections = [{"id": f"s{n}", "title": "t", "items": []} for n in range(count)]
+    for ident in ids:
+        draw(st.sampled_from(sections))["items"].append({"id": ident, "v": 0})
+    model = copy.deepcopy(sections)
+    operations = []
+    fresh = iter(range(100, 1000))
+    for _ in range(draw(st.integers(1, 6))):
+        item_keys = [i["id"] for s in model for i in s["items"]]
+        section_keys = [s["id"] for s in model]
+        choices = ["insertSection"] + (["insert", "updateSection", "moveSection"] if model else []) + (["move", "remove", "update"] if item_keys else [])
+        if len(model) > 1:
+            choices.append("removeSection")
+        kind = draw(st.sampled_from(choices))
+        if kind == "insert":
+            section = draw(st.sampled_from(model))
+            ident = next(fresh)
+            before = draw(st.sampled_from([None] + [i["id"] for i in section["items"]]))
+            operation = {"op": "insert", "id": ident, "section": section["id"], "before": before, "item": {"id": ident, "v": 1}}
+            place = len(section["items"]) if before is None else [i["id"] for i in section["items"]].index(before)
+            section["items"].insert(place, {"id": ident, "v": 1})
+        elif kind == "move":
+            ident = draw(st.sampled_from(item_keys))
+            source = next(s for s in model if any(i["id"] == ident for i in s["items"]))
+            element = next(i for i in source["items"] if i["id"] == ident)
+            source["items"].remove(element)
+            target = draw(st.sampled_from(model))
+            before = draw(st.sampled_from([None] + [i["id"] for i in target["items"]]))
+            operation = {"op": "move", "id": ident, "section": target["id"], "before": before}
+            place = len(target["items"]) if before is None else [i["id"] for i in target["items"]].index(before)
+            target["items"].insert(place, element)
+        elif kind == "remove":
+            ident = draw(st.sampled_from(item_keys))
+            operation = {"op": "remove", "id": ident}
+            for s in model:
+                s["items"] = [i for i in s["items"] if i["id"] != ident]
+        elif kind == "update":
+            ident = draw(st.sampled_from(item_keys))
+            operation = {"op": "update", "id": ident, "changes": {"set": {"v": 9}, "removed": []}}
+            for s in model:
+                for i in s["items"]:
+                    if i["id"] == ident:
+                        i["v"] = 9
+        elif kind == "insertSection":
+            name = f"n{next(fresh)}"
+            ident = next(fresh)
+            before = draw(st.sampled_from([None] + section_keys))
+            section = {"id": name, "title": "new", "items": [{"id": ident, "v": 2}]}
+            operation = {"op": "insertSection", "id": name, "before": before, "section": section}
+            model.insert(len(model) if before is None else section_keys.index(before), copy.deepcopy(section))
+        elif kind == "updateSection":
+            section = draw(st.sampled_from(model))
+            operation = {"op": "updateSection", "id": section["id"], "section": {"id": section["id"], "title": "changed"}}
+            section["title"] = "changed"
+        elif kind == "moveSection":
+            section = draw(st.sampled_from(model))
+            model.remove(section)
+            before = draw(st.sampled_from([None] + [s["id"] for s in model]))
+            operation = {"op": "moveSection", "id": section["id"], "before": before}
+            model.insert(len(model) if before is None else [s["id"] for s in model].index(before), section)
+        else:
+            section = draw(st.sampled_from(model))
+            operation = {"op": "removeSection", "id": section["id"]}
+            model.remove(section)
+        operations.append(operation)
+    return sections, operations, model
+
+
+def test_keyed_operations_on_sections(servers):
+    @checks
+    @given(sectioned_case())
+    def check(case):
+        sections, operations, model = case
+        writer, reader = servers[0], servers[-1]
+        name = new_session(writer, {"sections": sections})
+        status, dry_run = reader.request("POST", f"/sessions/{name}/delta", {"sections": model})
+        assert status == 200, dry_run
+        status, answer = writer.request("POST", f"/sessions/{name}/changes", {"operations": operations})
+        assert status == 200, (sections, operations, answer)
+        held, version = items_of(reader, name)
+        assert held == model, (sections, operations, held)
+        assert version == 1
+        for stage in ("sectionDelta", "itemDelta"):
+            if stage in answer and stage in dry_run:
+                for field in ("deletions", "insertions", "reloads"):
+                    assert answer[stage][field] == dry_run[stage][field]
+                assert len(answer[stage]["moves"]) == len(dry_run[stage]["moves"])
+    check()
+
+
+# MARK: - RFC 6902
+
+
+@st.composite
+def patch_case(draw, sectioned=False):
+    ids = draw(st.lists(st.integers(0, 40), max_size=20, unique=True))
+    items = [{"id": i, "v": draw(st.integers(0, 2))} for i in ids]
+    document = {"sections": [{"id": "a", "items": items[: len(items) // 2]}, {"id": "b", "items": items[len(items) // 2:]}]} if sectioned else items
+    model = copy.deepcopy(document)
+    patch = []
+    fresh = iter(range(100, 1000))
+    for _ in range(draw(st.integers(1, 6))):
+        if sectioned:
+            s = draw(st.integers(0, len(model["sections"]) - 1))
+            rows, prefix = model["sections"][s]["items"], f"/sections/{s}/items"
+        else:
+            rows, prefix = model, ""
+        kinds = ["add"] + (["remove", "replace", "move", "test", "copy"] if rows else [])
+        kind = draw(st.sampled_from(kinds))
+        if kind == "add":
+            where = draw(st.sampled_from(["-"] + [str(i) for i in range(len(rows) + 1)]))
+            operation = {"op": "add", "path": f"{prefix}/{where}", "value": {"id": next(fresh), "v": 5}}
+        elif kind == "remove":
+            operation = {"op": "remove", "path": f"{prefix}/{draw(st.integers(0, len(rows) - 1))}"}
+        elif kind == "replace":
+            operation = {"op": "replace", "path": f"{prefix}/{draw(st.integers(0, len(rows) - 1))}/v", "value": draw(st.integers(0, 9))}
+        elif kind == "move":
+            operation = {"op": "move", "from": f"{prefix}/{draw(st.integers(0, len(rows) - 1))}", "path": f"{prefix}/{draw(st.integers(0, len(rows) - 1))}"}
+        elif kind == "copy":
+            operation = {"op": "copy", "from": f"{prefix}/{draw(st.integers(0, len(rows) - 1))}/v", "path": f"{prefix}/{draw(st.integers(0, len(rows) - 1))}/w"}
+        else:
+            index = draw(st.integers(0, len(rows) - 1))
+            operation = {"op": "test", "path": f"{prefix}/{index}/id", "value": rows[index]["id"]}
+        patch.append(operation)
+        model = jsonpatch.apply_patch(model, [operation])
+    return document, patch, model
+
+
+def run_patch(servers, document, patch, model, sectioned):
+    writer, reader = servers[0], servers[-1]
+    name = new_session(writer, document if sectioned else {"items": document})
+    status, dry_run = reader.request("POST", f"/sessions/{name}/delta", model if sectioned else {"items": model})
+    assert status == 200, dry_run
+    status, answer = writer.request("POST", f"/sessions/{name}/changes", patch, content_type="application/json-patch+json")
+    assert status == 200, (document, patch, answer)
+    held, version = items_of(reader, name)
+    assert held == (model["sections"] if sectioned else model), (document, patch, held)
+    assert version == 1
+    if not sectioned:
+        check_step(reader, name, document, model, answer, dry_run)
+
+
+def test_json_patches_on_lists(servers):
+    @checks
+    @given(patch_case())
+    def check(case):
+        run_patch(servers, *case, sectioned=False)
+    check()
+
+
+def test_json_patches_on_sections(servers):
+    @checks
+    @given(patch_case(sectioned=True))
+    def check(case):
+        run_patch(servers, *case, sectioned=True)
+    check()
+
+
+def test_a_patch_answers_in_the_format_asked(servers):
+    server = servers[0]
+    items = [{"id": 1, "v": 0}, {"id": 2, "v": 0}]
+    name = new_session(server, {"items": items})
+    patch = [{"op": "replace", "path": "/1/v", "value": 7}]
+    status, answer = server.request("POST", f"/sessions/{name}/changes?format=jsonPatch&changes=fields", patch,
+                                    content_type="application/json-patch+json")
+    assert status == 200, answer
+    assert jsonpatch.apply_patch(items, answer["jsonPatch"]) == [{"id": 1, "v": 0}, {"id": 2, "v": 7}]
+    status, answer = server.request("POST", f"/sessions/{name}/changes", {"operations": [{"op": "remove", "id": 1}], "options": {"format": "keyed"}})
+    assert status == 200 and answer["keyed"] == [{"op": "remove", "id": 1}], answer
+
+
+# MARK: - Refusals: the right status, the operation's pointer, nothing applied
+
+
+REFUSALS = [
+    ("unknown id", {"operations": [{"op": "update", "id": 1, "item": {"id": 1, "v": 1}}, {"op": "remove", "id": 77}]}, None, 409, "change_conflict", "/operations/1/id"),
+    ("repeated id", {"operations": [{"op": "insert", "id": 2, "before": None, "item": {"id": 2}}]}, None, 422, "duplicate_id", "/operations/0/id"),
+    ("before not there", {"operations": [{"op": "move", "id": 1, "before": 99}]}, None, 409, "change_conflict", "/operations/0/before"),
+    ("before itself", {"operations": [{"op": "move", "id": 1, "before": 1}]}, None, 422, "invalid_operation", "/operations/0/before"),
+    ("item without id", {"operations": [{"op": "remove", "id": 3}, {"op": "insert", "id": 5, "item": {"v": 1}}]}, None, 422, "missing_id", "/operations/1/item"),
+    ("unknown op", {"operations": [{"op": "frobnicate", "id": 1}]}, None, 422, "invalid_operation", "/operations/0/op"),
+    ("id changed by update", {"operations": [{"op": "update", "id": 1, "item": {"id": 4}}]}, None, 422, "invalid_operation", "/operations/0/item"),
+    ("failing test", [{"op": "replace", "path": "/0/v", "value": 9}, {"op": "test", "path": "/1/id", "value": 5}], "patch", 409, "test_failed", "/1"),
+    ("path nowhere", [{"op": "remove", "path": "/0"}, {"op": "replace", "path": "/7/v", "value": 1}], "patch", 409, "change_conflict", "/1"),
+    ("patched item without id", [{"op": "add", "path": "/-", "value": {"v": 1}}], "patch", 422, "missing_id", "/0"),
+    ("patched repeated id", [{"op": "add", "path": "/0", "value": {"id": 3}}], "patch", 422, "duplicate_id", "/0"),
+    ("past the item limit", {"operations": [{"op": "insert", "id": n, "item": {"id": n}} for n in range(10, 20)]}, None, 413, "too_many_items", None),
+]
+
+
+@pytest.mark.parametrize("case", REFUSALS, ids=[case[0] for case in REFUSALS])
+def test_refused_changes_apply_nothing(servers, case, tmp_path):
+    _, body, form, status, code, pointer = case
+    server = servers[0]
+    name = new_session(server, {"items": [{"id": 1, "v": 0}, {"id": 2, "v": 0}, {"id": 3, "v": 0}]})
+    before = items_of(servers[-1], name)
+    content_type = "application/json-patch+json" if form == "patch" else "application/json"
+    answered, answer = server.request("POST", f"/sessions/{name}/changes", body, content_type=content_type)
+    if code == "too_many_items":
+        # The memory store's limit is --max-session-items; these servers keep the default, so
+        # the limit is reached by a server of its own below.
+        return
+    assert (answered, answer["error"]["code"]) == (status, code), answer
+    assert answer["error"].get("pointer") == pointer, answer
+    assert items_of(servers[-1], name) == before
+
+
+def test_a_change_past_the_item_limit_applies_nothing(tmp_path):
+    server = Server(["--max-session-items", "5"], str(tmp_path / "limit.log"))
+    try:
+        name = new_session(server, {"items": [{"id": n} for n in range(4)]})
+        status, answer = server.request("POST", f"/sessions/{name}/changes", {"operations": [{"op": "insert", "id": 8, "item": {"id": 8}}, {"op": "insert", "id": 9, "item": {"id": 9}}]})
+        assert (status, answer["error"]["code"]) == (413, "too_many_items"), answer
+        assert items_of(server, name) == ([{"id": n} for n in range(4)], 0)
+        status, answer = server.request("POST", f"/sessions/{name}/changes", [{"op": "add", "path": "/-", "value": {"id": 8}}, {"op": "add", "path": "/-", "value": {"id": 9}}],
+                                        content_type="application/json-patch+json")
+        assert (status, answer["error"]["code"]) == (413, "too_many_items"), answer
+        assert items_of(server, name) == ([{"id": n} for n in range(4)], 0)
+    finally:
+        server.stop()
+
+
+def test_conditions_work_as_on_update(servers):
+    server = servers[0]
+    name = new_session(server, {"items": [{"id": 1}]})
+    change = {"operations": [{"op": "insert", "id": 2, "item": {"id": 2}}]}
+    status, answer = server.request("POST", f"/sessions/{name}/changes", change, headers={"If-Match": '"3"'})
+    assert (status, answer["error"]["code"]) == (412, "version_mismatch")
+    status, answer = server.request("POST", f"/sessions/{name}/changes", {**change, "baseVersion": 0})
+    assert status == 200 and answer["version"] == 1
+    status, answer = server.request("POST", f"/sessions/{name}/changes", {**change, "baseVersion": 0})
+    assert (status, answer["error"]["code"]) == (412, "version_mismatch")
+    status, answer = server.request("POST", "/sessions/nobody/changes", change)
+    assert (status, answer["error"]["code"]) == (404, "session_not_found")
+
+
+# MARK: - Concurrency
+
+
+def test_eight_writers_lose_nothing(servers):
+    initial = [{"id": n, "v": 0} for n in range(20)]
+    name = new_session(servers[0], {"items": initial})
+    answers, failures = [], []
+    lock = threading.Lock()
+
+    def writer(number):
+        server = servers[number % len(servers)]
+        for step in range(100):
+            ident = 1000 * (number + 1) + step
+            if step % 3 == 2:
+                operation = {"op": "update", "id": number, "changes": {"set": {"v": step}, "removed": []}}
+            else:
+                operation = {"op": "insert", "id": ident, "before": number if step % 2 else None, "item": {"id": ident, "w": number}}
+            status, answer = server.request("POST", f"/sessions/{name}/changes", {"operations": [operation], "options": {"format": "keyed"}})
+            with lock:
+                (answers if status == 200 else failures).append(answer)
+
+    threads = [threading.Thread(target=writer, args=(n,)) for n in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert failures == []
+    assert sorted(a["version"] for a in answers) == list(range(1, 801))
+    assert all(a["baseVersion"] == a["version"] - 1 for a in answers)
+    rows = labelled(initial, True)
+    for answer in sorted(answers, key=lambda a: a["version"]):
+        rows = keyed_apply(rows, answer["keyed"])
+    held, version = items_of(servers[-1], name)
+    assert version == 800
+    assert [item for _, item in rows] == held
+    assert len(held) == 20 + 8 * 67
