@@ -3,7 +3,10 @@
 memory PORT PID: creates 1,000 sessions of 1,000 movie-like items each (about 100 MB of JSON)
     and prints the server's resident memory per byte of JSON held.
 bodies DIR: writes two 10,000-item update bodies that differ in 1% of their items.
+changes PORT STORE: on one 100,000-item session, a one-item change (keyed operation) against a
+    full update changing the same item, and a 100-item append (keyed inserts, and /append).
 """
+import time
 import http.client
 import json
 import sys
@@ -47,8 +50,51 @@ def bodies(directory):
             json.dump({"items": items}, out, separators=(",", ":"))
 
 
+def timed(connection, method, path, body, content_type="application/json"):
+    start = time.perf_counter()
+    connection.request(method, path, body, {"Content-Type": content_type})
+    answer = connection.getresponse()
+    answer.read()
+    assert answer.status in (200, 201), (answer.status, path)
+    return (time.perf_counter() - start) * 1000
+
+
+def percentile(samples, fraction):
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
+
+
+def changes(port, store):
+    connection = http.client.HTTPConnection("127.0.0.1", port)
+    count = 100_000
+    items = [movie(i) for i in range(count)]
+    timed(connection, "PUT", "/sessions/big", json.dumps({"items": items}, separators=(",", ":")).encode())
+    one = []
+    for n in range(400):
+        change = {"operations": [{"op": "update", "id": (n * 7919) % count, "changes": {"set": {"rating": n % 10}, "removed": []}}]}
+        one.append(timed(connection, "POST", "/sessions/big/changes", json.dumps(change).encode()))
+    full = []
+    for n in range(15):
+        items[n] = dict(items[n], rating=(n + 1) % 10)
+        full.append(timed(connection, "POST", "/sessions/big/update", json.dumps({"items": items}, separators=(",", ":")).encode()))
+    print(f"changes {store}: one-item change to a 100,000-item session: p50 {percentile(one, 0.5):.2f} ms, "
+          f"p99 {percentile(one, 0.99):.2f} ms ({len(one)} requests; target p50 <= {1 if store == 'memory' else 5} ms); "
+          f"the same change as a full update: p50 {percentile(full, 0.5):.1f} ms ({len(full)} requests)")
+    keyed, appended = [], []
+    for n in range(20):
+        base = count + 200 * n
+        inserts = [{"op": "insert", "id": base + k, "item": movie(base + k)} for k in range(100)]
+        keyed.append(timed(connection, "POST", "/sessions/big/changes", json.dumps({"operations": inserts}).encode()))
+        rows = [movie(base + 100 + k) for k in range(100)]
+        appended.append(timed(connection, "POST", "/sessions/big/append", json.dumps({"items": rows}).encode()))
+    print(f"changes {store}: 100-item append onto 100,000 items: keyed inserts p50 {percentile(keyed, 0.5):.2f} ms, "
+          f"/append p50 {percentile(appended, 0.5):.2f} ms ({len(keyed)} requests each)")
+
+
 if __name__ == "__main__":
-    if sys.argv[1] == "memory":
+    if sys.argv[1] == "changes":
+        changes(int(sys.argv[2]), sys.argv[3])
+    elif sys.argv[1] == "memory":
         memory(int(sys.argv[2]), int(sys.argv[3]))
     else:
         bodies(sys.argv[2])

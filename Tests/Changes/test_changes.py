@@ -541,3 +541,23 @@ def test_eight_writers_lose_nothing(servers):
     assert version == 800
     assert [item for _, item in rows] == held
     assert len(held) == 20 + 8 * 67
+
+
+def test_many_small_changes_keep_the_list_exact(servers):
+    """Past 1,024 bodies gathered, a session is written anew into one: the list and its deltas
+    stay exact across that."""
+    server = servers[0]
+    items = [{"id": n, "v": 0} for n in range(50)]
+    name = new_session(server, {"items": items})
+    for step in range(1100):
+        ident = step % 50
+        change = {"operations": [{"op": "update", "id": ident, "changes": {"set": {"v": step}, "removed": []}}]}
+        if step % 5 == 0:
+            change["operations"].append({"op": "move", "id": ident, "before": None})
+        status, answer = server.request("POST", f"/sessions/{name}/changes", change)
+        assert status == 200, answer
+        rows = keyed_apply(labelled(items, True), change["operations"])
+        expected = [item for _, item in rows]
+        assert batch_replay(items, answer["delta"], expected) == expected
+        items = expected
+    assert items_of(servers[-1], name) == (items, 1100)

@@ -11,8 +11,9 @@ struct FlatKeyedEdit {
     let reading: ChangeReading
 
     /// Documents beyond this many make the edit write the session anew into one (each change
-    /// otherwise adds its body to the documents the session keeps).
-    static let maxDocuments = 32
+    /// otherwise adds its items' text to the documents the session keeps). Rewriting costs the
+    /// list, so it should come seldom: a document's bookkeeping is small beside that.
+    static let maxDocuments = 1_024
 
     func apply(to held: [JSONItem], owners heldOwners: DocumentOwners, maxItems: Int) throws(APIError) -> EditOutcome {
         let unique = reading.options.unique
@@ -59,7 +60,9 @@ struct FlatKeyedEdit {
         var (keys, keyOwners) = try reading.items(keyTexts, origins: keyOrigins)
         for index in keys.indices { keys[index].occurrence = keyOccurrences[index] }
         let (items, itemOwners) = try reading.items(itemTexts, origins: itemOrigins)
-        var documents = heldOwners.merging(keyOwners).merging(itemOwners)
+        // The keys are only looked up: their document lives as long as this edit, not the session.
+        defer { withExtendedLifetime(keyOwners) {} }
+        var documents = heldOwners.merging(itemOwners)
 
         // Each distinct key once: 1 and 1.0 name one item.
         var canonical = [JSONItemID: Int]()
