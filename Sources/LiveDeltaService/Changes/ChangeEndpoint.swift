@@ -6,7 +6,9 @@ extension SessionEndpoints {
     /// step and answered with its delta, as an update posting the resulting collection would be.
     func applyChanges(_ request: HTTPRequest, id: String) throws(APIError) -> HTTPResponse {
         let changes = try ChangeBody(request, limits: limits)
-        var spelling = (store.options(id: id) ?? DiffOptions()).spelling
+        // How the answer is spelled: the session's own spelling (known once the change has run
+        // under its step), but for what the body's options or the query say.
+        var (format, detail) = try request.spellingParameters()
         if let given = changes.options {
             // Only how the answer is spelled: the session's other options are fixed.
             guard case .object(let members) = given else { throw .invalidOption(JSONPointer("options"), "options must be an object") }
@@ -16,20 +18,8 @@ extension SessionEndpoints {
                     "a change's options say only how the answer is spelled: format and changes")
             }
             let options = try DiffOptions(given, at: JSONPointer("options"))
-            spelling.format = options.format
-            spelling.changes = options.changes
-        }
-        if let name = request.query("format") {
-            guard let format = DeltaFormat(rawValue: name) else {
-                throw .invalidParameter("format", "format must be one of \(DeltaFormat.allCases.map(\.rawValue).joined(separator: ", "))")
-            }
-            spelling.format = format
-        }
-        if let name = request.query("changes") {
-            guard let detail = ChangeDetail(rawValue: name) else {
-                throw .invalidParameter("changes", "changes must be one of \(ChangeDetail.allCases.map(\.rawValue).joined(separator: ", "))")
-            }
-            spelling.changes = detail
+            if members[Array("format".utf8)] != nil { format = options.format }
+            if members[Array("changes".utf8)] != nil { detail = options.changes }
         }
         let condition = try Self.condition(ifMatch: request.header("If-Match"), baseVersion: changes.baseVersion)
         let maxDepth = limits.maxDepth
@@ -47,6 +37,9 @@ extension SessionEndpoints {
         }
         do {
             let change = try store.edit(id: id, condition: condition, edit)
+            var spelling = change.options.spelling
+            spelling.format = format ?? spelling.format
+            spelling.changes = detail ?? spelling.changes
             return withExtendedLifetime(changes) { answer(change, spelling: spelling) }
         } catch {
             throw translate(error, location: .sessionBody, options: store.options(id: id) ?? DiffOptions())

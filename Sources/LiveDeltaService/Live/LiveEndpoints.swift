@@ -14,18 +14,7 @@ struct LiveEndpoints {
         var coalesce = false
 
         init(_ request: HTTPRequest) throws(APIError) {
-            if let name = request.query("format") {
-                guard let format = DeltaFormat(rawValue: name) else {
-                    throw .invalidParameter("format", "format must be one of \(DeltaFormat.allCases.map(\.rawValue).joined(separator: ", "))")
-                }
-                self.format = format
-            }
-            if let name = request.query("changes") {
-                guard let changes = ChangeDetail(rawValue: name) else {
-                    throw .invalidParameter("changes", "changes must be one of \(ChangeDetail.allCases.map(\.rawValue).joined(separator: ", "))")
-                }
-                self.changes = changes
-            }
+            (format, changes) = try request.spellingParameters()
             switch request.query("catchUp") {
             case nil, "replay": coalesce = false
             case "coalesce": coalesce = true
@@ -113,5 +102,27 @@ struct LiveEndpoints {
                 throw apiError
             }
         }
+    }
+}
+
+extension HTTPRequest {
+    /// The `format` and `changes` query parameters, where given: how an answer spells its delta
+    /// on routes without a body that could say it.
+    func spellingParameters() throws(APIError) -> (format: DeltaFormat?, changes: ChangeDetail?) {
+        var format: DeltaFormat?
+        var changes: ChangeDetail?
+        if let name = query("format") {
+            guard let given = DeltaFormat(rawValue: name) else {
+                throw .invalidParameter("format", "format must be one of \(DeltaFormat.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            format = given
+        }
+        if let name = query("changes") {
+            guard let given = ChangeDetail(rawValue: name) else {
+                throw .invalidParameter("changes", "changes must be one of \(ChangeDetail.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            changes = given
+        }
+        return (format, changes)
     }
 }
