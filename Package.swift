@@ -26,6 +26,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
         // JOSE: the signature checks of bearer tokens (TokenAuth).
         .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.7.1"),
+        // `swift package generate-documentation`: the libraries' reference (make api-docs).
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
     targets: [
         // The delta engine: protocols, deltas, algorithms, CollectionData. No HTTP, no JSON.

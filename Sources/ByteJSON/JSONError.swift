@@ -1,5 +1,6 @@
 /// Why a text is not RFC 8259 JSON, and where (a byte offset).
 public struct JSONError: Error, Equatable, CustomStringConvertible {
+    /// What was wrong with the text.
     public enum Reason: Equatable, Sendable {
         case unexpectedEnd
         case unexpectedByte(UInt8, expected: String)
@@ -11,15 +12,18 @@ public struct JSONError: Error, Equatable, CustomStringConvertible {
         case trailingContent
     }
 
+    /// What was wrong.
     public var reason: Reason
     /// The byte offset where reading stopped.
     public var offset: Int
 
+    /// An error for `reason` at byte `offset`.
     public init(_ reason: Reason, at offset: Int) {
         self.reason = reason
         self.offset = offset
     }
 
+    /// The reason and the byte offset, in words.
     public var description: String {
         switch reason {
         case .unexpectedEnd: "the text ends too early (at byte \(offset))"

@@ -1,13 +1,13 @@
 /// A member name looked for while scanning: its UTF-8 text and the hash the scanner gives a
 /// string that says it, so that most keys are told apart by one comparison of hashes.
-public struct JSONName: Sendable, Equatable {
-    public let bytes: [UInt8]
-    public let hash: UInt64
+package struct JSONName: Sendable, Equatable {
+    package let bytes: [UInt8]
+    package let hash: UInt64
     /// The name again where it is at most 16 bytes: compared from here, with no array.
-    public let short: Short?
+    package let short: Short?
 
     /// A name of up to 16 bytes, in two words (little-endian, zero-padded).
-    public struct Short: Sendable, Equatable {
+    package struct Short: Sendable, Equatable {
         @usableFromInline let hash: UInt64
         @usableFromInline let low: UInt64, high: UInt64
         @usableFromInline let count: Int
@@ -18,7 +18,7 @@ public struct JSONName: Sendable, Equatable {
         }
     }
 
-    public init(_ bytes: [UInt8]) {
+    package init(_ bytes: [UInt8]) {
         self.bytes = bytes
         var writer = JSONWriter()
         bytes.withUnsafeBufferPointer { writer.string(generalizedUTF8: $0) }
@@ -39,13 +39,13 @@ public struct JSONName: Sendable, Equatable {
         }
     }
 
-    public init(_ text: String) { self.init(Array(text.utf8)) }
+    package init(_ text: String) { self.init(Array(text.utf8)) }
 }
 
 extension JSONScanner {
     /// Whether a scanned string says exactly `name`, escapes resolved.
     @inlinable @inline(__always)
-    public func string(_ string: ScannedString, is name: JSONName) -> Bool {
+    package func string(_ string: ScannedString, is name: JSONName) -> Bool {
         if let short = name.short { return self.string(string, isShort: short) }
         if hashing && string.hash != name.hash && name.hash != 0 { return false }
         return self.string(string, equals: name.bytes)

@@ -1,18 +1,21 @@
 /// A number reduced to its value: `0.d1d2…dn × 10^exponent` with no leading or trailing zero
 /// digits, so that 1, 1.0, 10e-1 and 0.1e1 are the same. Zero has no digits and no sign.
 public struct CanonicalNumber: Hashable, Sendable, CustomStringConvertible {
+    /// Whether the value is below zero.
     public var negative: Bool
+    /// The significant decimal digits as ASCII, without leading or trailing zeros.
     public var digits: [UInt8]
+    /// The power of ten that the digits, read as `0.digits`, are scaled by.
     public var exponent: Int
 
-    public init(negative: Bool, digits: [UInt8], exponent: Int) {
+    package init(negative: Bool, digits: [UInt8], exponent: Int) {
         self.negative = negative
         self.digits = digits
         self.exponent = exponent
     }
 
     /// JSON number text that spells the value one way only (`-0.15e3`).
-    public var bytes: [UInt8] {
+    package var bytes: [UInt8] {
         guard !digits.isEmpty else { return [0x30] }
         return Array((negative ? "-0." : "0.").utf8) + digits + Array("e\(exponent)".utf8)
     }
@@ -209,7 +212,7 @@ extension JSONScanner {
     }
 
     /// The canonical value of a valid number's text.
-    public func canonicalNumber(_ range: Range<Int>) -> CanonicalNumber {
+    package func canonicalNumber(_ range: Range<Int>) -> CanonicalNumber {
         let parts = numberParts(range)
         guard let significant = parts.significant else { return CanonicalNumber(negative: false, digits: [], exponent: 0) }
         let digits = significant.map { base[$0] }.filter { $0 != 0x2E }
@@ -218,7 +221,7 @@ extension JSONScanner {
 
     /// Appends bytes that identify a valid number's value (equal values, equal bytes) without
     /// building anything on the way: a sign byte, the exponent, then the significant digits.
-    public func appendNumberIdentity(_ range: Range<Int>, to bytes: inout [UInt8]) {
+    package func appendNumberIdentity(_ range: Range<Int>, to bytes: inout [UInt8]) {
         let parts = numberParts(range)
         bytes.append(parts.negative ? 0x2D : 0x2B)
         withUnsafeBytes(of: Int64(parts.exponent).littleEndian) { bytes.append(contentsOf: $0) }
@@ -229,7 +232,7 @@ extension JSONScanner {
     /// The value of a valid number when it is a whole number that fits in Int64 (whatever its
     /// spelling: 5, 5.0 and 50e-1 are all 5); nil otherwise.
     @inlinable @inline(__always)
-    public func exactInteger(_ range: Range<Int>) -> Int64? {
+    package func exactInteger(_ range: Range<Int>) -> Int64? {
         eightDigits(range) ?? longerInteger(range)
     }
 
@@ -302,7 +305,7 @@ extension JSONScanner {
     }
 
     /// The value of bytes made by `appendNumberIdentity`.
-    public static func number(fromIdentity bytes: UnsafeBufferPointer<UInt8>) -> CanonicalNumber {
+    package static func number(fromIdentity bytes: UnsafeBufferPointer<UInt8>) -> CanonicalNumber {
         guard bytes.count >= 9 else { return CanonicalNumber(negative: false, digits: [], exponent: 0) }
         let exponent = UnsafeRawPointer(bytes.baseAddress! + 1).loadUnaligned(as: Int64.self).littleEndian
         return CanonicalNumber(negative: bytes[0] == 0x2D, digits: Array(bytes[9...]), exponent: Int(exponent))

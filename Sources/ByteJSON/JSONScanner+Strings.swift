@@ -11,7 +11,7 @@ extension JSONScanner {
     /// are read here, inline in the caller, their 16 bytes classified at once (`ByteLanes`);
     /// anything else goes to `scanLongString`.
     @inline(__always)
-    public mutating func scanString() throws(JSONError) -> ScannedString {
+    package mutating func scanString() throws(JSONError) -> ScannedString {
         let start = position + 1
         guard start + 16 <= count else { return try scanLongString() }
         let attention = ByteLanes(base + start).attention
@@ -197,7 +197,7 @@ extension JSONScanner {
     }
 
     /// The unescaped UTF-8 bytes of a scanned string.
-    public func decoded(_ string: ScannedString) -> [UInt8] {
+    package func decoded(_ string: ScannedString) -> [UInt8] {
         if !string.hasEscapes { return Array(UnsafeBufferPointer(start: base + string.start, count: string.end - string.start)) }
         var copy = JSONScanner(UnsafeBufferPointer(start: base, count: count))
         copy.position = string.start
@@ -224,14 +224,14 @@ extension JSONScanner {
 
     /// The text of a scanned string, escapes resolved. A short plain string is made straight
     /// from the body, with no allocation.
-    public func text(_ string: ScannedString) -> String {
+    package func text(_ string: ScannedString) -> String {
         if string.hasEscapes { return String(decoding: decoded(string), as: UTF8.self) }
         return String(decoding: UnsafeBufferPointer(start: base + string.start, count: string.end - string.start), as: UTF8.self)
     }
 
     /// Whether a scanned string says exactly `expected` (UTF-8), escapes resolved.
     @inlinable
-    public func string(_ string: ScannedString, equals expected: [UInt8]) -> Bool {
+    package func string(_ string: ScannedString, equals expected: [UInt8]) -> Bool {
         if string.hasEscapes { return decoded(string) == expected }
         guard string.end - string.start == expected.count else { return false }
         return expected.withUnsafeBufferPointer { expected in

@@ -1,28 +1,28 @@
 /// What kind of JSON value was read.
-public enum JSONKind: UInt8, Sendable {
+package enum JSONKind: UInt8, Sendable {
     case null, bool, number, string, array, object
 }
 
 /// A value read by `JSONScanner.scanValue()`: its kind, meaning hash and byte range.
-public struct ScannedValue: Sendable, Equatable {
-    public var kind: JSONKind
-    public var hash: UInt64
-    public var start: Int
-    public var end: Int
+package struct ScannedValue: Sendable, Equatable {
+    package var kind: JSONKind
+    package var hash: UInt64
+    package var start: Int
+    package var end: Int
     /// For a string: whether it holds escapes (when not, its text is its value).
-    public var hasEscapes = false
+    package var hasEscapes = false
 }
 
 /// A string read by the scanner: the bytes between its quotes, and whether they hold escapes.
-public struct ScannedString: Sendable, Equatable {
-    public var hash: UInt64
+package struct ScannedString: Sendable, Equatable {
+    package var hash: UInt64
     /// First byte after the opening quote.
-    public var start: Int
+    package var start: Int
     /// The closing quote.
-    public var end: Int
-    public var hasEscapes: Bool
+    package var end: Int
+    package var hasEscapes: Bool
 
-    public init(hash: UInt64, start: Int, end: Int, hasEscapes: Bool) {
+    package init(hash: UInt64, start: Int, end: Int, hasEscapes: Bool) {
         self.hash = hash
         self.start = start
         self.end = end
@@ -35,16 +35,16 @@ public struct ScannedString: Sendable, Equatable {
 /// It builds no tree: `scanValue()` checks a whole value (any depth up to `maxDepth`, without
 /// recursion) and returns its meaning hash and range; the member and element helpers walk one
 /// level so that callers can pick out what they need.
-public struct JSONScanner {
-    public let base: UnsafePointer<UInt8>
-    public let count: Int
-    public let maxDepth: Int
+package struct JSONScanner {
+    package let base: UnsafePointer<UInt8>
+    package let count: Int
+    package let maxDepth: Int
     /// Containers entered with `beginObject`/`beginArray` and not yet left: the depth at the
     /// cursor, so that `maxDepth` bounds the whole text however it is walked. A reader that
     /// starts inside a text sets it to the depth it starts at.
-    public var openDepth = 0
+    package var openDepth = 0
     /// False: check only, and report every hash as 0 (about twice as fast).
-    public var hashing = true
+    package var hashing = true
     /// The process's hash key, read once here rather than on every string.
     let key = ValueHash.processKey
     /// The cursor. It is stored last, alone in its word, on purpose: where a scanner is copied
@@ -52,10 +52,10 @@ public struct JSONScanner {
     /// time and the cursor by itself, and so takes the cursor straight from the store that
     /// just wrote it. From a 16-byte load straddling it, the processor could not, and waited
     /// for the store to reach the cache.
-    public var position: Int
+    package var position: Int
 
     /// `bytes` must stay valid while the scanner is used.
-    public init(_ bytes: UnsafeBufferPointer<UInt8>, maxDepth: Int = 512) {
+    package init(_ bytes: UnsafeBufferPointer<UInt8>, maxDepth: Int = 512) {
         // An empty buffer may have no address; any readable address of zero length will do.
         base = bytes.baseAddress ?? UnsafePointer(bitPattern: 1)!
         count = bytes.count
@@ -64,7 +64,7 @@ public struct JSONScanner {
     }
 
     /// Checks that `bytes` hold exactly one JSON value, with only whitespace around it.
-    public static func validate(_ bytes: UnsafeBufferPointer<UInt8>, maxDepth: Int = 512) throws(JSONError) {
+    package static func validate(_ bytes: UnsafeBufferPointer<UInt8>, maxDepth: Int = 512) throws(JSONError) {
         if JSONValidator.accepts(bytes, maxDepth: maxDepth) { return }
         // Not valid: the scanner finds what is wrong and where.
         var scanner = JSONScanner(bytes, maxDepth: maxDepth)
@@ -73,7 +73,7 @@ public struct JSONScanner {
     }
 
     /// Reads the one value the text holds, and checks nothing but whitespace follows it.
-    public mutating func scanDocument() throws(JSONError) -> ScannedValue {
+    package mutating func scanDocument() throws(JSONError) -> ScannedValue {
         let value = try scanValue()
         skipWhitespace()
         if position < count { throw JSONError(.trailingContent, at: position) }
@@ -81,7 +81,7 @@ public struct JSONScanner {
     }
 
     @inline(__always)
-    public mutating func skipWhitespace() {
+    package mutating func skipWhitespace() {
         while position < count {
             let byte = base[position]
             guard byte == 0x20 || byte == 0x0A || byte == 0x0D || byte == 0x09 else { return }
@@ -90,7 +90,7 @@ public struct JSONScanner {
     }
 
     /// The next byte after whitespace, without consuming it; nil at the end.
-    public mutating func peek() -> UInt8? {
+    package mutating func peek() -> UInt8? {
         skipWhitespace()
         return position < count ? base[position] : nil
     }
@@ -98,7 +98,7 @@ public struct JSONScanner {
     // MARK: - Whole values
 
     /// Reads one complete value after optional whitespace.
-    public mutating func scanValue() throws(JSONError) -> ScannedValue {
+    package mutating func scanValue() throws(JSONError) -> ScannedValue {
         skipWhitespace()
         guard position < count else { throw JSONError(.unexpectedEnd, at: position) }
         let start = position
@@ -122,14 +122,14 @@ public struct JSONScanner {
     /// Reads one complete value, and picks out the member called `name` where it is an object:
     /// that member's value (the first, where the name repeats), and whether the name repeats.
     /// One pass, as fast as `scanValue()`.
-    public mutating func scanValue(findingMember name: JSONName) throws(JSONError) -> (value: ScannedValue, member: ScannedValue?, repeated: Bool) {
+    package mutating func scanValue(findingMember name: JSONName) throws(JSONError) -> (value: ScannedValue, member: ScannedValue?, repeated: Bool) {
         try scanValue(findingMember: name, shapes: nil)
     }
 
     /// `scanValue(findingMember:)` for one of many objects that likely spell the same keys in
     /// the same order (the items of an array): `keyShapes`, kept by the caller from one object
     /// to the next, lets a key spelled as before skip its hashing.
-    public mutating func scanValue(findingMember name: JSONName, keyShapes: inout KeyShapes) throws(JSONError) -> (
+    package mutating func scanValue(findingMember name: JSONName, keyShapes: inout KeyShapes) throws(JSONError) -> (
         value: ScannedValue, member: ScannedValue?, repeated: Bool
     ) {
         try withUnsafeMutablePointer(to: &keyShapes) { (shapes) throws(JSONError) in try scanValue(findingMember: name, shapes: shapes) }
@@ -342,7 +342,7 @@ public struct JSONScanner {
     // MARK: - One level at a time
 
     /// Consumes `byte` after optional whitespace.
-    public mutating func expect(_ byte: UInt8, _ description: String) throws(JSONError) {
+    package mutating func expect(_ byte: UInt8, _ description: String) throws(JSONError) {
         skipWhitespace()
         guard position < count else { throw JSONError(.unexpectedEnd, at: position) }
         guard base[position] == byte else {
@@ -352,7 +352,7 @@ public struct JSONScanner {
     }
 
     /// At an object: enters it and returns its first key (nil for `{}`).
-    public mutating func beginObject() throws(JSONError) -> ScannedString? {
+    package mutating func beginObject() throws(JSONError) -> ScannedString? {
         try enter(0x7B, "'{'")
         skipWhitespace()
         if position < count && base[position] == 0x7D {
@@ -373,7 +373,7 @@ public struct JSONScanner {
     }
 
     /// After a member's value: the next key, or nil where the object ends.
-    public mutating func nextKey() throws(JSONError) -> ScannedString? {
+    package mutating func nextKey() throws(JSONError) -> ScannedString? {
         skipWhitespace()
         guard position < count else { throw JSONError(.unexpectedEnd, at: position) }
         switch base[position] {
@@ -389,7 +389,7 @@ public struct JSONScanner {
     }
 
     /// At an array: enters it and says whether an element follows (false for `[]`).
-    public mutating func beginArray() throws(JSONError) -> Bool {
+    package mutating func beginArray() throws(JSONError) -> Bool {
         try enter(0x5B, "'['")
         skipWhitespace()
         if position < count && base[position] == 0x5D {
@@ -401,7 +401,7 @@ public struct JSONScanner {
     }
 
     /// After an element: whether another follows (false where the array ends).
-    public mutating func nextElement() throws(JSONError) -> Bool {
+    package mutating func nextElement() throws(JSONError) -> Bool {
         skipWhitespace()
         guard position < count else { throw JSONError(.unexpectedEnd, at: position) }
         switch base[position] {

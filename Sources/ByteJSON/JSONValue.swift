@@ -19,15 +19,18 @@ public indirect enum JSONValue: Hashable, Sendable {
         self = try scanner.buildValue(keeping: nil)
     }
 
+    /// Parses one document from a string.
     public init(parsing text: String) throws(JSONError) {
         self = try Array(text.utf8).withUnsafeBufferPointer { bytes throws(JSONError) in try JSONValue(parsing: bytes) }
     }
 
+    /// The text of a string value; nil for any other kind.
     public var stringValue: String? {
         if case .string(let bytes) = self { return String(decoding: bytes, as: UTF8.self) }
         return nil
     }
 
+    /// The member named `key` of an object; nil for a missing member or another kind.
     public subscript(key: String) -> JSONValue? {
         if case .object(let members) = self { return members[Array(key.utf8)] }
         return nil
@@ -39,7 +42,7 @@ extension JSONScanner {
     /// object, only the top-level members it accepts are built; the others are skipped.
     /// The recursion goes no deeper than the scanner's `maxDepth`: entering a container past it
     /// throws `tooDeep`, validated text or not.
-    public mutating func buildValue(keeping: ((ScannedString) -> Bool)?) throws(JSONError) -> JSONValue {
+    package mutating func buildValue(keeping: ((ScannedString) -> Bool)?) throws(JSONError) -> JSONValue {
         guard let byte = peek() else { throw JSONError(.unexpectedEnd, at: position) }
         switch byte {
         case 0x7B:

@@ -5,9 +5,11 @@ public struct JSONWriter: ~Copyable {
     @usableFromInline var base: UnsafeMutablePointer<UInt8>
     @usableFromInline var capacity: Int
     /// Bytes written so far.
+    /// How many bytes have been written.
     @usableFromInline var used = 0
     public var count: Int { used }
 
+    /// An empty writer with room for `capacity` bytes before it first grows.
     public init(capacity: Int = 256) {
         self.capacity = Swift.max(capacity, 16)
         base = .allocate(capacity: self.capacity)
@@ -45,21 +47,25 @@ public struct JSONWriter: ~Copyable {
     }
 
     // Inlinable: most writes come from other modules, one short call each.
+    /// Appends `text` as it is: the caller vouches that it is valid JSON where it goes.
     @inlinable @inline(__always)
     public mutating func raw(_ text: StaticString) { append(text.utf8Start, text.utf8CodeUnitCount) }
 
+    /// Appends one byte as it is.
     @inlinable @inline(__always)
     public mutating func raw(_ byte: UInt8) {
         room(1).initialize(to: byte)
         used += 1
     }
 
+    /// Appends bytes as they are: the caller vouches that they are valid JSON where they go.
     @inlinable
     public mutating func raw(_ text: UnsafeBufferPointer<UInt8>) {
         guard let start = text.baseAddress else { return }
         append(start, text.count)
     }
 
+    /// A whole number in decimal.
     public mutating func int(_ value: Int) {
         if value < 0 {
             raw(0x2D)
@@ -70,6 +76,7 @@ public struct JSONWriter: ~Copyable {
         }
     }
 
+    /// A non-negative whole number in decimal.
     public mutating func unsigned(_ value: UInt) {
         if value < 10 {
             raw(0x30 + UInt8(value))
@@ -91,6 +98,7 @@ public struct JSONWriter: ~Copyable {
         used += length
     }
 
+    /// `true` or `false`.
     public mutating func bool(_ value: Bool) { value ? raw("true") : raw("false") }
 
     /// A string, quoted and escaped as RFC 8259 requires.

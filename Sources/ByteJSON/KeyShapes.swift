@@ -7,12 +7,12 @@
 /// closing quote, and at most 14 bytes long, so that the key, its quote and colon fit in two
 /// words. Bytes that agree with a key that passed the scanner's checks pass them too, and hash
 /// the same (the hash depends on the bytes and the process's key only).
-public struct KeyShapes {
+package struct KeyShapes {
     /// Places remembered: the first keys of an object.
     static var places: Int { Storage.count }
     private typealias Storage = InlineArray<8, Shape>
 
-    public init() {}
+    package init() {}
 
     struct Shape {
         /// The key's bytes, then its closing quote and the colon, in two words (zero-padded).

@@ -5,20 +5,20 @@
 /// Strings and numbers are hashed under a key drawn once per process, so that nobody can
 /// craft many different ids that share a hash (which would make matching quadratic); hashes
 /// are therefore only comparable within one process.
-public enum ValueHash {
+@usableFromInline package enum ValueHash {
     @usableFromInline static let multiplier: UInt64 = 0x9E37_79B9_7F4A_7C15
     @usableFromInline static let processKey = UInt64.random(in: 1...UInt64.max)
 
     /// Folded 64x64->128 multiply of the two inputs: cheap and well mixed.
     @inlinable @inline(__always)
-    public static func mix(_ a: UInt64, _ b: UInt64) -> UInt64 {
+    package static func mix(_ a: UInt64, _ b: UInt64) -> UInt64 {
         let product = (a ^ multiplier).multipliedFullWidth(by: b ^ 0xE703_7ED1_A0B4_28DB)
         return product.high ^ product.low
     }
 
-    public static let null: UInt64 = 0x6E75_6C6C_6E75_6C6C
-    public static let `true`: UInt64 = 0x7472_7565_7472_7565
-    public static let `false`: UInt64 = 0x6661_6C73_6566_616C
+    package static let null: UInt64 = 0x6E75_6C6C_6E75_6C6C
+    package static let `true`: UInt64 = 0x7472_7565_7472_7565
+    package static let `false`: UInt64 = 0x6661_6C73_6566_616C
     @usableFromInline static let stringTag: UInt64 = 0x7374_7269_6E67_0001
     @usableFromInline static let numberTag: UInt64 = 0x6E75_6D62_6572_0002
     @usableFromInline static let arrayTag: UInt64 = 0x6172_7261_7900_0003
@@ -26,7 +26,7 @@ public enum ValueHash {
 
     /// An object member: key and value together; members are summed, so order does not count.
     @inlinable @inline(__always)
-    public static func member(key: UInt64, value: UInt64) -> UInt64 { mix(key, value &+ 0x2545_F491_4F6C_DD1D) }
+    package static func member(key: UInt64, value: UInt64) -> UInt64 { mix(key, value &+ 0x2545_F491_4F6C_DD1D) }
 
     /// A number whose significant digits fit in a UInt64: `0.mantissa × 10^exponent`, the
     /// mantissa without trailing zeros (so every value has one spelling).
@@ -39,7 +39,7 @@ public enum ValueHash {
 
     /// An object from the sum of its members' hashes.
     @inlinable @inline(__always)
-    public static func object(memberSum: UInt64, count: Int) -> UInt64 { mix(memberSum ^ objectTag, UInt64(count)) }
+    package static func object(memberSum: UInt64, count: Int) -> UInt64 { mix(memberSum ^ objectTag, UInt64(count)) }
 }
 
 /// Hashes a byte stream the same way however it is cut into pieces.

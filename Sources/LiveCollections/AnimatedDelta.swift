@@ -1,12 +1,13 @@
 /// A flat delta with the animation style the threshold rules chose for it.
 public struct AnimatedDelta: Sendable, Hashable {
+    /// How the client should animate the change.
     public var animation: AnimationStyle
     /// The delta, whenever it was computed; always present when `animation` is precise.
     public var delta: IndexDelta?
     /// Old indices of the items whose id is gone, ascending (known even when `delta` is not).
     public var deletedIndices: [Int]
 
-    public init(animation: AnimationStyle, delta: IndexDelta?, deletedIndices: [Int]) {
+    @usableFromInline package init(animation: AnimationStyle, delta: IndexDelta?, deletedIndices: [Int]) {
         self.animation = animation
         self.delta = delta
         self.deletedIndices = deletedIndices
@@ -15,15 +16,18 @@ public struct AnimatedDelta: Sendable, Hashable {
 
 /// A sectioned delta with the styles the threshold rules chose for sections and for items.
 public struct AnimatedSectionedDelta: Sendable, Hashable {
+    /// How the client should animate the section stage.
     public var sectionAnimation: AnimationStyle
+    /// How the client should animate the item stage.
     public var itemAnimation: AnimationStyle
+    /// The section stage, whenever it was computed.
     public var sectionDelta: IndexDelta?
     /// Present whenever it was computed; always when both styles are precise.
     public var itemDelta: IndexPathDelta?
     /// Paths, in the old collection, of the items whose id is gone from the whole collection.
     public var deletedItemPaths: [ItemPath]
 
-    public init(
+    @usableFromInline package init(
         sectionAnimation: AnimationStyle, itemAnimation: AnimationStyle,
         sectionDelta: IndexDelta?, itemDelta: IndexPathDelta?, deletedItemPaths: [ItemPath]
     ) {
@@ -34,6 +38,7 @@ public struct AnimatedSectionedDelta: Sendable, Hashable {
         self.deletedItemPaths = deletedItemPaths
     }
 
+    /// Changes over both stages, as far as they were computed.
     public var changeCount: Int { (sectionDelta?.changeCount ?? 0) + (itemDelta?.changeCount ?? 0) }
 }
 
@@ -58,7 +63,7 @@ extension AnimationPolicy {
     /// The threshold rules (and the delegate) applied to a flat delta worked out elsewhere,
     /// between collections of `oldCount` and `newCount` items: what `animatedDelta(from:to:)`
     /// answers for the same change.
-    public func animated(_ delta: IndexDelta, oldCount: Int, newCount: Int) -> AnimatedDelta {
+    @usableFromInline package func animated(_ delta: IndexDelta, oldCount: Int, newCount: Int) -> AnimatedDelta {
         if exceedsDataCount(oldCount, newCount) {
             return AnimatedDelta(animation: .reloadSections, delta: nil, deletedIndices: delta.deletions)
         }

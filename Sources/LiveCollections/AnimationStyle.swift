@@ -31,12 +31,15 @@ public protocol AnimationStyleDelegate: Sendable {
 }
 
 extension AnimationStyleDelegate {
+    /// By default the proposed style stands.
     public func preferredItemAnimationStyle(for delta: IndexDelta, proposed: AnimationStyle) -> AnimationStyle {
         proposed
     }
+    /// By default the proposed style stands.
     public func preferredSectionAnimationStyle(for delta: IndexDelta, proposed: AnimationStyle) -> AnimationStyle {
         proposed
     }
+    /// By default the proposed style stands.
     public func preferredItemAnimationStyle(for delta: IndexPathDelta, proposed: AnimationStyle) -> AnimationStyle {
         proposed
     }
@@ -48,10 +51,13 @@ public struct AnimationPolicy: Sendable {
     public var dataCountAnimationThreshold: Int
     /// Above this many changes the delta is not animated precisely.
     public var deltaCountAnimationThreshold: Int
+    /// May downgrade the style the thresholds chose; nil keeps it.
     public var delegate: (any AnimationStyleDelegate)?
 
+    /// LiveCollections' default for both thresholds.
     public static let defaultThreshold = 10_000
 
+    /// Rules with LiveCollections' defaults unless told otherwise.
     public init(
         dataCountAnimationThreshold: Int = AnimationPolicy.defaultThreshold,
         deltaCountAnimationThreshold: Int = AnimationPolicy.defaultThreshold,

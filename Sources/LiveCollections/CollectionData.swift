@@ -1,5 +1,6 @@
 /// What an update, append or dry run of a flat holder returned.
 public struct CollectionUpdate<Item: Sendable>: Sendable {
+    /// How the client should animate the change.
     public var animation: AnimationStyle
     /// Present whenever computed; always when `animation` is precise.
     public var delta: IndexDelta?
@@ -10,7 +11,7 @@ public struct CollectionUpdate<Item: Sendable>: Sendable {
     /// The version after the change (`baseVersion` for a dry run, which commits nothing).
     public var version: UInt64
 
-    public init(
+    @usableFromInline package init(
         animation: AnimationStyle, delta: IndexDelta?, deletedItems: [Item],
         baseVersion: UInt64, version: UInt64
     ) {
@@ -32,7 +33,7 @@ public final class CollectionData<Item: UniquelyIdentifiable & Sendable>: Sendab
 
     /// A holder whose `update(raw:)` builds items with `build`. `version` is where its versions
     /// start (0 for a new collection; another for one restored from storage).
-    public convenience init(
+    package convenience init(
         items: [Item], policy: AnimationPolicy = AnimationPolicy(), version: UInt64 = 0,
         build: @escaping @Sendable ([Item.RawType]) -> [Item]
     ) throws(DuplicateIdentifierError) {
@@ -46,10 +47,15 @@ public final class CollectionData<Item: UniquelyIdentifiable & Sendable>: Sendab
         self.build = build
     }
 
+    /// The current items.
     public var items: [Item] { store.snapshot.value }
+    /// How many items there are.
     public var count: Int { items.count }
+    /// Whether there are no items.
     public var isEmpty: Bool { items.isEmpty }
+    /// Grows by one with every committed update or append.
     public var version: UInt64 { store.snapshot.version }
+    /// The item at `index`.
     public subscript(index: Int) -> Item { items[index] }
 
     /// The items and their version, read together.
@@ -66,7 +72,9 @@ public final class CollectionData<Item: UniquelyIdentifiable & Sendable>: Sendab
 
     /// Replaces the items and answers the delta from the previous ones.
     ///
-    /// - Parameter ifVersion: when given, the update happens only if it is the current version.
+    /// - Parameters:
+    ///   - newItems: the collection as it is now.
+    ///   - ifVersion: when given, the update happens only if it is the current version.
     @inlinable @discardableResult
     public func update(_ newItems: [Item], ifVersion: UInt64? = nil) throws(CollectionDataError) -> CollectionUpdate<Item> {
         try store.write(ifVersion: ifVersion) { current throws(CollectionDataError) in
@@ -103,7 +111,7 @@ public final class CollectionData<Item: UniquelyIdentifiable & Sendable>: Sendab
     /// (the same deletions, insertions and reloads, no more moves); the version check makes
     /// sure it starts from the items it was worked out from.
     @inlinable @discardableResult
-    public func commit(_ newItems: [Item], delta: AnimatedDelta, baseVersion: UInt64) throws(CollectionDataError) -> CollectionUpdate<Item> {
+    package func commit(_ newItems: [Item], delta: AnimatedDelta, baseVersion: UInt64) throws(CollectionDataError) -> CollectionUpdate<Item> {
         try store.write(ifVersion: baseVersion) { current throws(CollectionDataError) in
             let result = CollectionUpdate<Item>(
                 animation: delta.animation, delta: delta.delta, deletedItems: delta.deletedIndices.map { current.value[$0] },
@@ -114,7 +122,9 @@ public final class CollectionData<Item: UniquelyIdentifiable & Sendable>: Sendab
 
     /// The delta an update to `newItems` would give, committing nothing.
     ///
-    /// - Parameter ifVersion: when given, checked against the same state the delta is computed from.
+    /// - Parameters:
+    ///   - newItems: the collection the delta goes to.
+    ///   - ifVersion: when given, checked against the same state the delta is computed from.
     @inlinable
     public func calculateDelta(_ newItems: [Item], ifVersion: UInt64? = nil) throws(CollectionDataError) -> CollectionUpdate<Item> {
         let current = store.snapshot
@@ -122,6 +132,7 @@ public final class CollectionData<Item: UniquelyIdentifiable & Sendable>: Sendab
         return try Self.diff(current, newItems, committing: false)
     }
 
+    /// The delta to the values `raw` builds, without committing it.
     @inlinable
     public func calculateDelta(raw: [Item.RawType], ifVersion: UInt64? = nil) throws(CollectionDataError) -> CollectionUpdate<Item> {
         try calculateDelta(build(raw), ifVersion: ifVersion)
@@ -145,6 +156,7 @@ public final class CollectionData<Item: UniquelyIdentifiable & Sendable>: Sendab
 }
 
 extension CollectionData where Item.RawType == Item {
+    /// A holder of `items`. `version` is where its versions start (0 for a new collection; another for one restored from storage).
     public convenience init(_ items: [Item] = [], policy: AnimationPolicy = AnimationPolicy(), version: UInt64 = 0)
         throws(DuplicateIdentifierError)
     {

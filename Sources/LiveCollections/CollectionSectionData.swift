@@ -1,16 +1,21 @@
 /// What an update, append or dry run of a sectioned holder returned.
 public struct SectionedCollectionUpdate<Item: Sendable>: Sendable {
+    /// How the client should animate the section stage.
     public var sectionAnimation: AnimationStyle
+    /// How the client should animate the item stage.
     public var itemAnimation: AnimationStyle
+    /// The section stage, whenever it was computed.
     public var sectionDelta: IndexDelta?
+    /// The item stage, whenever it was computed; always when both styles are precise.
     public var itemDelta: IndexPathDelta?
     /// The items whose id is gone from the whole collection.
     public var deletedItems: [Item]
+    /// The version the delta starts from.
     public var baseVersion: UInt64
     /// The version after the change (`baseVersion` for a dry run).
     public var version: UInt64
 
-    public init(
+    @usableFromInline package init(
         sectionAnimation: AnimationStyle, itemAnimation: AnimationStyle,
         sectionDelta: IndexDelta?, itemDelta: IndexPathDelta?, deletedItems: [Item],
         baseVersion: UInt64, version: UInt64
@@ -30,6 +35,7 @@ public struct SectionedCollectionUpdate<Item: Sendable>: Sendable {
 /// Updates are serialized as in `CollectionData`.
 public final class CollectionSectionData<Section: UniquelyIdentifiableSection & Sendable>: Sendable
 where Section.Item: Sendable {
+    /// The type of the rows.
     public typealias Item = Section.Item
 
     @usableFromInline let store: VersionedValue<[Section]>
@@ -43,11 +49,15 @@ where Section.Item: Sendable {
         store = VersionedValue(sections, policy: policy, version: version)
     }
 
+    /// The current sections.
     public var sections: [Section] { store.snapshot.value }
+    /// How many sections there are.
     public var sectionCount: Int { sections.count }
     /// All items in all sections.
     public var count: Int { sections.reduce(0) { $0 + $1.items.count } }
+    /// Whether no section holds an item (sections without items may exist).
     public var isEmpty: Bool { sections.allSatisfy { $0.items.isEmpty } }
+    /// Grows by one with every committed update or append.
     public var version: UInt64 { store.snapshot.version }
 
     /// The sections and their version, read together.
@@ -55,10 +65,14 @@ where Section.Item: Sendable {
         let snapshot = store.snapshot
         return (snapshot.value, snapshot.version)
     }
+    /// How many items section `section` holds.
     public func rowCount(forSection section: Int) -> Int { sections[section].items.count }
+    /// The section at `section`.
     public subscript(section: Int) -> Section { sections[section] }
+    /// The item at `path`.
     public subscript(path: ItemPath) -> Item { sections[path.section].items[path.item] }
 
+    /// The threshold rules applied to the next update; setting it does not change the version.
     public var policy: AnimationPolicy {
         get { store.snapshot.policy }
         set { store.setPolicy(newValue) }

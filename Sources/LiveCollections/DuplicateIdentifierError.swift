@@ -15,6 +15,7 @@ public struct DuplicateIdentifierError: Error, CustomStringConvertible {
         case index(Int)
         case path(ItemPath)
 
+        /// The index, or the path as `[section, item]`.
         public var description: String {
             switch self {
             case .index(let index): "\(index)"
@@ -23,13 +24,18 @@ public struct DuplicateIdentifierError: Error, CustomStringConvertible {
         }
     }
 
+    /// The id that appears twice.
     public let id: any Hashable & Sendable
+    /// The collection, old or new, that holds it twice.
     public let collection: Collection
+    /// Whether two sections or two items share it.
     public let level: Level
+    /// Where it first appears.
     public let firstPosition: Position
+    /// Where it appears again.
     public let secondPosition: Position
 
-    public init(
+    @usableFromInline package init(
         id: any Hashable & Sendable, collection: Collection, level: Level,
         firstPosition: Position, secondPosition: Position
     ) {
@@ -40,6 +46,7 @@ public struct DuplicateIdentifierError: Error, CustomStringConvertible {
         self.secondPosition = secondPosition
     }
 
+    /// The id, the collection and both positions, in words.
     public var description: String {
         "duplicate \(level.rawValue) id \(id) in the \(collection.rawValue) collection "
             + "at \(firstPosition) and \(secondPosition)"

@@ -1,14 +1,14 @@
 /// An item a list of edits named, by where it stood before and after them: the edits left every
 /// other item where it was relative to the others, with the same content.
-public struct TouchedItem: Sendable, Hashable {
+package struct TouchedItem: Sendable, Hashable {
     /// Its index before the edits; nil where it is new.
-    public var old: Int?
+    package var old: Int?
     /// Its index after them; nil where it is gone.
-    public var new: Int?
+    package var new: Int?
     /// Its content differs (only read where it is on both sides).
-    public var changed: Bool
+    package var changed: Bool
 
-    public init(old: Int?, new: Int?, changed: Bool) {
+    package init(old: Int?, new: Int?, changed: Bool) {
         self.old = old
         self.new = new
         self.changed = changed
@@ -27,7 +27,7 @@ extension Delta where Position == Int {
     /// item in place means dropping the chain items between where it stood and where it stands
     /// (counted along the chain); choosing which touched items stay is a longest-path problem
     /// over them, where two chosen items' dropped stretches may overlap and count once.
-    public init?(oldCount: Int, newCount: Int, touched: [TouchedItem], limit: Int = 2_048) {
+    package init?(oldCount: Int, newCount: Int, touched: [TouchedItem], limit: Int = 2_048) {
         var deletions: [Int] = []
         var insertions: [Int] = []
         var reloads: [IndexPair] = []

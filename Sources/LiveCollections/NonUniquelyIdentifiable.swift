@@ -3,17 +3,20 @@
 /// The k-th occurrence of an id in the old collection is the same item as the k-th occurrence
 /// of that id in the new one: `[A, B, A, C, D, B]` is identified as `[A1, B1, A2, C1, D1, B2]`.
 public protocol NonUniquelyIdentifiable: Equatable {
+    /// The type of the id, which may repeat.
     associatedtype NonUniqueIDType: Hashable & Sendable
+    /// The id: values with equal ids are told apart by how often it was seen before.
     var nonUniqueID: NonUniqueIDType { get }
 }
 
 /// The identity of one occurrence of a non-unique id.
 public struct OccurrenceID<Base: Hashable & Sendable>: Hashable, Sendable {
+    /// The id, as the value gives it.
     public var id: Base
     /// 1 for the first occurrence, 2 for the second, and so on.
     public var occurrence: Int
 
-    public init(id: Base, occurrence: Int) {
+    package init(id: Base, occurrence: Int) {
         self.id = id
         self.occurrence = occurrence
     }
@@ -21,14 +24,17 @@ public struct OccurrenceID<Base: Hashable & Sendable>: Hashable, Sendable {
 
 /// A non-unique value made unique by its occurrence number.
 public struct NonUniqueDatum<Base: NonUniquelyIdentifiable>: UniquelyIdentifiable {
+    /// The wrapped value.
     public let rawData: Base
+    /// 1 for the first value with this id, 2 for the second, and so on.
     public let occurrence: Int
 
-    public init(rawData: Base, occurrence: Int) {
+    package init(rawData: Base, occurrence: Int) {
         self.rawData = rawData
         self.occurrence = occurrence
     }
 
+    /// The id together with its occurrence.
     public var uniqueID: OccurrenceID<Base.NonUniqueIDType> {
         OccurrenceID(id: rawData.nonUniqueID, occurrence: occurrence)
     }

@@ -1,8 +1,9 @@
 /// A delta that does not replay by the contract: it names what is wrong.
 public struct ReplayError: Error, CustomStringConvertible, Equatable {
+    /// What broke the contract, and where.
     public let description: String
 
-    public init(_ description: String) { self.description = description }
+    package init(_ description: String) { self.description = description }
 }
 
 /// Where a final position's element comes from.
@@ -102,6 +103,7 @@ extension Delta where Position == Int {
 public struct ReplayedSection<Section, Item> {
     /// The section value: the new one where it was inserted or reloaded, else the old one.
     public var section: Section
+    /// The section's items after the delta.
     public var items: [Item]
 }
 

@@ -1,6 +1,6 @@
 /// One step of a sectioned delta's item stage applied in sequence: positions are within a
 /// section, on the list as the steps before left it.
-public enum PathStep: Hashable, Sendable {
+package enum PathStep: Hashable, Sendable {
     case remove(section: Int, position: Int, count: Int)
     /// The item at `from` is taken out, and put back so that it stands at `to` (in the same
     /// section or another).
@@ -11,18 +11,18 @@ public enum PathStep: Hashable, Sendable {
 }
 
 /// An item move of a sequential sectioned delta, as keyed clients apply it.
-public struct SequentialPathMove: Hashable, Sendable {
+package struct SequentialPathMove: Hashable, Sendable {
     /// Where the item is after the section stage (the batch delta's move source).
-    public let source: ItemPath
+    package let source: ItemPath
     /// The final section it goes to.
-    public let section: Int
+    package let section: Int
     /// Where (after the section stage) the kept item it then stands right before was; nil: the
     /// end of its section.
-    public let before: ItemPath?
-    public let from: ItemPath
-    public let to: ItemPath
+    package let before: ItemPath?
+    package let from: ItemPath
+    package let to: ItemPath
 
-    public init(source: ItemPath, section: Int, before: ItemPath?, from: ItemPath, to: ItemPath) {
+    package init(source: ItemPath, section: Int, before: ItemPath?, from: ItemPath, to: ItemPath) {
         self.source = source
         self.section = section
         self.before = before
@@ -35,21 +35,21 @@ public struct SequentialPathMove: Hashable, Sendable {
 /// whole sections, as `SequentialDelta`), then the item stage (removals, one move per batch
 /// item move, possibly across sections, insertions, changes), then the sections whose own
 /// content changed (their positions are final by then).
-public struct SectionedSequentialDelta: Hashable, Sendable {
+package struct SectionedSequentialDelta: Hashable, Sendable {
     /// The section stage without its changes.
-    public var sectionSteps: [ListStep]
-    public var sectionMoves: [SequentialMove]
-    public var itemSteps: [PathStep]
-    public var itemMoves: [SequentialPathMove]
+    package var sectionSteps: [ListStep]
+    package var sectionMoves: [SequentialMove]
+    package var itemSteps: [PathStep]
+    package var itemMoves: [SequentialPathMove]
     /// `.change` steps over final section positions, applied last.
-    public var sectionChanges: [ListStep]
+    package var sectionChanges: [ListStep]
 }
 
 extension SectionedDelta {
     /// The delta as steps in sequence. `stageOneSizes`: each section's row count after the
     /// section stage (a surviving section's old count; an inserted one's new count);
     /// `finalSizes`: each new section's row count.
-    public func sequential(oldSectionCount: Int, stageOneSizes: [Int], finalSizes: [Int]) -> SectionedSequentialDelta {
+    package func sequential(oldSectionCount: Int, stageOneSizes: [Int], finalSizes: [Int]) -> SectionedSequentialDelta {
         var sectionStage = sectionDelta
         sectionStage.reloads = []
         let sections = sectionStage.sequential(oldCount: oldSectionCount)

@@ -1,7 +1,7 @@
 /// One step of a flat delta applied in sequence, as Android's `ListUpdateCallback` and RFC
 /// 6902's operations apply them: each position refers to the list as the steps before it left
 /// it.
-public enum ListStep: Hashable, Sendable {
+package enum ListStep: Hashable, Sendable {
     /// `count` elements from `position` leave.
     case remove(position: Int, count: Int)
     /// The element at `from` is taken out, and put back so that it stands at `to`.
@@ -14,15 +14,15 @@ public enum ListStep: Hashable, Sendable {
 
 /// A move of a sequential delta, as keyed clients apply it: which element, and what it then
 /// stands right before.
-public struct SequentialMove: Hashable, Sendable {
+package struct SequentialMove: Hashable, Sendable {
     /// The element's position in the old list.
-    public let source: Int
+    package let source: Int
     /// The old position of the kept element it stands right before once moved; nil: the end.
-    public let before: Int?
-    public let from: Int
-    public let to: Int
+    package let before: Int?
+    package let from: Int
+    package let to: Int
 
-    public init(source: Int, before: Int?, from: Int, to: Int) {
+    package init(source: Int, before: Int?, from: Int, to: Int) {
         self.source = source
         self.before = before
         self.from = from
@@ -36,16 +36,16 @@ public struct SequentialMove: Hashable, Sendable {
 /// descending order of where the elements end, each put right before the element that follows
 /// it in the end (or at the end), so each lands where it belongs with one move: exactly as
 /// many moves as the batch delta has.
-public struct SequentialDelta: Hashable, Sendable {
-    public var steps: [ListStep]
+package struct SequentialDelta: Hashable, Sendable {
+    package var steps: [ListStep]
     /// The moves among `steps`, in the same order, with the elements they move.
-    public var moves: [SequentialMove]
+    package var moves: [SequentialMove]
 }
 
 extension Delta where Position == Int {
     /// The delta as steps in sequence (see `SequentialDelta`), for a list of `oldCount` elements.
     /// O((n + m) log n).
-    public func sequential(oldCount: Int) -> SequentialDelta {
+    package func sequential(oldCount: Int) -> SequentialDelta {
         var steps: [ListStep] = []
         for run in adjacentRuns(deletions).reversed() { steps.append(.remove(position: run.lowerBound, count: run.count)) }
         let moves = sequentialMoves(oldCount: oldCount)

@@ -6,9 +6,12 @@
 public protocol UniquelyIdentifiable: Equatable {
     /// The type this value was built from (itself, unless a data factory built it).
     associatedtype RawType = Self
+    /// The type of the identity.
     associatedtype UniqueIDType: Hashable & Sendable
 
+    /// The value this one was built from.
     var rawData: RawType { get }
+    /// Which item this is: stable across versions of the item.
     var uniqueID: UniqueIDType { get }
 
     /// A hash of `uniqueID` for matching ids: equal ids must have equal hashes. By default
@@ -23,13 +26,16 @@ public protocol UniquelyIdentifiable: Equatable {
 }
 
 extension UniquelyIdentifiable where RawType == Self {
+    /// A value built from itself is its own raw data.
     public var rawData: Self { self }
 }
 
 extension UniquelyIdentifiable {
+    /// `uniqueID.hashValue`.
     @inlinable
     public var identityHash: Int { uniqueID.hashValue }
 
+    /// Compares `uniqueID`s.
     @inlinable
     public func hasSameID(as other: Self) -> Bool { uniqueID == other.uniqueID }
 }
@@ -39,8 +45,10 @@ extension UniquelyIdentifiable {
 /// Item ids are unique across the whole sectioned collection, so an item can move between
 /// sections. Section ids need not differ from item ids.
 public protocol UniquelyIdentifiableSection: UniquelyIdentifiable {
+    /// The type of the section's rows.
     associatedtype Item: UniquelyIdentifiable
 
+    /// The section's rows, in order.
     var items: [Item] { get }
 
     /// Whether the section's own content (everything but its items, a header title for
@@ -52,8 +60,10 @@ public protocol UniquelyIdentifiableSection: UniquelyIdentifiable {
 /// equality (and so different reloads) in different places.
 public protocol UniquelyIdentifiableDataFactory {
     associatedtype RawType
+    /// The type it builds.
     associatedtype UniquelyIdentifiableType: UniquelyIdentifiable
 
+    /// Builds the diffed value from `rawType`.
     func buildUniquelyIdentifiableDatum(_ rawType: RawType) -> UniquelyIdentifiableType
 }
 
@@ -61,18 +71,24 @@ public protocol UniquelyIdentifiableDataFactory {
 public struct ItemSection<ID: Hashable & Sendable, Header: Equatable, Item: UniquelyIdentifiable>:
     UniquelyIdentifiableSection
 {
+    /// The section's identity.
     public var id: ID
+    /// The section's own content: a change to it reloads the section.
     public var header: Header
+    /// The section's rows.
     public var items: [Item]
 
+    /// A section with `id`, `header` and `items`.
     public init(id: ID, header: Header, items: [Item]) {
         self.id = id
         self.header = header
         self.items = items
     }
 
+    /// `id`.
     public var uniqueID: ID { id }
 
+    /// Compares the headers.
     public func hasEqualSectionContent(to other: Self) -> Bool { header == other.header }
 }
 

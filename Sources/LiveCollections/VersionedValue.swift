@@ -8,6 +8,7 @@ public enum CollectionDataError: Error, CustomStringConvertible {
     /// The caller insisted on a version that is no longer current.
     case versionMismatch(expected: UInt64, current: UInt64)
 
+    /// Says which id repeats or which versions disagree.
     public var description: String {
         switch self {
         case .duplicateIdentifier(let error): error.description

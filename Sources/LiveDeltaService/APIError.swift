@@ -3,45 +3,45 @@ import MicroHTTP
 
 /// A refusal: its status, a stable code, a message that says what was wrong, and where
 /// (a JSON Pointer into the body, or a byte offset for text that is not JSON).
-public struct APIError: Error, Sendable {
-    public enum Detail: Sendable {
+package struct APIError: Error, Sendable {
+    package enum Detail: Sendable {
         case int(Int)
         case string(String)
         case strings([String])
         case null
     }
 
-    public var code: ErrorCode
-    public var status: Int { code.status }
-    public var message: String
-    public var pointer: String?
-    public var offset: Int?
-    public var details: [(key: String, value: Detail)] = []
-    public var headers: [(name: String, value: String)] = []
+    package var code: ErrorCode
+    package var status: Int { code.status }
+    package var message: String
+    package var pointer: String?
+    package var offset: Int?
+    package var details: [(key: String, value: Detail)] = []
+    package var headers: [(name: String, value: String)] = []
 
-    public init(_ code: ErrorCode, message: String, pointer: String? = nil, offset: Int? = nil) {
+    package init(_ code: ErrorCode, message: String, pointer: String? = nil, offset: Int? = nil) {
         self.code = code
         self.message = message
         self.pointer = pointer
         self.offset = offset
     }
 
-    public static func malformedJSON(_ error: JSONError) -> APIError {
+    package static func malformedJSON(_ error: JSONError) -> APIError {
         APIError(.malformedJSON, message: "the body is not JSON: \(error.description)", offset: error.offset)
     }
 
-    public static func bodyTooLarge(limit: Int) -> APIError {
+    package static func bodyTooLarge(limit: Int) -> APIError {
         APIError(.bodyTooLarge, message: "the body is larger than the limit of \(limit) bytes")
     }
 
     /// A failure of the server's own, not the request's: answered 500 and logged (the service
     /// logs every 5xx but 503 at error level), never a trap.
-    public static func internalError(_ detail: String) -> APIError {
+    package static func internalError(_ detail: String) -> APIError {
         APIError(.internalError, message: "the server failed to answer this request (\(detail)); it has been logged")
     }
 
     /// The HTTP server's own refusals, made before any route runs.
-    public static func server(_ error: HTTPServerError) -> APIError {
+    package static func server(_ error: HTTPServerError) -> APIError {
         var apiError: APIError
         switch error {
         case .bodyTooLarge(let limit): return .bodyTooLarge(limit: limit)
@@ -74,35 +74,35 @@ public struct APIError: Error, Sendable {
         return apiError
     }
 
-    public static func invalidShape(_ pointer: JSONPointer, _ message: String) -> APIError {
+    package static func invalidShape(_ pointer: JSONPointer, _ message: String) -> APIError {
         APIError(.invalidShape, message: message, pointer: pointer.description)
     }
 
     /// A member that must appear once appears again (JSON would otherwise let the last win
     /// silently); `pointer` is where.
-    public static func duplicateMember(_ pointer: JSONPointer) -> APIError {
+    package static func duplicateMember(_ pointer: JSONPointer) -> APIError {
         let name = pointer.tokens.last ?? ""
         return APIError(
             .duplicateMember, message: "\"\(name)\" appears more than once at \(pointer); give each member once",
             pointer: pointer.description)
     }
 
-    public static func invalidOption(_ pointer: JSONPointer, _ message: String) -> APIError {
+    package static func invalidOption(_ pointer: JSONPointer, _ message: String) -> APIError {
         APIError(.invalidOption, message: message, pointer: pointer.description)
     }
 
     /// A query parameter that is not one of the values it takes; `parameter` names it.
-    public static func invalidParameter(_ name: String, _ message: String) -> APIError {
+    package static func invalidParameter(_ name: String, _ message: String) -> APIError {
         var error = APIError(.invalidParameter, message: message)
         error.details = [("parameter", .string(name))]
         return error
     }
 
-    public static func notFound(_ path: String) -> APIError {
+    package static func notFound(_ path: String) -> APIError {
         APIError(.notFound, message: "there is nothing at \(path)")
     }
 
-    public static func methodNotAllowed(_ method: String, _ path: String, allowed: [String]) -> APIError {
+    package static func methodNotAllowed(_ method: String, _ path: String, allowed: [String]) -> APIError {
         var error = APIError(
             .methodNotAllowed,
             message: "\(path) does not take \(method); it takes \(allowed.joined(separator: ", "))")
@@ -111,7 +111,7 @@ public struct APIError: Error, Sendable {
     }
 
     /// The error as its JSON body.
-    public var body: [UInt8] {
+    package var body: [UInt8] {
         var writer = JSONWriter()
         writer.raw("{\"error\":{")
         writer.key("code")
@@ -150,29 +150,29 @@ public struct APIError: Error, Sendable {
         return writer.bytes
     }
 
-    public var response: HTTPResponse {
+    package var response: HTTPResponse {
         HTTPResponse(status: status, headers: [("Content-Type", "application/json")] + headers, body: body)
     }
 }
 
 /// An RFC 6901 JSON Pointer, built up as a reader descends.
-public struct JSONPointer: Sendable, CustomStringConvertible {
+package struct JSONPointer: Sendable, CustomStringConvertible {
     var tokens: [String] = []
 
-    public init(_ tokens: String...) { self.tokens = tokens }
+    package init(_ tokens: String...) { self.tokens = tokens }
 
-    public func appending(_ token: String) -> JSONPointer {
+    package func appending(_ token: String) -> JSONPointer {
         var copy = self
         copy.tokens.append(token)
         return copy
     }
 
-    public func appending(_ index: Int) -> JSONPointer { appending(String(index)) }
+    package func appending(_ index: Int) -> JSONPointer { appending(String(index)) }
 
     /// Appends a dotted key path (`movie.id`) as separate tokens.
-    public func appending(path: [String]) -> JSONPointer { path.reduce(self) { $0.appending($1) } }
+    package func appending(path: [String]) -> JSONPointer { path.reduce(self) { $0.appending($1) } }
 
-    public var description: String {
+    package var description: String {
         tokens.map { "/" + $0.replacingOccurrences("~", "~0").replacingOccurrences("/", "~1") }.joined()
     }
 }

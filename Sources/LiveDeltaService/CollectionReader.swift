@@ -3,20 +3,20 @@ import LiveCollections
 
 /// A collection read from JSON: flat items, or sections of items, with the documents they
 /// point into (which it keeps alive; its items do not).
-public struct JSONCollection: Sendable {
-    public enum Shape: Sendable {
+package struct JSONCollection: Sendable {
+    package enum Shape: Sendable {
         case flat([JSONItem])
         case sectioned([JSONSection])
     }
 
-    public var shape: Shape
-    public var owners: DocumentOwners
+    package var shape: Shape
+    package var owners: DocumentOwners
 
-    public static func flat(_ items: [JSONItem], owners: DocumentOwners) -> JSONCollection {
+    package static func flat(_ items: [JSONItem], owners: DocumentOwners) -> JSONCollection {
         JSONCollection(shape: .flat(items), owners: owners)
     }
 
-    public static func sectioned(_ sections: [JSONSection], owners: DocumentOwners) -> JSONCollection {
+    package static func sectioned(_ sections: [JSONSection], owners: DocumentOwners) -> JSONCollection {
         JSONCollection(shape: .sectioned(sections), owners: owners)
     }
 
@@ -28,7 +28,7 @@ public struct JSONCollection: Sendable {
         }
     }
 
-    public var itemCount: Int {
+    package var itemCount: Int {
         switch shape {
         case .flat(let items): items.count
         case .sectioned(let sections): sections.itemCount

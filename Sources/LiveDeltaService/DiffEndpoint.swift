@@ -87,9 +87,9 @@ struct DiffComputation {
 }
 
 /// `POST /diff`.
-public enum DiffEndpoint {
+package enum DiffEndpoint {
     /// Reads and diffs in one pass over the body where it can (see `Envelope`).
-    public static func respond(to body: ByteBuffer, limits: ReadLimits = ReadLimits(), metrics: ServiceMetrics? = nil) throws(APIError) -> [UInt8] {
+    package static func respond(to body: ByteBuffer, limits: ReadLimits = ReadLimits(), metrics: ServiceMetrics? = nil) throws(APIError) -> [UInt8] {
         var envelope = try Envelope.read(
             body, members: ["old": .collection, "new": .collection, "options": .value], readingWith: DiffOptions(), limits: limits)
         let options = try envelope.options() ?? DiffOptions()
@@ -111,8 +111,8 @@ public enum DiffEndpoint {
 
 /// A body that is one collection (a flat array of items, or `{"sections": [...]}`), read
 /// through the same path as requests: validation, ids and content hashes.
-public enum CollectionDocument {
-    public static func read(_ bytes: ByteBuffer, options: DiffOptions = DiffOptions(), limits: ReadLimits = ReadLimits()) throws(APIError)
+package enum CollectionDocument {
+    package static func read(_ bytes: ByteBuffer, options: DiffOptions = DiffOptions(), limits: ReadLimits = ReadLimits()) throws(APIError)
         -> JSONCollection
     {
         var reader = CollectionReader(scanner: JSONScanner(bytes.bytes, maxDepth: limits.maxDepth), options: options, lease: ItemLease(limits))

@@ -2,36 +2,36 @@ import ByteJSON
 import LiveCollections
 
 /// The `options` of a diff or a session.
-public struct DiffOptions: Sendable, Equatable {
+package struct DiffOptions: Sendable, Equatable {
     /// How an object item finds its id: a key, or a dotted path such as `movie.id`.
-    public var idKey = "id" {
+    package var idKey = "id" {
         didSet { renameKeys() }
     }
-    public var sectionIdKey = "id" {
+    package var sectionIdKey = "id" {
         didSet { renameKeys() }
     }
-    public var itemsKey = "items" {
+    package var itemsKey = "items" {
         didSet { renameKeys() }
     }
     /// False: repeated ids are allowed and matched by occurrence.
-    public var unique = true
-    public var filter = ContentFilter.allFields
-    public var dataCountAnimationThreshold = AnimationPolicy.defaultThreshold
-    public var deltaCountAnimationThreshold = AnimationPolicy.defaultThreshold
-    public var includeDeletedItems = false
+    package var unique = true
+    package var filter = ContentFilter.allFields
+    package var dataCountAnimationThreshold = AnimationPolicy.defaultThreshold
+    package var deltaCountAnimationThreshold = AnimationPolicy.defaultThreshold
+    package var includeDeletedItems = false
     /// How answers spell their deltas.
-    public var format = DeltaFormat.batch
+    package var format = DeltaFormat.batch
     /// How much a changed item says.
-    public var changes = ChangeDetail.rows
+    package var changes = ChangeDetail.rows
     /// Fields of items that hold lists of their own, each with the options it is diffed by: a
     /// changed item's list is answered with its own delta.
-    public var nested: [String: DiffOptions] = [:]
+    package var nested: [String: DiffOptions] = [:]
     /// The most levels of lists within lists `nested` may describe.
-    public static let maxNestedLevels = 4
+    package static let maxNestedLevels = 4
     /// The most fields one `nested` may name (openapi.yaml's `maxProperties`).
-    public static let maxNestedFields = 1_000
+    package static let maxNestedFields = 1_000
 
-    public init() {}
+    package init() {}
 
     /// Whether items read under these options and under `other` come out the same (the
     /// thresholds, `unique` and `includeDeletedItems` act only after reading).
@@ -52,7 +52,7 @@ public struct DiffOptions: Sendable, Equatable {
     }
 
     /// The most names `compareKeys` or `ignoreKeys` may list.
-    public static let maxKeyListCount = 1_000
+    package static let maxKeyListCount = 1_000
 
     static let keys = [
         "idKey", "sectionIdKey", "itemsKey", "unique", "compareKeys", "ignoreKeys",
@@ -60,7 +60,7 @@ public struct DiffOptions: Sendable, Equatable {
     ]
 
     /// Reads options from their JSON object; every mistake is a 422 that points at it.
-    public init(_ value: JSONValue, at pointer: JSONPointer) throws(APIError) {
+    package init(_ value: JSONValue, at pointer: JSONPointer) throws(APIError) {
         try self.init(value, at: pointer, level: 0)
     }
 

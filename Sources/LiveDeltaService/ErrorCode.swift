@@ -1,6 +1,6 @@
 /// Every error code the API answers with, each with its one status: the catalogue that
 /// openapi.yaml's `Error.error.code` enum and the README's error table are checked against.
-public enum ErrorCode: String, CaseIterable, Sendable {
+package enum ErrorCode: String, CaseIterable, Sendable {
     case malformedJSON = "malformed_json"
     case bodyTooLarge = "body_too_large"
     case unsupportedMediaType = "unsupported_media_type"
@@ -39,7 +39,7 @@ public enum ErrorCode: String, CaseIterable, Sendable {
     case insufficientScope = "insufficient_scope"
     case internalError = "internal_error"
 
-    public var status: Int {
+    package var status: Int {
         switch self {
         case .malformedJSON, .invalidSessionID, .invalidIfMatch, .badRequest, .invalidParameter: 400
         case .invalidToken: 401

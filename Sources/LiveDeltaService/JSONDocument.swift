@@ -2,7 +2,7 @@ import ByteJSON
 import MicroHTTP
 
 /// Which top-level fields of an item count for its content (the data-factory idea over HTTP).
-public enum ContentFilter: Sendable, Equatable {
+package enum ContentFilter: Sendable, Equatable {
     case allFields
     case only(KeySet)
     case except(KeySet)
@@ -20,12 +20,12 @@ public enum ContentFilter: Sendable, Equatable {
 
 /// Member names looked up by the hash the scanner gives each key, so that checking an item's
 /// fields costs one lookup a field, however many names there are.
-public struct KeySet: Sendable, Equatable {
+package struct KeySet: Sendable, Equatable {
     /// The names as given, in order.
-    public let keys: [[UInt8]]
+    package let keys: [[UInt8]]
     private let byHash: [UInt64: [Int]]
 
-    public init(_ keys: [[UInt8]]) {
+    package init(_ keys: [[UInt8]]) {
         self.keys = keys
         var byHash = [UInt64: [Int]]()
         for (index, key) in keys.enumerated() { byHash[Self.hash(key), default: []].append(index) }
@@ -41,14 +41,14 @@ public struct KeySet: Sendable, Equatable {
         return candidates.contains { scanner.string(key, equals: keys[$0]) }
     }
 
-    public static func == (lhs: KeySet, rhs: KeySet) -> Bool { lhs.keys == rhs.keys }
+    package static func == (lhs: KeySet, rhs: KeySet) -> Bool { lhs.keys == rhs.keys }
 }
 
 /// The bytes that items point into: a request body, and canonical ids that are not spelled
 /// verbatim in it. It lives as long as any item read from it.
 // @unchecked Sendable: the two buffers belong to `owners`, which this object keeps alive; they
 // are written once before it exists and only read while it does.
-public final class JSONDocument: @unchecked Sendable {  // read-only after init; see above
+package final class JSONDocument: @unchecked Sendable {  // read-only after init; see above
     let body: UnsafeBufferPointer<UInt8>
     let arena: UnsafeBufferPointer<UInt8>
     private let owners: (body: ByteBuffer, arena: ByteBuffer)
@@ -80,7 +80,7 @@ public final class JSONDocument: @unchecked Sendable {  // read-only after init;
 /// The documents a collection's items point into. Items do not keep their document alive (a
 /// reference count on every copy of an item cost a sixth of a diff): whatever holds items
 /// holds these with them — a collection, a session, a change, a nested list's delta.
-public struct DocumentOwners: Sendable {
+package struct DocumentOwners: Sendable {
     /// The first document held inline: most holders have one, and a one-element array would
     /// cost an allocation per collection.
     private var first: JSONDocument?

@@ -10,19 +10,19 @@ import LiveCollections
 /// An item's identity: its id value by meaning (1 and 1.0 are one id, 1 and "1" two), and in
 /// non-unique mode its occurrence number. Unlike an item, an id keeps its document alive: ids
 /// go into errors, which may outlive the request's collections.
-public struct JSONItemID: Hashable, Sendable, CustomStringConvertible {
+package struct JSONItemID: Hashable, Sendable, CustomStringConvertible {
     let document: JSONDocument
     let stored: StoredID
     let occurrence: UInt32
 
-    public func hash(into hasher: inout Hasher) { hasher.combine(stored.key(occurrence)) }
+    package func hash(into hasher: inout Hasher) { hasher.combine(stored.key(occurrence)) }
 
-    public static func == (lhs: Self, rhs: Self) -> Bool {
+    package static func == (lhs: Self, rhs: Self) -> Bool {
         lhs.occurrence == rhs.occurrence && lhs.stored.same(in: DocumentRef(lhs.document), as: rhs.stored, in: DocumentRef(rhs.document))
     }
 
     /// The id as JSON text.
-    public var description: String {
+    package var description: String {
         if stored.storage == .inline { return "\(stored.bytes.inlineValue)" }
         let text = document.slice(stored.bytes, in: stored.storage)
         switch stored.kind {
@@ -68,7 +68,7 @@ struct StoredID: Sendable {
 ///
 /// Content equality is JSON value equality over the fields the filter keeps: equal hashes are
 /// confirmed by comparing bytes, and where the bytes differ, by comparing the values.
-public struct JSONItem: UniquelyIdentifiable, Sendable {
+package struct JSONItem: UniquelyIdentifiable, Sendable {
     let reference: DocumentRef
     let contentHash: UInt32
     let storedID: StoredID
@@ -80,22 +80,22 @@ public struct JSONItem: UniquelyIdentifiable, Sendable {
     var document: JSONDocument { reference.document }
 
     /// The item's JSON text, as it was sent.
-    public var text: UnsafeBufferPointer<UInt8> { reference.slice(raw, in: .body) }
+    package var text: UnsafeBufferPointer<UInt8> { reference.slice(raw, in: .body) }
 
-    public var uniqueID: JSONItemID { storedID.id(in: document, occurrence: occurrence) }
+    package var uniqueID: JSONItemID { storedID.id(in: document, occurrence: occurrence) }
 
     /// The id's hash with its occurrence: already well mixed, so matching need not hash again.
-    public var identityHash: Int { Int(truncatingIfNeeded: storedID.key(occurrence)) }
+    package var identityHash: Int { Int(truncatingIfNeeded: storedID.key(occurrence)) }
 
     /// The id without its occurrence, for counting occurrences.
     var plainID: JSONItemID { storedID.id(in: document, occurrence: 0) }
 
     /// The same id, compared in place (building `uniqueID` would count a reference).
-    public func hasSameID(as other: Self) -> Bool {
+    package func hasSameID(as other: Self) -> Bool {
         occurrence == other.occurrence && storedID.same(in: reference, as: other.storedID, in: other.reference)
     }
 
-    public static func == (lhs: Self, rhs: Self) -> Bool {
+    package static func == (lhs: Self, rhs: Self) -> Bool {
         guard lhs.contentHash == rhs.contentHash else { return false }
         let (a, b) = (lhs.text, rhs.text)
         return sameBytes(a, b) || sameMeaning(a, b, counting: .fields(lhs.document.filter))
@@ -103,30 +103,30 @@ public struct JSONItem: UniquelyIdentifiable, Sendable {
 }
 
 /// A section of a request: its id, the hash of its own fields (all but its items) and items.
-public struct JSONSection: UniquelyIdentifiableSection, Sendable {
+package struct JSONSection: UniquelyIdentifiableSection, Sendable {
     let reference: DocumentRef
     let headerHash: UInt32
     let storedID: StoredID
     let raw: ByteRange
-    public internal(set) var items: [JSONItem]
+    package internal(set) var items: [JSONItem]
 
     /// The document the section's text is in (kept alive by its holder, not the section).
     var document: JSONDocument { reference.document }
 
-    public var uniqueID: JSONItemID { storedID.id(in: document, occurrence: 0) }
+    package var uniqueID: JSONItemID { storedID.id(in: document, occurrence: 0) }
 
-    public var identityHash: Int { Int(storedID.hash) }
+    package var identityHash: Int { Int(storedID.hash) }
 
-    public func hasSameID(as other: Self) -> Bool { storedID.same(in: reference, as: other.storedID, in: other.reference) }
+    package func hasSameID(as other: Self) -> Bool { storedID.same(in: reference, as: other.storedID, in: other.reference) }
 
-    public var text: UnsafeBufferPointer<UInt8> { reference.slice(raw, in: .body) }
+    package var text: UnsafeBufferPointer<UInt8> { reference.slice(raw, in: .body) }
 
-    public func hasEqualSectionContent(to other: Self) -> Bool {
+    package func hasEqualSectionContent(to other: Self) -> Bool {
         guard headerHash == other.headerHash else { return false }
         return sameMeaning(text, other.text, counting: .allBut(document.itemsKey))
     }
 
-    public static func == (lhs: Self, rhs: Self) -> Bool {
+    package static func == (lhs: Self, rhs: Self) -> Bool {
         lhs.hasEqualSectionContent(to: rhs) && lhs.items == rhs.items
     }
 }

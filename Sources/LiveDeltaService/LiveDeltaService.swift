@@ -4,26 +4,26 @@ import MicroHTTP
 
 /// The HTTP API: routes requests, checks what they carry, and turns every failure into a JSON
 /// error. One instance serves all worker threads.
-public final class LiveDeltaService: Sendable {
-    public struct Configuration: Sendable {
+package final class LiveDeltaService: Sendable {
+    package struct Configuration: Sendable {
         /// Deeper JSON nesting, anywhere in a body, is refused with a 400.
-        public var maxDepth = 512
+        package var maxDepth = 512
         /// Items in one request body, all its collections together (413 above).
-        public var maxItemsPerRequest = 2_000_000
+        package var maxItemsPerRequest = 2_000_000
         /// Items read from bodies and not yet answered, all requests together (503 above).
-        public var maxItemsInFlight = 8_000_000
+        package var maxItemsInFlight = 8_000_000
 
-        public init() {}
+        package init() {}
     }
 
-    public let configuration: Configuration
-    public let sessions: any SessionStore
+    package let configuration: Configuration
+    package let sessions: any SessionStore
     /// Live sessions: subscribers and the steps they are sent.
-    public let live: LiveHub
+    package let live: LiveHub
     /// Items held by requests now, against `maxItemsInFlight`.
-    public let itemBudget: ItemBudget
+    package let itemBudget: ItemBudget
     /// Who may call what (tokens, tenants, scopes).
-    public let access: AccessPolicy
+    package let access: AccessPolicy
     let limits: ReadLimits
     let metrics: ServiceMetrics?
     let logger: Logger
@@ -32,7 +32,7 @@ public final class LiveDeltaService: Sendable {
     private let logsRequests: Bool
 
     /// - Parameter metrics: what to count requests with, and `GET /metrics`; none, no route.
-    public init(
+    package init(
         configuration: Configuration = Configuration(), sessions: (any SessionStore)? = nil, live: LiveHub.Limits = LiveHub.Limits(),
         metrics: ServiceMetrics? = nil, access: AccessPolicy = .open, logger: Logger = Logger(label: "livedelta")
     ) {
@@ -50,7 +50,7 @@ public final class LiveDeltaService: Sendable {
     }
 
     /// Answers one request and, where the logger takes `info`, logs one line for it.
-    public func handle(_ request: HTTPRequest) -> HTTPResponse {
+    package func handle(_ request: HTTPRequest) -> HTTPResponse {
         let started = ContinuousClock.now
         let response: HTTPResponse
         // Matched once: for the answer, and for the label it is counted under.
@@ -80,12 +80,12 @@ public final class LiveDeltaService: Sendable {
     }
 
     /// How the HTTP server's own refusals look: JSON errors like every other.
-    public func errorResponse(_ error: HTTPServerError) -> HTTPResponse {
+    package func errorResponse(_ error: HTTPServerError) -> HTTPResponse {
         APIError.server(error).response
     }
 
     /// Counts one of the HTTP server's own refusals, by its error code.
-    public func refused(_ error: HTTPServerError) {
+    package func refused(_ error: HTTPServerError) {
         metrics?.error(code: APIError.server(error).code)
     }
 
@@ -95,7 +95,7 @@ public final class LiveDeltaService: Sendable {
 
     /// Whether a request may wait (for a session's lock, or the session store): such requests
     /// run on the server's waiting threads, never on an event-loop thread.
-    public func mayWait(_ request: HTTPRequest) -> Bool {
+    package func mayWait(_ request: HTTPRequest) -> Bool {
         request.path.utf8.starts(with: "/sessions".utf8)
     }
 

@@ -2,15 +2,15 @@ import Synchronization
 
 /// What reading one request body may cost: how deep its JSON nests, how many items it holds,
 /// and its share of the items that all requests together may hold in memory at once.
-public struct ReadLimits: Sendable {
+package struct ReadLimits: Sendable {
     /// Deeper nesting, anywhere in the body, is a 400.
-    public var maxDepth = 512
+    package var maxDepth = 512
     /// Items in one body, all its collections together; more is a 413 `too_many_items`.
-    public var maxItems = 2_000_000
+    package var maxItems = 2_000_000
     /// Shared by all requests; none, no server-wide bound.
-    public var budget: ItemBudget?
+    package var budget: ItemBudget?
 
-    public init(maxDepth: Int = 512, maxItems: Int = 2_000_000, budget: ItemBudget? = nil) {
+    package init(maxDepth: Int = 512, maxItems: Int = 2_000_000, budget: ItemBudget? = nil) {
         self.maxDepth = maxDepth
         self.maxItems = maxItems
         self.budget = budget
@@ -21,15 +21,15 @@ public struct ReadLimits: Sendable {
 /// costs a bounded number of bytes while its request is computed (its record, the engine's
 /// tables, its part of the answer), so bounding items bounds the memory that bodies make the
 /// server use, beyond the bodies themselves.
-public final class ItemBudget: Sendable {
-    public let limit: Int
+package final class ItemBudget: Sendable {
+    package let limit: Int
     private let used = Atomic<Int>(0)
 
-    public init(limit: Int) {
+    package init(limit: Int) {
         self.limit = limit
     }
 
-    public var inUse: Int { used.load(ordering: .relaxed) }
+    package var inUse: Int { used.load(ordering: .relaxed) }
 
     /// Takes `count` items from the budget if they fit.
     func take(_ count: Int) -> Bool {

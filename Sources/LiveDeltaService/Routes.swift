@@ -191,10 +191,10 @@ extension LiveDeltaService {
     ])
 
     /// The API's operations, as method and path template.
-    public static var operations: [(method: String, template: String)] { routeTable.routes.map { ($0.method, $0.template) } }
+    package static var operations: [(method: String, template: String)] { routeTable.routes.map { ($0.method, $0.template) } }
 
     /// The scope each operation needs (nil: open to all), as openapi.yaml's `security` must say.
-    public static var operationScopes: [(method: String, template: String, scope: Scope?)] {
+    package static var operationScopes: [(method: String, template: String, scope: Scope?)] {
         routeTable.routes.map { ($0.method, $0.template, $0.scope) }
     }
 }

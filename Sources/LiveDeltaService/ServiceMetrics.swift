@@ -5,9 +5,9 @@ import struct NIOConcurrencyHelpers.NIOLockedValueBox
 /// What the service counts, through swift-metrics: requests by route and status, their
 /// duration and body size, diff sizes, errors by code, and sessions. The backend (Prometheus,
 /// in the executable) is the factory's; `exposition` renders it for `GET /metrics`.
-public final class ServiceMetrics: Sendable {
-    public static let itemsInLabel = "livedelta_diff_items_in"
-    public static let changesOutLabel = "livedelta_diff_changes_out"
+package final class ServiceMetrics: Sendable {
+    package static let itemsInLabel = "livedelta_diff_items_in"
+    package static let changesOutLabel = "livedelta_diff_changes_out"
 
     let factory: any MetricsFactory
     let exposition: @Sendable () -> [UInt8]
@@ -26,7 +26,7 @@ public final class ServiceMetrics: Sendable {
     private let storeCacheHits: Counter
     private let storeCacheMisses: Counter
 
-    public init(factory: any MetricsFactory, exposition: @escaping @Sendable () -> [UInt8]) {
+    package init(factory: any MetricsFactory, exposition: @escaping @Sendable () -> [UInt8]) {
         self.factory = factory
         self.exposition = exposition
         sessionsOpen = Gauge(label: "livedelta_sessions_open", factory: factory)
@@ -86,7 +86,7 @@ public final class ServiceMetrics: Sendable {
     }
 
     /// For a session store's `events`.
-    public func session(_ event: SessionEvent) {
+    package func session(_ event: SessionEvent) {
         switch event {
         case .open(let count): sessionsOpen.record(count)
         case .bytes(let count): sessionBytes.record(count)
@@ -105,7 +105,7 @@ public final class ServiceMetrics: Sendable {
 }
 
 /// What a session store reports as it works.
-public enum SessionEvent: Sendable {
+package enum SessionEvent: Sendable {
     case open(Int)
     /// The bytes the sessions take, as `SessionFootprint` counts them (the memory store).
     case bytes(Int)

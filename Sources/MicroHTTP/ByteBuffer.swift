@@ -3,15 +3,15 @@
 /// (no copy is needed to hold on to a body).
 // @unchecked Sendable: only the thread that fills a buffer writes it, before handing it on;
 // afterwards it is read only, and deinit frees it once nobody holds it.
-public final class ByteBuffer: @unchecked Sendable {  // written by one thread, then read-only; see above
+package final class ByteBuffer: @unchecked Sendable {  // written by one thread, then read-only; see above
     private var storage: UnsafeMutableBufferPointer<UInt8>
-    public private(set) var count = 0
+    package private(set) var count = 0
 
     init(capacity: Int) {
         storage = .allocate(capacity: max(capacity, 16))
     }
 
-    public convenience init(_ bytes: [UInt8]) {
+    package convenience init(_ bytes: [UInt8]) {
         self.init(capacity: bytes.count)
         bytes.withUnsafeBytes { append($0) }
     }
@@ -22,11 +22,11 @@ public final class ByteBuffer: @unchecked Sendable {  // written by one thread, 
     static let empty = ByteBuffer(capacity: 0)
 
     /// The bytes so far; stable until the next `append`.
-    public var bytes: UnsafeBufferPointer<UInt8> {
+    package var bytes: UnsafeBufferPointer<UInt8> {
         UnsafeBufferPointer(start: storage.baseAddress, count: count)
     }
 
-    public var array: [UInt8] { Array(bytes) }
+    package var array: [UInt8] { Array(bytes) }
 
     func append(_ more: UnsafeRawBufferPointer) {
         if count + more.count > storage.count {

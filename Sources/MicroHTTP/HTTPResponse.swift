@@ -1,20 +1,20 @@
 /// A complete response.
-public struct HTTPResponse: Sendable {
-    public var status: Int
-    public var headers: [(name: String, value: String)]
-    public var body: [UInt8]
+package struct HTTPResponse: Sendable {
+    package var status: Int
+    package var headers: [(name: String, value: String)]
+    package var body: [UInt8]
     /// Where set, the body is this stream's, sent as it is written (chunked), and `body` is
     /// not sent.
-    public var stream: HTTPStream?
+    package var stream: HTTPStream?
 
-    public init(status: Int, headers: [(name: String, value: String)] = [], body: [UInt8] = []) {
+    package init(status: Int, headers: [(name: String, value: String)] = [], body: [UInt8] = []) {
         self.status = status
         self.headers = headers
         self.body = body
     }
 
     /// A response whose body is written while it is sent.
-    public init(status: Int, headers: [(name: String, value: String)] = [], stream: HTTPStream) {
+    package init(status: Int, headers: [(name: String, value: String)] = [], stream: HTTPStream) {
         self.status = status
         self.headers = headers
         self.body = []
@@ -48,7 +48,7 @@ public struct HTTPResponse: Sendable {
 
 /// Failures the server answers itself, before any handler runs; the application decides
 /// how they look (`HTTPServer.Configuration.errorResponse`).
-public enum HTTPServerError: Sendable, Equatable {
+package enum HTTPServerError: Sendable, Equatable {
     /// The body is larger than `maxBodySize` bytes.
     case bodyTooLarge(limit: Int)
     /// Bodies being received by all connections together would pass `maxBufferedBodyBytes`.

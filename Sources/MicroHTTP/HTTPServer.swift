@@ -13,61 +13,61 @@ import struct NIOConcurrencyHelpers.NIOLockedValueBox
 ///
 /// The handler runs on the worker thread, so it should do bounded work; the thread pool is
 /// the concurrency. The server knows nothing of what the application does with requests.
-public final class HTTPServer: Sendable {
-    public typealias Handler = @Sendable (HTTPRequest) -> HTTPResponse
+package final class HTTPServer: Sendable {
+    package typealias Handler = @Sendable (HTTPRequest) -> HTTPResponse
 
-    public struct Configuration: Sendable {
+    package struct Configuration: Sendable {
         /// A numeric IPv4 or IPv6 address, or `localhost`.
-        public var host: String = "0.0.0.0"
+        package var host: String = "0.0.0.0"
         /// 0 picks a free port; `HTTPServer.port` tells which.
-        public var port: UInt16 = 8080
-        public var threads: Int = HTTPServer.processorCount
+        package var port: UInt16 = 8080
+        package var threads: Int = HTTPServer.processorCount
         /// Larger bodies are refused with `errorResponse(.bodyTooLarge)`.
-        public var maxBodySize: Int = 32 << 20
+        package var maxBodySize: Int = 32 << 20
         /// A connection that sends or reads nothing for this many seconds is closed.
-        public var connectionTimeoutSeconds: Int = 30
+        package var connectionTimeoutSeconds: Int = 30
         /// Connections open at once; one more is answered `errorResponse(.tooManyConnections)`
         /// and closed.
-        public var connectionLimit: Int = 1_000
+        package var connectionLimit: Int = 1_000
         /// Connections open at once from one client address (`.tooManyConnectionsFromClient`
         /// past it). Behind a proxy every client has the proxy's address: raise it to
         /// `connectionLimit` there.
-        public var connectionsPerClient: Int = 256
+        package var connectionsPerClient: Int = 256
         /// Seconds a client has to send a whole request head, from connecting or from the
         /// previous response (a kept-alive connection idle this long is closed).
-        public var headerTimeoutSeconds: Int = 10
+        package var headerTimeoutSeconds: Int = 10
         /// Bytes a second a body must arrive at, on average, once it has taken longer than
         /// `headerTimeoutSeconds`; a slower one is answered `.requestTimeout` and closed.
-        public var minBodyRate: Int = 4_096
+        package var minBodyRate: Int = 4_096
         /// The longest request target, in bytes (`.uriTooLong` above).
-        public var maxURILength: Int = 8 << 10
+        package var maxURILength: Int = 8 << 10
         /// The longest request line and headers together, in bytes (`.headersTooLarge` above).
-        public var maxHeaderBytes: Int = 32 << 10
+        package var maxHeaderBytes: Int = 32 << 10
         /// A body refused for its size or for the budget is still read, and thrown away, up to
         /// this many bytes, so that a client that sends its whole body before reading sees the
         /// answer; past it the connection is closed.
-        public var maxDiscardBytes: Int = 64 << 20
+        package var maxDiscardBytes: Int = 64 << 20
         /// Each worker's stack: handlers run on it.
-        public var threadStackSize: Int = 8 << 20
+        package var threadStackSize: Int = 8 << 20
         /// Requests with bodies at least this large are handled on a pool that spreads them
         /// over all cores, instead of on their connection's event-loop thread.
-        public var offloadBodySize: Int = 64 << 10
+        package var offloadBodySize: Int = 64 << 10
         /// Requests the handler may wait in (for a lock, or a store across the network): they are
         /// handled on `waitingThreads` threads of their own, their connections suspended
         /// meanwhile, so that no event-loop thread ever waits and other connections go on.
-        public var mayWait: @Sendable (HTTPRequest) -> Bool = { _ in false }
-        public var waitingThreads: Int = 64
+        package var mayWait: @Sendable (HTTPRequest) -> Bool = { _ in false }
+        package var waitingThreads: Int = 64
         /// Connections sending streamed responses (`HTTPResponse.stream`) at once, counted apart
         /// from `connectionLimit` and `connectionsPerClient`; past it, `.tooManyStreams`.
-        public var maxStreams: Int = 0
+        package var maxStreams: Int = 0
         /// Bodies being received, by all connections together, are held to this many bytes; a
         /// request that would pass it is refused with `errorResponse(.busy)`.
-        public var maxBufferedBodyBytes: Int = 1 << 30
+        package var maxBufferedBodyBytes: Int = 1 << 30
         /// Told of each refusal the server makes itself, for counting: it runs on a worker or
         /// the acceptor thread, so it should be quick.
-        public var onRefusal: @Sendable (HTTPServerError) -> Void = { _ in }
+        package var onRefusal: @Sendable (HTTPServerError) -> Void = { _ in }
         /// How the server's own refusals look.
-        public var errorResponse: @Sendable (HTTPServerError) -> HTTPResponse = { error in
+        package var errorResponse: @Sendable (HTTPServerError) -> HTTPResponse = { error in
             switch error {
             case .bodyTooLarge: HTTPResponse(status: 413)
             case .busy, .tooManyConnections, .tooManyStreams: HTTPResponse(status: 503, headers: [("Retry-After", "1")])
@@ -80,14 +80,14 @@ public final class HTTPServer: Sendable {
             }
         }
 
-        public init() {}
+        package init() {}
     }
 
-    public enum StartError: Error, CustomStringConvertible {
+    package enum StartError: Error, CustomStringConvertible {
         case invalidHost(String)
         case cannotListen(host: String, port: UInt16)
 
-        public var description: String {
+        package var description: String {
             switch self {
             case .invalidHost(let host): "'\(host)' is not a numeric IPv4 or IPv6 address"
             case .cannotListen(let host, let port): "cannot listen on \(host):\(port) (in use, or not allowed)"
@@ -95,22 +95,22 @@ public final class HTTPServer: Sendable {
         }
     }
 
-    public static var processorCount: Int { max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))) }
+    package static var processorCount: Int { max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))) }
 
     /// The configuration the server runs with: as given, but for connection limits lowered to
     /// fit the descriptors the process may open (compare with what was asked).
-    public let configuration: Configuration
+    package let configuration: Configuration
     /// File descriptors the process may open, after raising its soft limit to the hard one.
-    public let descriptorLimit: Int
+    package let descriptorLimit: Int
     /// The port the server listens on.
-    public let port: UInt16
+    package let port: UInt16
     private let core: ServerCore
     /// The acceptor and the daemons, until `stop` takes them.
     private let running: NIOLockedValueBox<(acceptor: Acceptor, daemons: [DaemonHandle])?>
 
     /// Starts listening and serving at once: `threads` daemons, each with one event-loop
     /// thread, and an acceptor that deals new connections out to them in turn.
-    public init(configuration asked: Configuration, handler: @escaping Handler) throws(StartError) {
+    package init(configuration asked: Configuration, handler: @escaping Handler) throws(StartError) {
         guard let address = SocketAddress(host: asked.host, port: asked.port) else {
             throw .invalidHost(asked.host)
         }
@@ -202,27 +202,27 @@ public final class HTTPServer: Sendable {
     }
 
     /// Connections open now, streams included.
-    public var openConnections: Int { core.gate.count }
+    package var openConnections: Int { core.gate.count }
 
     /// Connections sending streamed responses now.
-    public var openStreams: Int { core.gate.streamCount }
+    package var openStreams: Int { core.gate.streamCount }
 
     /// Requests whose headers have arrived and whose response is not yet sent.
-    public var requestsInFlight: Int { core.inFlight.load(ordering: .relaxed) }
+    package var requestsInFlight: Int { core.inFlight.load(ordering: .relaxed) }
 
     /// Bytes of request bodies being received or handled now.
-    public var bufferedBodyBytes: Int { core.buffered.load(ordering: .relaxed) }
+    package var bufferedBodyBytes: Int { core.buffered.load(ordering: .relaxed) }
 
     /// How a stop ended.
-    public struct StopOutcome: Sendable, Equatable {
+    package struct StopOutcome: Sendable, Equatable {
         /// Requests still being received, computed or sent at the deadline, and cut off.
-        public var cut: Int
+        package var cut: Int
         /// Of those, requests whose handler was still computing. Their connections are
         /// suspended, which libmicrohttpd cannot stop: the daemons are left running, and the
         /// caller should end the process.
-        public var computing: Int
+        package var computing: Int
         /// Every request in flight finished within the grace period.
-        public var drained: Bool { cut == 0 }
+        package var drained: Bool { cut == 0 }
     }
 
     /// Stops accepting connections at once and lets requests in flight finish, their responses
@@ -231,7 +231,7 @@ public final class HTTPServer: Sendable {
     /// `Content-Length`), which HTTP clients report as an error. It never waits for a handler
     /// past the deadline (see `StopOutcome.computing`).
     @discardableResult
-    public func stop(grace: Duration = .seconds(10)) -> StopOutcome {
+    package func stop(grace: Duration = .seconds(10)) -> StopOutcome {
         guard let (acceptor, daemons) = running.withLockedValue({ $0.take() }) else { return StopOutcome(cut: 0, computing: 0) }
         core.stopping.store(true, ordering: .relaxed)
         acceptor.stop()

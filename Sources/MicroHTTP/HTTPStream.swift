@@ -10,8 +10,8 @@ import struct NIOConcurrencyHelpers.NIOLockedValueBox
 /// Bounded: bytes written and not yet sent are held up to `maxBuffered`; a write past it
 /// drops the stream (the connection closes) rather than hold more for a client that does not
 /// read, so a slow reader never delays the writer or anyone else.
-public final class HTTPStream: Sendable {
-    public let maxBuffered: Int
+package final class HTTPStream: Sendable {
+    package let maxBuffered: Int
 
     /// Where the stream is in its life.
     private enum Phase {
@@ -46,14 +46,14 @@ public final class HTTPStream: Sendable {
         var value = State()
     }
 
-    public init(maxBuffered: Int = 1 << 20) {
+    package init(maxBuffered: Int = 1 << 20) {
         self.maxBuffered = maxBuffered
         state = NIOLockedValueBox(StateBox())
     }
 
     /// Told once, on any thread, when the stream's connection is gone or the stream was never
     /// sent: whoever writes to it should let go of it.
-    public func onClose(_ body: @escaping @Sendable () -> Void) {
+    package func onClose(_ body: @escaping @Sendable () -> Void) {
         let now = state.withLockedValue { box -> Bool in
             if case .detached = box.value.phase { return true }
             box.value.onClose = body
@@ -65,7 +65,7 @@ public final class HTTPStream: Sendable {
     /// Adds bytes to send. False, writing nothing, where the stream is closed or gone; where
     /// the bytes would pass `maxBuffered`, the stream is dropped and false returned.
     @discardableResult
-    public func write(_ bytes: [UInt8]) -> Bool {
+    package func write(_ bytes: [UInt8]) -> Bool {
         state.withLockedValue { box in
             guard !box.value.closed else { return false }
             if case .detached = box.value.phase { return false }
@@ -88,7 +88,7 @@ public final class HTTPStream: Sendable {
     }
 
     /// Ends the stream once what was written is sent.
-    public func close() {
+    package func close() {
         state.withLockedValue { box in
             guard !box.value.closed else { return }
             box.value.closed = true
@@ -97,7 +97,7 @@ public final class HTTPStream: Sendable {
     }
 
     /// Ends the stream at once, dropping what was not sent: the client sees the connection cut.
-    public func abort() {
+    package func abort() {
         state.withLockedValue { box in
             box.value.closed = true
             box.value.aborted = true
@@ -106,10 +106,10 @@ public final class HTTPStream: Sendable {
     }
 
     /// Bytes written and not yet sent.
-    public var buffered: Int { state.withLockedValue { $0.value.buffered } }
+    package var buffered: Int { state.withLockedValue { $0.value.buffered } }
 
     /// Whether the connection is still there.
-    public var isOpen: Bool {
+    package var isOpen: Bool {
         state.withLockedValue { box in
             if case .detached = box.value.phase { return false }
             return !box.value.closed

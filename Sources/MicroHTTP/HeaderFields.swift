@@ -1,13 +1,13 @@
 /// A request's header fields as sent, their bytes back to back in one buffer: a request makes
 /// one small allocation for all of them, and a string only for a field that is asked for.
-public struct HeaderFields: Sendable {
+package struct HeaderFields: Sendable {
     /// Each field as its name's length and its value's length (four bytes each, little-endian),
     /// then the name's bytes and the value's.
     private var storage: [UInt8] = []
 
-    public init() {}
+    package init() {}
 
-    public init(_ fields: [(name: String, value: String)]) {
+    package init(_ fields: [(name: String, value: String)]) {
         for field in fields {
             var (name, value) = field
             name.withUTF8 { name in value.withUTF8 { value in append(name: name, value: value) } }
@@ -41,7 +41,7 @@ public struct HeaderFields: Sendable {
     }
 
     /// The first value of a field, by case-insensitive name (ASCII, as field names are).
-    public func first(_ name: String) -> String? {
+    package func first(_ name: String) -> String? {
         var found: String?
         forEach(named: name) { value in
             found = String(decoding: value, as: UTF8.self)
@@ -52,7 +52,7 @@ public struct HeaderFields: Sendable {
 
     /// Whether the first field called `name` (ignoring case) has the value `value`, ignoring the
     /// case of ASCII letters; false where there is no such field. No string is made.
-    public func first(_ name: String, equalsIgnoringASCIICase value: String) -> Bool {
+    package func first(_ name: String, equalsIgnoringASCIICase value: String) -> Bool {
         var wanted = value
         return wanted.withUTF8 { wanted in
             var equal = false
@@ -65,7 +65,7 @@ public struct HeaderFields: Sendable {
     }
 
     /// Every value of a field, by case-insensitive name.
-    public func values(_ name: String) -> [String] {
+    package func values(_ name: String) -> [String] {
         var found: [String] = []
         forEach(named: name) { value in
             found.append(String(decoding: value, as: UTF8.self))
@@ -83,7 +83,7 @@ public struct HeaderFields: Sendable {
     }
 
     /// All fields, as strings.
-    public var all: [(name: String, value: String)] {
+    package var all: [(name: String, value: String)] {
         var fields: [(name: String, value: String)] = []
         forEach { name, value in
             fields.append((String(decoding: name, as: UTF8.self), String(decoding: value, as: UTF8.self)))
@@ -104,7 +104,7 @@ public struct HeaderFields: Sendable {
 
 extension String {
     /// Equal but for the case of ASCII letters (as header names and many values compare).
-    public func equalsIgnoringASCIICase(_ other: String) -> Bool {
+    package func equalsIgnoringASCIICase(_ other: String) -> Bool {
         guard utf8.count == other.utf8.count else { return false }
         var (a, b) = (self, other)
         return a.withUTF8 { a in b.withUTF8 { b in HeaderFields.sameIgnoringASCIICase(a, b) } }

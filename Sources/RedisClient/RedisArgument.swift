@@ -1,5 +1,5 @@
 /// One argument of a Redis command.
-public enum RedisArgument {
+package enum RedisArgument {
     /// Bytes of its own.
     case bytes([UInt8])
     /// Text lent in pieces, sent one after another as one argument without being copied into
@@ -8,7 +8,7 @@ public enum RedisArgument {
 }
 
 extension RedisArgument: ExpressibleByStringLiteral {
-    public init(stringLiteral text: String) { self = .bytes(Array(text.utf8)) }
+    package init(stringLiteral text: String) { self = .bytes(Array(text.utf8)) }
 
-    public static func text(_ text: String) -> RedisArgument { .bytes(Array(text.utf8)) }
+    package static func text(_ text: String) -> RedisArgument { .bytes(Array(text.utf8)) }
 }

@@ -1,16 +1,16 @@
 /// Where Redis is and how long to wait for it, from `redis://[:password@]host[:port][/db]`.
-public struct RedisConfiguration: Sendable, Equatable {
-    public var host: String
-    public var port: Int
-    public var database: Int
+package struct RedisConfiguration: Sendable, Equatable {
+    package var host: String
+    package var port: Int
+    package var database: Int
     /// Sent with AUTH on connecting; never logged (`description` hides it).
-    public var password: String?
-    public var connectTimeout: Duration = .seconds(1)
-    public var commandTimeout: Duration = .seconds(1)
+    package var password: String?
+    package var connectTimeout: Duration = .seconds(1)
+    package var commandTimeout: Duration = .seconds(1)
     /// Connections open at once, at most; a caller waits for a free one up to the command timeout.
-    public var maxConnections = 16
+    package var maxConnections = 16
 
-    public init(host: String, port: Int = 6379, database: Int = 0, password: String? = nil) {
+    package init(host: String, port: Int = 6379, database: Int = 0, password: String? = nil) {
         self.host = host
         self.port = port
         self.database = database
@@ -18,7 +18,7 @@ public struct RedisConfiguration: Sendable, Equatable {
     }
 
     /// Reads a `redis://` URL; nil where it is not one.
-    public init?(url: String) {
+    package init?(url: String) {
         guard url.hasPrefix("redis://") else { return nil }
         var rest = Substring(url.dropFirst("redis://".count))
         var password: String?
@@ -50,5 +50,5 @@ public struct RedisConfiguration: Sendable, Equatable {
     }
 
     /// The address without the password, for logs.
-    public var description: String { "redis://\(password == nil ? "" : ":***@")\(host):\(port)/\(database)" }
+    package var description: String { "redis://\(password == nil ? "" : ":***@")\(host):\(port)/\(database)" }
 }

@@ -2,11 +2,11 @@
 /// (`send`) are answered, in order, before a later pipeline's (`run`): a large write can then
 /// travel while the caller does other work, and what follows it on the connection is sure to
 /// run after it. Used by one thread at a time; `release` (or deinit) gives the connection back.
-public final class RedisLease {
+package final class RedisLease {
     private let pool: RedisPool
     private var connection: RedisPool.Connection?
     /// Replies to commands sent and not yet read.
-    public private(set) var unread = 0
+    package private(set) var unread = 0
 
     init(pool: RedisPool, connection: RedisPool.Connection) {
         self.pool = pool
@@ -16,7 +16,7 @@ public final class RedisLease {
     deinit { release() }
 
     /// Sends the commands; their replies come first in the next `run`.
-    public func send(_ commands: [[RedisArgument]]) throws(RedisError) {
+    package func send(_ commands: [[RedisArgument]]) throws(RedisError) {
         guard let connection else { throw .io("the lease was released") }
         do throws(RedisError) {
             try connection.connection.write(commands)
@@ -29,7 +29,7 @@ public final class RedisLease {
 
     /// Sends the commands and reads every reply outstanding: those to earlier `send`s first,
     /// then these commands' own.
-    public func run(_ commands: [[RedisArgument]]) throws(RedisError) -> [RedisValue] {
+    package func run(_ commands: [[RedisArgument]]) throws(RedisError) -> [RedisValue] {
         guard let connection else { throw .io("the lease was released") }
         do throws(RedisError) {
             try connection.connection.write(commands)
@@ -44,7 +44,7 @@ public final class RedisLease {
 
     /// Gives the connection back to the pool; one with replies still unread is closed instead,
     /// as it is out of step.
-    public func release() {
+    package func release() {
         guard let held = connection else { return }
         connection = nil
         pool.giveBack(unread == 0 && !held.connection.broken ? held : nil)

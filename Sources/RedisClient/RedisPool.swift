@@ -5,8 +5,8 @@ import struct NIOConcurrencyHelpers.NIOLockedValueBox
 /// A bounded pool of connections to one Redis. A caller borrows a connection for one
 /// pipeline; connections are opened when needed, at most `maxConnections`, and a broken one is
 /// dropped, so the pool reconnects by itself after Redis comes back.
-public final class RedisPool: Sendable {
-    public let configuration: RedisConfiguration
+package final class RedisPool: Sendable {
+    package let configuration: RedisConfiguration
     private let idle = NIOLockedValueBox<[Connection]>([])
     /// Counts the connections that may still be opened or lent out.
     private let slots: DispatchSemaphore
@@ -23,14 +23,14 @@ public final class RedisPool: Sendable {
         init(_ connection: RedisConnection) { self.connection = connection }
     }
 
-    public init(_ configuration: RedisConfiguration) {
+    package init(_ configuration: RedisConfiguration) {
         self.configuration = configuration
         slots = DispatchSemaphore(value: max(1, configuration.maxConnections))
         leases = DispatchSemaphore(value: configuration.maxConnections / 2)
     }
 
     /// Runs the commands as one pipeline on a pooled connection and returns their replies.
-    public func run(_ commands: [[RedisArgument]]) throws(RedisError) -> [RedisValue] {
+    package func run(_ commands: [[RedisArgument]]) throws(RedisError) -> [RedisValue] {
         guard slots.wait(timeout: .now() + .nanoseconds(Int(configuration.commandTimeout.nanosecondsClamped))) == .success else {
             throw .timeout
         }
@@ -44,7 +44,7 @@ public final class RedisPool: Sendable {
 
     /// A connection of its own for a sequence of pipelines, where one is free now (nil, without
     /// waiting, where none is, or the leases out are at their limit).
-    public func lease() -> RedisLease? {
+    package func lease() -> RedisLease? {
         guard leases.wait(timeout: .now()) == .success else { return nil }
         guard slots.wait(timeout: .now()) == .success else {
             leases.signal()
@@ -75,12 +75,12 @@ public final class RedisPool: Sendable {
     }
 
     /// One command.
-    public func run(_ command: [String]) throws(RedisError) -> RedisValue {
+    package func run(_ command: [String]) throws(RedisError) -> RedisValue {
         try run([command.map(RedisArgument.text)])[0]
     }
 
     /// Closes the idle connections (in use ones close when given back broken, or stay).
-    public func closeIdle() {
+    package func closeIdle() {
         idle.withLockedValue { $0.removeAll() }
     }
 }

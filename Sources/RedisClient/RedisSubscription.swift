@@ -11,14 +11,14 @@ import Synchronization
 /// is opened again (every half second while Redis is away), and `onSubscribed` is told each
 /// time the subscription (re)starts, so that whoever listens can catch up on what was
 /// published meanwhile, which Redis does not keep.
-public final class RedisSubscription: Sendable {
+package final class RedisSubscription: Sendable {
     private let configuration: RedisConfiguration
     private let channel: String
     private let onMessage: @Sendable ([UInt8]) -> Void
     private let onSubscribed: @Sendable () -> Void
     private let stopped = Atomic<Bool>(false)
 
-    public init(
+    package init(
         _ configuration: RedisConfiguration, channel: String, onMessage: @escaping @Sendable ([UInt8]) -> Void,
         onSubscribed: @escaping @Sendable () -> Void
     ) {
@@ -29,7 +29,7 @@ public final class RedisSubscription: Sendable {
     }
 
     /// Starts the thread.
-    public func start() {
+    package func start() {
         let box = Unmanaged.passRetained(self).toOpaque()
         var thread = pthread_t()
         _ = pthread_create(
@@ -43,7 +43,7 @@ public final class RedisSubscription: Sendable {
     }
 
     /// Ends the thread within a second.
-    public func stop() { stopped.store(true, ordering: .relaxed) }
+    package func stop() { stopped.store(true, ordering: .relaxed) }
 
     private func run() {
         while !stopped.load(ordering: .relaxed) {

@@ -1,5 +1,5 @@
 /// A reply from Redis.
-public enum RedisValue: Sendable, Equatable {
+package enum RedisValue: Sendable, Equatable {
     case string([UInt8])
     case integer(Int)
     case array([RedisValue])
@@ -9,12 +9,12 @@ public enum RedisValue: Sendable, Equatable {
     /// An error reply (`ERR …`, `NOSCRIPT …`); a command failed, the connection is fine.
     case error(String)
 
-    public var bytes: [UInt8]? {
+    package var bytes: [UInt8]? {
         if case .string(let bytes) = self { return bytes }
         return nil
     }
 
-    public var integer: Int? {
+    package var integer: Int? {
         switch self {
         case .integer(let value): value
         case .string(let bytes): Int(String(decoding: bytes, as: UTF8.self))
@@ -22,14 +22,14 @@ public enum RedisValue: Sendable, Equatable {
         }
     }
 
-    public var array: [RedisValue]? {
+    package var array: [RedisValue]? {
         if case .array(let values) = self { return values }
         return nil
     }
 }
 
 /// Why a command got no reply. After any of these the connection is dropped.
-public enum RedisError: Error, Sendable, Equatable, CustomStringConvertible {
+package enum RedisError: Error, Sendable, Equatable, CustomStringConvertible {
     /// Could not connect, authenticate or select the database.
     case connect(String)
     /// The connection failed, or the reply was not Redis's protocol.
@@ -39,7 +39,7 @@ public enum RedisError: Error, Sendable, Equatable, CustomStringConvertible {
     /// Redis answered with an error where the caller needed a value.
     case reply(String)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .connect(let reason): "cannot connect to Redis: \(reason)"
         case .io(let reason): "Redis connection failed: \(reason)"

@@ -5,9 +5,9 @@
 #endif
 
 /// Files that hold keys: secrets, PEM public keys, JWK Sets.
-public enum KeyFile {
+package enum KeyFile {
     /// The file's bytes; a key file is small, so more than 1 MiB is refused as not a key.
-    public static func read(_ path: String) throws(KeyError) -> [UInt8] {
+    package static func read(_ path: String) throws(KeyError) -> [UInt8] {
         guard let file = fopen(path, "rb") else {
             throw KeyError(description: "\(path): cannot be read (\(String(cString: strerror(errno))))")
         }

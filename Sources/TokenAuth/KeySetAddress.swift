@@ -1,15 +1,15 @@
 import CCurl
 
 /// A JWK Set published at an address (an issuer's `jwks_uri`), fetched with libcurl.
-public enum KeySetAddress {
+package enum KeySetAddress {
     /// Whether `text` names an address rather than a file.
-    public static func isAddress(_ text: String) -> Bool {
+    package static func isAddress(_ text: String) -> Bool {
         text.hasPrefix("https://") || text.hasPrefix("http://")
     }
 
     /// The set's bytes, or why it could not be fetched (a status other than 200, a timeout, a
     /// set over 1 MiB).
-    public static func fetch(_ address: String, timeoutMilliseconds: Int = 5_000) throws(KeyError) -> [UInt8] {
+    package static func fetch(_ address: String, timeoutMilliseconds: Int = 5_000) throws(KeyError) -> [UInt8] {
         var body: UnsafeMutablePointer<UInt8>?
         var length = 0
         var error = [CChar](repeating: 0, count: 256)

@@ -1,17 +1,17 @@
 /// What a verified token lets its bearer do.
-public struct TokenGrant: Sendable, Equatable {
+package struct TokenGrant: Sendable, Equatable {
     /// Whose sessions it reaches: the tenant claim's value.
-    public var tenant: String
+    package var tenant: String
     /// The `scope` claim's words (RFC 9068 §2.2.3).
-    public var scopes: Set<String>
+    package var scopes: Set<String>
     /// Glob patterns (`*`, `?`) the session ids it reaches must match; nil for any id.
-    public var sessions: [String]?
+    package var sessions: [String]?
     /// Its `exp`, seconds since 1970.
-    public var expires: Int64
+    package var expires: Int64
     /// Its `sub`, for logs.
-    public var subject: String?
+    package var subject: String?
 
-    public init(tenant: String, scopes: Set<String>, sessions: [String]?, expires: Int64, subject: String?) {
+    package init(tenant: String, scopes: Set<String>, sessions: [String]?, expires: Int64, subject: String?) {
         self.tenant = tenant
         self.scopes = scopes
         self.sessions = sessions
@@ -20,7 +20,7 @@ public struct TokenGrant: Sendable, Equatable {
     }
 
     /// Whether the token reaches the session `id` (of its own tenant).
-    public func reaches(session id: String) -> Bool {
+    package func reaches(session id: String) -> Bool {
         guard let sessions else { return true }
         return sessions.contains { globMatches(Array($0.utf8)[...], Array(id.utf8)[...]) }
     }

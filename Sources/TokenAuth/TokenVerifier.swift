@@ -9,31 +9,31 @@ import struct NIOConcurrencyHelpers.NIOLockedValueBox
 ///
 /// The signature is jwt-kit's to check; this reads the header and the claims (with ByteJSON,
 /// as the service reads everything else) and decides.
-public final class TokenVerifier: Sendable {
-    public struct Policy: Sendable {
+package final class TokenVerifier: Sendable {
+    package struct Policy: Sendable {
         /// `iss` must equal it, where set.
-        public var issuer: String?
+        package var issuer: String?
         /// `aud` (a string or a list) must hold it, where set.
-        public var audience: String?
+        package var audience: String?
         /// The claim naming the tenant.
-        public var tenantClaim = "tenant"
+        package var tenantClaim = "tenant"
         /// Clock skew allowed on `exp`, `nbf` and `iat`, in seconds.
-        public var leewaySeconds: Int64 = 30
+        package var leewaySeconds: Int64 = 30
         /// The JWK Set is read again this often.
-        public var keySetRefreshSeconds: Int64 = 300
+        package var keySetRefreshSeconds: Int64 = 300
         /// …and on a `kid` it does not hold, but not more often than this, so that a flood of
         /// unknown `kid`s cannot make it fetch in a loop.
-        public var keySetFloorSeconds: Int64 = 10
+        package var keySetFloorSeconds: Int64 = 10
         /// Accepted tokens remembered at once; 0 remembers none.
-        public var cacheLimit = 10_000
+        package var cacheLimit = 10_000
 
-        public init() {}
+        package init() {}
     }
 
     /// Reads the JWK Set again (a file, or wherever it lives).
-    public typealias KeySetSource = @Sendable () throws(KeyError) -> [VerificationKey]
+    package typealias KeySetSource = @Sendable () throws(KeyError) -> [VerificationKey]
 
-    public let policy: Policy
+    package let policy: Policy
     private let fixedKeys: [VerificationKey]
     private let keySetSource: KeySetSource?
     private let state: NIOLockedValueBox<State>
@@ -50,7 +50,7 @@ public final class TokenVerifier: Sendable {
     /// - Parameters:
     ///   - keys: keys from files (secrets and PEM public keys), and a first read of the set.
     ///   - keySet: where the JWK Set is read again from; nil where there is none.
-    public init(keys: [VerificationKey], keySet: KeySetSource? = nil, policy: Policy = Policy(), now: Int64) {
+    package init(keys: [VerificationKey], keySet: KeySetSource? = nil, policy: Policy = Policy(), now: Int64) {
         fixedKeys = keys
         keySetSource = keySet
         self.policy = policy
@@ -60,15 +60,15 @@ public final class TokenVerifier: Sendable {
     }
 
     /// Times the JWK Set has been read since start (the first read not counted).
-    public var keySetReads: Int { state.withLockedValue { $0.keySetReads } }
+    package var keySetReads: Int { state.withLockedValue { $0.keySetReads } }
 
     /// Adds the set's keys as first read (at start, where failing to read it stops the server).
-    public func useKeySet(_ keys: [VerificationKey]) {
+    package func useKeySet(_ keys: [VerificationKey]) {
         state.withLockedValue { $0.keySet = keys }
     }
 
     /// The token's grant, or why it is refused. `now`: seconds since 1970.
-    public func verify(_ token: Substring, now: Int64) -> Result<TokenGrant, TokenRejection> {
+    package func verify(_ token: Substring, now: Int64) -> Result<TokenGrant, TokenRejection> {
         let text = String(token)
         let cached = state.withLockedValue { $0.accepted[text] }
         if let cached, now <= cached.expires + policy.leewaySeconds { return .success(cached) }

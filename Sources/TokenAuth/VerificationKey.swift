@@ -7,13 +7,13 @@ import Synchronization
 /// A key that tokens may be signed with, bound to the one algorithm it verifies: a token
 /// naming another algorithm is never checked with it, so an RSA public key can never be
 /// taken for an HMAC secret, and `alg: none` matches no key at all.
-public struct VerificationKey: Sendable {
+package struct VerificationKey: Sendable {
     /// The `kid` tokens name it by; nil for keys from files, which are tried in turn.
-    public let kid: String?
+    package let kid: String?
     /// The JWS algorithm (`HS256`, `RS256`, `ES256`, `EdDSA`).
-    public let algorithm: String
+    package let algorithm: String
     /// Where it came from, for logs.
-    public let origin: String
+    package let origin: String
     /// The signature check itself, jwt-kit's.
     let check: any JWTAlgorithm
 
@@ -24,15 +24,15 @@ public struct VerificationKey: Sendable {
 }
 
 /// Why keys could not be read: said at start, where the operator can fix it.
-public struct KeyError: Error, CustomStringConvertible {
-    public let description: String
+package struct KeyError: Error, CustomStringConvertible {
+    package let description: String
 
-    public init(description: String) { self.description = description }
+    package init(description: String) { self.description = description }
 }
 
 extension VerificationKey {
     /// An HS256 secret, as the file holds it (a final line break is not part of it).
-    public static func secret(_ bytes: [UInt8], origin: String) throws(KeyError) -> VerificationKey {
+    package static func secret(_ bytes: [UInt8], origin: String) throws(KeyError) -> VerificationKey {
         var secret = bytes
         while let last = secret.last, last == 0x0A || last == 0x0D { secret.removeLast() }
         // RFC 7518 §3.2: a key of the same size as the hash output or larger.
@@ -44,7 +44,7 @@ extension VerificationKey {
     }
 
     /// A PEM public key: RS256 for RSA, ES256 for P-256, EdDSA for Ed25519, by the key's type.
-    public static func publicKey(pem: String, origin: String) throws(KeyError) -> VerificationKey {
+    package static func publicKey(pem: String, origin: String) throws(KeyError) -> VerificationKey {
         if let key = try? ES256PublicKey(pem: pem) {
             return try extract(origin: origin, algorithm: "ES256") { await $0.add(ecdsa: key, kid: $1) }
         }
@@ -60,7 +60,7 @@ extension VerificationKey {
     /// The keys of a JWK Set (RFC 7517): each needs a `kid`; its algorithm is its `alg`, or
     /// follows from its type and curve where it has none. The set's members are read with
     /// ByteJSON; jwt-kit reads the key material.
-    public static func keySet(json: [UInt8], origin: String) throws(KeyError) -> [VerificationKey] {
+    package static func keySet(json: [UInt8], origin: String) throws(KeyError) -> [VerificationKey] {
         let set = try? json.withUnsafeBufferPointer { bytes throws(JSONError) in try JSONValue(parsing: bytes, maxDepth: 16) }
         guard case .array(let members)? = set?["keys"] else {
             throw KeyError(description: "\(origin): not a JWK Set (no keys list)")

@@ -1,8 +1,8 @@
 import ByteJSON
 import CLibFuzzer
 import Glibc
-import LiveDeltaService
-import MicroHTTP
+@testable import LiveDeltaService
+@testable import MicroHTTP
 
 /// One service, as the server runs it, with small limits so that inputs reach them.
 let service: LiveDeltaService = {

@@ -10,21 +10,21 @@ import TokenAuth
 /// Who may call what: with a verifier, every operation that names a scope needs a bearer
 /// token that verifies, holds the scope and, for a session, reaches its id. Without one
 /// (`--auth none`), everyone may call everything, in one namespace.
-public struct AccessPolicy: Sendable {
-    public let verifier: TokenVerifier?
+package struct AccessPolicy: Sendable {
+    package let verifier: TokenVerifier?
     /// `WWW-Authenticate`'s realm.
-    public var realm: String
+    package var realm: String
     /// The cookie a browser's `EventSource` may carry the token in (it cannot send a header),
     /// honoured on the live routes only, where a request changes nothing.
-    public var cookieName: String
+    package var cookieName: String
 
-    public init(verifier: TokenVerifier?, realm: String = "livedelta", cookieName: String = "livedelta_token") {
+    package init(verifier: TokenVerifier?, realm: String = "livedelta", cookieName: String = "livedelta_token") {
         self.verifier = verifier
         self.realm = realm
         self.cookieName = cookieName
     }
 
-    public static let open = AccessPolicy(verifier: nil)
+    package static let open = AccessPolicy(verifier: nil)
 
     /// The grant of the request's token where `scope` needs one; nil where the policy is open
     /// or the route names no scope. 401 for a missing or refused token, 403 for a scope it
@@ -81,7 +81,7 @@ public struct AccessPolicy: Sendable {
     }
 
     /// Seconds since 1970, as tokens count time.
-    public static func unixNow() -> Int64 {
+    package static func unixNow() -> Int64 {
         var time = timespec()
         clock_gettime(CLOCK_REALTIME, &time)
         return Int64(time.tv_sec)

@@ -1,5 +1,5 @@
 /// What a token's `scope` claim must hold for an operation (RFC 9068 §2.2.3, space-separated).
-public enum Scope: String, CaseIterable, Sendable {
+package enum Scope: String, CaseIterable, Sendable {
     /// `POST /diff`.
     case diff
     /// Reading a session: `GET`, and `/delta`, which commits nothing.

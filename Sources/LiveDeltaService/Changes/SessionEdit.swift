@@ -24,6 +24,6 @@ enum EditOutcome {
 
 /// A change worked out from the session as it is when the change runs, under its step: the
 /// store hands it the current collection, its options and its item limit.
-public struct SessionEdit: Sendable {
+package struct SessionEdit: Sendable {
     let apply: @Sendable (_ current: JSONCollection, _ options: DiffOptions, _ maxItems: Int) throws(APIError) -> EditOutcome
 }

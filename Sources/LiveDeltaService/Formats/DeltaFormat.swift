@@ -1,5 +1,5 @@
 /// How an answer spells its delta (option `format`).
-public enum DeltaFormat: String, CaseIterable, Sendable {
+package enum DeltaFormat: String, CaseIterable, Sendable {
     /// UIKit's batch form: deletions in old positions, insertions in new ones, moves, reloads
     /// applied after (`delta`).
     case batch

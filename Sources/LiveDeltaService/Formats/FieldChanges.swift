@@ -2,7 +2,7 @@ import ByteJSON
 import LiveCollections
 
 /// How much a changed item says (option `changes`).
-public enum ChangeDetail: String, CaseIterable, Sendable {
+package enum ChangeDetail: String, CaseIterable, Sendable {
     /// That it changed: the whole new item.
     case rows
     /// What changed: the new values of changed top-level fields, and the names of removed ones.

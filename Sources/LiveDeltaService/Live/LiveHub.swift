@@ -19,31 +19,31 @@ import struct NIOConcurrencyHelpers.NIOLockedValueBox
 /// versions and bytes; each subscriber's unsent bytes (a subscriber that does not read is
 /// dropped past them, never waited for). Feeds exist only for sessions followed now or within
 /// `linger`, so a commit to any other session costs one dictionary look-up.
-public final class LiveHub: SessionObserver {
-    public struct Limits: Sendable {
+package final class LiveHub: SessionObserver {
+    package struct Limits: Sendable {
         /// Subscribers at once, all sessions together (503 past it).
-        public var maxSubscribers = 10_000
-        public var maxSubscribersPerSession = 1_000
+        package var maxSubscribers = 10_000
+        package var maxSubscribersPerSession = 1_000
         /// Seconds between comment heartbeats on an idle stream.
-        public var heartbeatSeconds = 15
+        package var heartbeatSeconds = 15
         /// What a stream tells clients to wait before reconnecting (`retry:`), in milliseconds.
-        public var retryMilliseconds = 2_000
+        package var retryMilliseconds = 2_000
         /// Steps a feed keeps for resuming subscribers, and the bytes they may take (the
         /// latest is always kept).
-        public var historyVersions = 256
-        public var historyBytes = 64 << 20
+        package var historyVersions = 256
+        package var historyBytes = 64 << 20
         /// Bytes written to one subscriber and not yet read by it, past which it is dropped.
-        public var subscriberBufferBytes = 4 << 20
+        package var subscriberBufferBytes = 4 << 20
         /// Seconds a feed is kept after its last subscriber left, so that one reconnecting can
         /// resume from the history.
-        public var lingerSeconds = 300
+        package var lingerSeconds = 300
         /// The longest long poll, in seconds.
-        public var maxWaitSeconds = 60
+        package var maxWaitSeconds = 60
 
-        public init() {}
+        package init() {}
     }
 
-    public let limits: Limits
+    package let limits: Limits
     private let feeds = NIOLockedValueBox<[String: LiveFeed]>([:])
     private let subscribers = Atomic<Int>(0)
     private let stopping = Atomic<Bool>(false)
@@ -53,7 +53,7 @@ public final class LiveHub: SessionObserver {
     private let follow: @Sendable ([String]) -> Void
     private let ticks = Atomic<Int>(0)
 
-    public init(
+    package init(
         limits: Limits = Limits(), logger: Logger = Logger(label: "livedelta.live"), follow: @escaping @Sendable ([String]) -> Void = { _ in }
     ) {
         self.limits = limits
@@ -63,25 +63,25 @@ public final class LiveHub: SessionObserver {
     }
 
     /// Subscribers now, all sessions together.
-    public var subscriberCount: Int { subscribers.load(ordering: .relaxed) }
+    package var subscriberCount: Int { subscribers.load(ordering: .relaxed) }
 
     // MARK: - SessionObserver
 
-    public func committed(_ change: SessionChange) { feed(change.id)?.publish(change) }
+    package func committed(_ change: SessionChange) { feed(change.id)?.publish(change) }
 
-    public func replaced(_ snapshot: SessionSnapshot) { feed(snapshot.id)?.publish(snapshot) }
+    package func replaced(_ snapshot: SessionSnapshot) { feed(snapshot.id)?.publish(snapshot) }
 
-    public func ended(id: String, incarnation: String, reason: SessionEnd) { feed(id)?.publishEnd(reason, incarnation: incarnation) }
+    package func ended(id: String, incarnation: String, reason: SessionEnd) { feed(id)?.publishEnd(reason, incarnation: incarnation) }
 
-    public func stored(_ snapshot: SessionSnapshot, appended: Bool, baseVersion: UInt64?) {
+    package func stored(_ snapshot: SessionSnapshot, appended: Bool, baseVersion: UInt64?) {
         feed(snapshot.id)?.publish(stored: snapshot, appended: appended, baseVersion: baseVersion)
     }
 
-    public func follows(id: String) -> Bool { feed(id) != nil }
+    package func follows(id: String) -> Bool { feed(id) != nil }
 
-    public var followedIDs: [String] { feeds.withLockedValue { Array($0.keys) } }
+    package var followedIDs: [String] { feeds.withLockedValue { Array($0.keys) } }
 
-    public func incarnation(of id: String) -> String? { feed(id)?.history.latest?.incarnation }
+    package func incarnation(of id: String) -> String? { feed(id)?.history.latest?.incarnation }
 
     private func feed(_ id: String) -> LiveFeed? { feeds.withLockedValue { $0[id] } }
 
@@ -152,7 +152,7 @@ public final class LiveHub: SessionObserver {
 
     /// Ends every stream with a `shutdown` event telling clients to reconnect, and refuses new
     /// subscribers. It waits for no one: streams are closed after the event is queued.
-    public func shutdown() -> Int {
+    package func shutdown() -> Int {
         stopping.store(true, ordering: .relaxed)
         let all = feeds.withLockedValue { Array($0.values) }
         let data = Array("{\"reconnect\":true,\"retry\":\(limits.retryMilliseconds)}".utf8)

@@ -23,19 +23,19 @@ import struct NIOConcurrencyHelpers.NIOLockedValueBox
 /// recency list), each idle for at most `idleTimeout`, each holding at most
 /// `maxItemsPerSession` items. A session a request is using is never evicted or expired.
 /// Event callbacks and logs run after the store's lock is released.
-public final class InMemorySessionStore: SessionStore {
-    public struct Limits: Sendable {
-        public var maxSessions = 10_000
-        public var idleTimeout: Duration = .seconds(15 * 60)
-        public var maxItemsPerSession = 100_000
+package final class InMemorySessionStore: SessionStore {
+    package struct Limits: Sendable {
+        package var maxSessions = 10_000
+        package var idleTimeout: Duration = .seconds(15 * 60)
+        package var maxItemsPerSession = 100_000
         /// Bytes all sessions take together, as `SessionFootprint` counts them (mostly the
         /// request bodies their items point into, as sent).
-        public var maxBytes = 1 << 30
+        package var maxBytes = 1 << 30
 
-        public init() {}
+        package init() {}
     }
 
-    public let limits: Limits
+    package let limits: Limits
     private struct Table: Sendable {
         var sessions: [String: HeldSession] = [:]
         var recency = RecencyList<String>()
@@ -63,7 +63,7 @@ public final class InMemorySessionStore: SessionStore {
     private let clock: @Sendable () -> UInt64
     private let observer = NIOLockedValueBox<(any SessionObserver)?>(nil)
 
-    public func observe(with observer: any SessionObserver) {
+    package func observe(with observer: any SessionObserver) {
         self.observer.withLockedValue { $0 = observer }
     }
 
@@ -78,7 +78,7 @@ public final class InMemorySessionStore: SessionStore {
     ///   - events: told of the number of sessions open, evictions and expiries, as they happen
     ///     (never while the store's lock is held).
     ///   - clock: monotonic nanoseconds (tests pass their own).
-    public init(
+    package init(
         limits: Limits = Limits(), logger: Logger = Logger(label: "livedelta.sessions"),
         events: @escaping @Sendable (SessionEvent) -> Void = { _ in }, clock: (@Sendable () -> UInt64)? = nil
     ) {
@@ -93,13 +93,13 @@ public final class InMemorySessionStore: SessionStore {
             }
     }
 
-    public var statistics: SessionStatistics {
+    package var statistics: SessionStatistics {
         SessionStatistics(
             open: table.withLockedValue { $0.sessions.count }, evicted: evicted.load(ordering: .relaxed), expired: expired.load(ordering: .relaxed))
     }
 
     /// The bytes the sessions take now, as `SessionFootprint` counts them: at most `limits.maxBytes`.
-    public var heldBytes: Int { table.withLockedValue { $0.bytes } }
+    package var heldBytes: Int { table.withLockedValue { $0.bytes } }
 
     private var idleNanoseconds: UInt64 {
         let (seconds, attoseconds) = limits.idleTimeout.components
@@ -108,7 +108,7 @@ public final class InMemorySessionStore: SessionStore {
 
     // MARK: - SessionStore
 
-    public func put(id: String, options: DiffOptions, collection: JSONCollection) throws(SessionError) -> (SessionSnapshot, created: Bool) {
+    package func put(id: String, options: DiffOptions, collection: JSONCollection) throws(SessionError) -> (SessionSnapshot, created: Bool) {
         try SessionRules.checkSize(collection.itemCount, limit: limits.maxItemsPerSession)
         let bytes = SessionFootprint.of(collection)
         try checkBytes(bytes)
@@ -131,18 +131,18 @@ public final class InMemorySessionStore: SessionStore {
         return (snapshot, created)
     }
 
-    public func snapshot(id: String) throws(SessionError) -> SessionSnapshot {
+    package func snapshot(id: String) throws(SessionError) -> SessionSnapshot {
         let stored = try use(id)
         defer { release(stored) }
         // Under the step: the items and the documents they point into are read as one.
         return try step(stored) { SessionRules.snapshot(of: stored) }
     }
 
-    public func options(id: String) -> DiffOptions? {
+    package func options(id: String) -> DiffOptions? {
         table.withLockedValue { $0.sessions[id]?.options }
     }
 
-    public func update(
+    package func update(
         id: String, to collection: JSONCollection, readWith: DiffOptions, condition: VersionCondition, commit: Bool
     ) throws(SessionError) -> SessionChange {
         try SessionRules.checkSize(collection.itemCount, limit: limits.maxItemsPerSession)
@@ -173,7 +173,7 @@ public final class InMemorySessionStore: SessionStore {
         }
     }
 
-    public func append(id: String, _ collection: JSONCollection, readWith: DiffOptions, condition: VersionCondition) throws(SessionError)
+    package func append(id: String, _ collection: JSONCollection, readWith: DiffOptions, condition: VersionCondition) throws(SessionError)
         -> SessionChange
     {
         guard let stored = acquire(id) else {
@@ -194,7 +194,7 @@ public final class InMemorySessionStore: SessionStore {
         }
     }
 
-    public func edit(id: String, condition: VersionCondition, _ edit: SessionEdit) throws(SessionError) -> SessionChange {
+    package func edit(id: String, condition: VersionCondition, _ edit: SessionEdit) throws(SessionError) -> SessionChange {
         guard let stored = acquire(id) else {
             if condition == .any { throw .notFound(id: id) }
             throw .versionMismatch(expected: condition, current: nil)
@@ -209,7 +209,7 @@ public final class InMemorySessionStore: SessionStore {
         }
     }
 
-    public func delete(id: String, condition: VersionCondition) throws(SessionError) {
+    package func delete(id: String, condition: VersionCondition) throws(SessionError) {
         guard let stored = acquire(id) else {
             if condition == .any { throw .notFound(id: id) }
             throw .versionMismatch(expected: condition, current: nil)

@@ -1,34 +1,34 @@
 import LiveCollections
 
 /// What a session holds at one version.
-public struct SessionSnapshot: Sendable {
-    public var id: String
+package struct SessionSnapshot: Sendable {
+    package var id: String
     /// The session's life (see `HeldSession.incarnation`).
-    public var incarnation: String
-    public var options: DiffOptions
-    public var version: UInt64
-    public var collection: JSONCollection
+    package var incarnation: String
+    package var options: DiffOptions
+    package var version: UInt64
+    package var collection: JSONCollection
 }
 
 /// A committed (or, for a dry run, computed) change to a session.
-public struct SessionChange: Sendable {
-    public enum Outcome: Sendable {
+package struct SessionChange: Sendable {
+    package enum Outcome: Sendable {
         case flat(CollectionUpdate<JSONItem>, old: [JSONItem], new: [JSONItem])
         case sectioned(SectionedCollectionUpdate<JSONItem>, old: [JSONSection], new: [JSONSection])
     }
 
-    public var id: String
+    package var id: String
     /// The session's life the change belongs to.
-    public var incarnation: String
+    package var incarnation: String
     /// The update created the session (from empty).
-    public var created: Bool
-    public var options: DiffOptions
-    public var outcome: Outcome
+    package var created: Bool
+    package var options: DiffOptions
+    package var outcome: Outcome
     /// The documents the outcome's items point into (the session's before the change, and the
     /// request's).
-    public var owners: DocumentOwners
+    package var owners: DocumentOwners
 
-    public var version: UInt64 {
+    package var version: UInt64 {
         switch outcome {
         case .flat(let update, _, _): update.version
         case .sectioned(let update, _, _): update.version
@@ -37,7 +37,7 @@ public struct SessionChange: Sendable {
 }
 
 /// What a change asks of the session's version.
-public enum VersionCondition: Sendable, Equatable {
+package enum VersionCondition: Sendable, Equatable {
     /// Whatever it is (an update may then create the session).
     case any
     /// The session must exist (`If-Match: *`).
@@ -55,7 +55,7 @@ public enum VersionCondition: Sendable, Equatable {
     }
 }
 
-public enum SessionError: Error, Sendable {
+package enum SessionError: Error, Sendable {
     case notFound(id: String)
     /// The condition named a version that is not the current one; `current` is nil where the
     /// session does not exist (any more).
@@ -85,7 +85,7 @@ public enum SessionError: Error, Sendable {
 /// Where sessions live. The routes use only this, so a store shared by several replicas
 /// (committing each change with a compare-and-set on the version) can take the in-memory
 /// store's place without touching them.
-public protocol SessionStore: Sendable {
+package protocol SessionStore: Sendable {
     /// Creates the session, or replaces it (at version 0); true where it was new.
     func put(id: String, options: DiffOptions, collection: JSONCollection) throws(SessionError) -> (SessionSnapshot, created: Bool)
 
@@ -125,19 +125,19 @@ public protocol SessionStore: Sendable {
 }
 
 extension SessionStore {
-    public var isReady: Bool { true }
-    public func follow(_ ids: [String]) {}
+    package var isReady: Bool { true }
+    package func follow(_ ids: [String]) {}
 }
 
 /// Why a session ended.
-public enum SessionEnd: String, Sendable {
+package enum SessionEnd: String, Sendable {
     case deleted, expired, evicted
 }
 
 /// Told of every session's steps as they commit. For any one session the calls come in the
 /// order of its versions and lives; they may come on any thread and should be quick (they may
 /// run while the session's lock is held).
-public protocol SessionObserver: Sendable {
+package protocol SessionObserver: Sendable {
     func committed(_ change: SessionChange)
     /// Created or replaced (PUT): a new life, at version 0.
     func replaced(_ snapshot: SessionSnapshot)
@@ -154,12 +154,12 @@ public protocol SessionObserver: Sendable {
     func incarnation(of id: String) -> String?
 }
 
-public struct SessionStatistics: Sendable, Equatable {
-    public var open: Int
-    public var evicted: Int
-    public var expired: Int
+package struct SessionStatistics: Sendable, Equatable {
+    package var open: Int
+    package var evicted: Int
+    package var expired: Int
 
-    public init(open: Int, evicted: Int, expired: Int) {
+    package init(open: Int, evicted: Int, expired: Int) {
         self.open = open
         self.evicted = evicted
         self.expired = expired

@@ -20,23 +20,23 @@ import struct NIOConcurrencyHelpers.NIOLockedValueBox
 /// replaces. Copies of recently used sessions are kept, so a change reads the whole session
 /// only when another replica has moved it on. The storage (`SessionStorage`) knows only bytes,
 /// versions and compare-and-set.
-public final class SharedSessionStore: SessionStore {
-    public struct Limits: Sendable {
+package final class SharedSessionStore: SessionStore {
+    package struct Limits: Sendable {
         /// A session unused this long expires (refreshed on each use).
-        public var idleTimeout: Duration = .seconds(15 * 60)
-        public var maxItemsPerSession = 100_000
+        package var idleTimeout: Duration = .seconds(15 * 60)
+        package var maxItemsPerSession = 100_000
         /// Parsed sessions kept in this process.
-        public var cachedSessions = 256
+        package var cachedSessions = 256
         /// Bytes the parsed sessions kept in this process take together (`SessionFootprint`).
-        public var cachedBytes = 1 << 30
+        package var cachedBytes = 1 << 30
         /// Commits that lose to another replica are tried again, after a random wait, up to this
         /// many times in all.
-        public var attempts = 12
+        package var attempts = 12
 
-        public init() {}
+        package init() {}
     }
 
-    public let limits: Limits
+    package let limits: Limits
     private let storage: any SessionStorage
     private let events: @Sendable (SessionEvent) -> Void
     /// A parsed copy, and the incarnation it belongs to.
@@ -66,7 +66,7 @@ public final class SharedSessionStore: SessionStore {
     }
 
     /// Sessions in Redis, under keys that start with `keyPrefix`.
-    public static func redis(
+    package static func redis(
         _ pool: RedisPool, keyPrefix: String = "livedelta:", limits: Limits = Limits(), logger: Logger = Logger(label: "livedelta.sessions"),
         events: @escaping @Sendable (SessionEvent) -> Void = { _ in }
     ) -> SharedSessionStore {
@@ -74,11 +74,11 @@ public final class SharedSessionStore: SessionStore {
         return SharedSessionStore(storage: storage, limits: limits, events: events)
     }
 
-    public var statistics: SessionStatistics {
+    package var statistics: SessionStatistics {
         SessionStatistics(open: cache.withLockedValue { $0.sessions.count }, evicted: 0, expired: 0)
     }
 
-    public var isReady: Bool { storage.isReady }
+    package var isReady: Bool { storage.isReady }
 
     private let observer = NIOLockedValueBox<(any SessionObserver)?>(nil)
     /// For each followed session, the last step of its log told to the observer.
@@ -86,7 +86,7 @@ public final class SharedSessionStore: SessionStore {
 
     /// Steps reach the observer from the sessions' logs in storage, whichever replica
     /// committed them, never from this replica's own commits: one path, in storage's order.
-    public func observe(with observer: any SessionObserver) {
+    package func observe(with observer: any SessionObserver) {
         self.observer.withLockedValue { $0 = observer }
         storage.listen(
             onStep: { [weak self] id in self?.catchUp(id) },
@@ -107,7 +107,7 @@ public final class SharedSessionStore: SessionStore {
 
     /// Marks the sessions followed, and ends those that expired in storage meanwhile (Redis
     /// drops an idle session without a word: the hub asks about every ten seconds).
-    public func follow(_ ids: [String]) {
+    package func follow(_ ids: [String]) {
         storage.follow(ids)
         guard let observer = observer.withLockedValue({ $0 }) else { return }
         // The lives are noted before storage is asked: a session created again meanwhile is
@@ -159,7 +159,7 @@ public final class SharedSessionStore: SessionStore {
 
     // MARK: - SessionStore
 
-    public func put(id: String, options: DiffOptions, collection: JSONCollection) throws(SessionError) -> (SessionSnapshot, created: Bool) {
+    package func put(id: String, options: DiffOptions, collection: JSONCollection) throws(SessionError) -> (SessionSnapshot, created: Bool) {
         try SessionRules.checkSize(collection.itemCount, limit: limits.maxItemsPerSession)
         let incarnation = SessionCodec.newIncarnation()
         let session = HeldSession(
@@ -172,21 +172,21 @@ public final class SharedSessionStore: SessionStore {
         return (SessionSnapshot(id: id, incarnation: incarnation, options: options, version: 0, collection: collection), previous == nil)
     }
 
-    public func snapshot(id: String) throws(SessionError) -> SessionSnapshot {
+    package func snapshot(id: String) throws(SessionError) -> SessionSnapshot {
         guard let snapshot = try withCurrent(id, { session, _ throws(SessionError) in SessionRules.snapshot(of: session) }) else {
             throw .notFound(id: id)
         }
         return snapshot
     }
 
-    public func options(id: String) -> DiffOptions? {
+    package func options(id: String) -> DiffOptions? {
         if let cached = cache.withLockedValue({ $0.sessions[id] }) { return cached.session.options }
         guard let bytes = storage.options(of: id), let value = try? parseOptions(bytes)
         else { return nil }
         return try? DiffOptions(value, at: JSONPointer("options"))
     }
 
-    public func update(
+    package func update(
         id: String, to collection: JSONCollection, readWith: DiffOptions, condition: VersionCondition, commit: Bool
     ) throws(SessionError) -> SessionChange {
         try SessionRules.checkSize(collection.itemCount, limit: limits.maxItemsPerSession)
@@ -205,7 +205,7 @@ public final class SharedSessionStore: SessionStore {
         }
     }
 
-    public func append(id: String, _ collection: JSONCollection, readWith: DiffOptions, condition: VersionCondition) throws(SessionError)
+    package func append(id: String, _ collection: JSONCollection, readWith: DiffOptions, condition: VersionCondition) throws(SessionError)
         -> SessionChange
     {
         try change(id: id, condition: condition, creating: nil, readWith: readWith, data: nil, step: .append) { session, _ throws(SessionError) in
@@ -215,7 +215,7 @@ public final class SharedSessionStore: SessionStore {
         }
     }
 
-    public func edit(id: String, condition: VersionCondition, _ edit: SessionEdit) throws(SessionError) -> SessionChange {
+    package func edit(id: String, condition: VersionCondition, _ edit: SessionEdit) throws(SessionError) -> SessionChange {
         // Never on a copy not checked against storage: an edit refused on a stale copy (an id
         // another replica has just inserted) would be refused wrongly, with no commit to fail.
         try change(id: id, condition: condition, creating: nil, readWith: nil, data: nil, step: .update, optimistic: false) {
@@ -226,7 +226,7 @@ public final class SharedSessionStore: SessionStore {
         }
     }
 
-    public func delete(id: String, condition: VersionCondition) throws(SessionError) {
+    package func delete(id: String, condition: VersionCondition) throws(SessionError) {
         let version: UInt64?
         switch condition {
         case .any, .exists: version = nil
@@ -408,7 +408,7 @@ public final class SharedSessionStore: SessionStore {
     }
 
     /// The bytes the kept copies take now.
-    public var cachedBytes: Int { cache.withLockedValue { $0.bytes } }
+    package var cachedBytes: Int { cache.withLockedValue { $0.bytes } }
 
     /// A copy whose holder has moved past what storage holds (its commit lost or failed): no
     /// one may diff against it again. Whoever waits for its lock sees `stale` and reads anew.
