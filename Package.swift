@@ -2,8 +2,9 @@
 import PackageDescription
 
 /// Dependencies point down only:
-/// livedelta (executable) -> LiveDeltaService -> (LiveCollections, ByteJSON, MicroHTTP -> CMicroHTTPD,
-/// RedisClient -> CHiredis, TokenAuth -> ByteJSON, CCurl, jwt-kit).
+/// livedelta (executable) -> LiveDeltaRedis -> (RedisClient -> CHiredis, LiveDeltaService),
+/// LiveDeltaService -> (LiveCollections, ByteJSON, MicroHTTP -> CMicroHTTPD,
+/// TokenAuth -> ByteJSON, CCurl, jwt-kit).
 let package = Package(
     name: "LiveDelta",
     products: [
@@ -62,18 +63,24 @@ let package = Package(
         .target(
             name: "LiveDeltaService",
             dependencies: [
-                "LiveCollections", "MicroHTTP", "ByteJSON", "RedisClient", "TokenAuth",
+                "LiveCollections", "MicroHTTP", "ByteJSON", "TokenAuth",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ],
             plugins: ["EmbedAssets"]
         ),
+        // The session store in Redis, behind the service's `SessionStorage` seam: the service
+        // itself builds and runs without hiredis.
+        .target(
+            name: "LiveDeltaRedis",
+            dependencies: ["LiveDeltaService", "RedisClient", .product(name: "Logging", package: "swift-log")]
+        ),
         // The executable: flags, environment, logging, signals.
         .executableTarget(
             name: "livedelta",
             dependencies: [
-                "LiveDeltaService", "MicroHTTP", "RedisClient", "TokenAuth",
+                "LiveDeltaService", "LiveDeltaRedis", "MicroHTTP", "RedisClient", "TokenAuth",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
@@ -111,7 +118,7 @@ let package = Package(
         .testTarget(
             name: "EndToEndTests",
             dependencies: [
-                "TestSupport", "ByteJSON", "LiveCollections", "LiveDeltaService", "RedisClient",
+                "TestSupport", "ByteJSON", "LiveCollections", "LiveDeltaService", "LiveDeltaRedis", "RedisClient",
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "PropertyBased", package: "swift-property-based"),
                 .product(name: "OpenAPIKit", package: "OpenAPIKit"),

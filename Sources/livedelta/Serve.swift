@@ -1,4 +1,5 @@
 import ArgumentParser
+import LiveDeltaRedis
 import LiveDeltaService
 import Logging
 import MicroHTTP

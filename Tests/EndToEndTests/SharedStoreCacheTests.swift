@@ -1,3 +1,4 @@
+import LiveDeltaRedis
 import LiveDeltaService
 import MicroHTTP
 import RedisClient

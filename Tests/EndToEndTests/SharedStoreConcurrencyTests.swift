@@ -1,6 +1,7 @@
 import ByteJSON
 import Dispatch
 import Foundation
+import LiveDeltaRedis
 import LiveDeltaService
 import MicroHTTP
 import RedisClient

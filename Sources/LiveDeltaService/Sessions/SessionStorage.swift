@@ -1,17 +1,24 @@
 /// What storage shared by replicas keeps of a session: its bytes, and where it is in its life.
-struct StoredSession: Sendable {
-    var version: UInt64
+package struct StoredSession: Sendable {
+    package var version: UInt64
     /// A random token each time the session is created or replaced: versions start again at 0
     /// then, and a version alone could match a copy of an earlier life.
-    var incarnation: String
+    package var incarnation: String
     /// The options, as a JSON object.
-    var options: [UInt8]
+    package var options: [UInt8]
     /// The collection, as a body would send it.
-    var data: [UInt8]
+    package var data: [UInt8]
+
+    package init(version: UInt64, incarnation: String, options: [UInt8], data: [UInt8]) {
+        self.version = version
+        self.incarnation = incarnation
+        self.options = options
+        self.data = data
+    }
 }
 
 /// What a commit may replace.
-enum StoredExpectation: Sendable {
+package enum StoredExpectation: Sendable {
     /// No session: the commit creates it.
     case absent
     /// Whatever is there (a replacement).
@@ -22,7 +29,7 @@ enum StoredExpectation: Sendable {
 
 /// A collection's bytes for a commit: sent with it, or written beforehand (`stage`), so that
 /// the commit itself, made while others wait for the session, is small.
-enum CommitData {
+package enum CommitData {
     case bytes([UInt8])
     case staged(any StagedData)
 }
@@ -30,10 +37,10 @@ enum CommitData {
 /// Bytes written beside a session by `SessionStorage.stage`, until a commit takes them or
 /// `finish` drops them (or, should the process die first, a short expiry does). The storage's
 /// own; it belongs to the one request that staged it.
-protocol StagedData: AnyObject {}
+package protocol StagedData: AnyObject {}
 
 /// What a commit does to the session, as its log records it for live subscribers.
-enum StoredStep: String, Sendable {
+package enum StoredStep: String, Sendable {
     /// Created or replaced: a new life.
     case replaced = "p"
     case update = "c"
@@ -43,24 +50,36 @@ enum StoredStep: String, Sendable {
 }
 
 /// One step as the session's log holds it: the session after it, and what led there.
-struct LoggedStep: Sendable {
-    var cursor: String
-    var step: StoredStep
-    var incarnation: String
-    var version: UInt64
-    var baseVersion: UInt64?
-    var options: [UInt8]
-    var data: [UInt8]
+package struct LoggedStep: Sendable {
+    package var cursor: String
+    package var step: StoredStep
+    package var incarnation: String
+    package var version: UInt64
+    package var baseVersion: UInt64?
+    package var options: [UInt8]
+    package var data: [UInt8]
+
+    package init(
+        cursor: String, step: StoredStep, incarnation: String, version: UInt64, baseVersion: UInt64?, options: [UInt8], data: [UInt8]
+    ) {
+        self.cursor = cursor
+        self.step = step
+        self.incarnation = incarnation
+        self.version = version
+        self.baseVersion = baseVersion
+        self.options = options
+        self.data = data
+    }
 }
 
-enum CommitOutcome: Sendable {
+package enum CommitOutcome: Sendable {
     /// Committed; the version it replaced (nil where there was no session).
     case committed(previous: UInt64?)
     /// Something else was stored (its version; nil: nothing).
     case conflict(current: UInt64?)
 }
 
-enum DeleteOutcome: Sendable {
+package enum DeleteOutcome: Sendable {
     case deleted
     case mismatch(current: UInt64)
     case absent
@@ -70,7 +89,7 @@ enum DeleteOutcome: Sendable {
 /// version, and changed only by compare-and-set. It knows nothing of items, diffs or rules;
 /// `SharedSessionStore` brings those (the same as the memory store's, `SessionRules`). Every
 /// read refreshes the session's idle timeout. Failures are `SessionError.storeUnavailable`.
-protocol SessionStorage: Sendable {
+package protocol SessionStorage: Sendable {
     /// The version alone; `via` the staged data of the request asking, where it has some (the
     /// storage may answer on the same channel, after the staged write).
     func version(of id: String, via staged: (any StagedData)?) throws(SessionError) -> (version: UInt64, incarnation: String)?

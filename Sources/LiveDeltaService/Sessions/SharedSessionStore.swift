@@ -1,6 +1,5 @@
 import LiveCollections
 import Logging
-import RedisClient
 
 import struct NIOConcurrencyHelpers.NIOLockedValueBox
 
@@ -10,7 +9,7 @@ import struct NIOConcurrencyHelpers.NIOLockedValueBox
     import Musl
 #endif
 
-/// Sessions in storage shared by replicas (Redis: `redis(...)`), so that they outlive a process
+/// Sessions in storage shared by replicas (Redis: `redis(...)` in LiveDeltaRedis), so that they outlive a process
 /// and replicas share them.
 ///
 /// Each change follows the memory store's rules (`SessionRules`) on a parsed copy of the
@@ -59,19 +58,11 @@ package final class SharedSessionStore: SessionStore {
     }
     private let cache = NIOLockedValueBox(Cache())
 
-    init(storage: any SessionStorage, limits: Limits, events: @escaping @Sendable (SessionEvent) -> Void) {
+    /// Sessions in `storage` (Redis: `SharedSessionStore.redis` in LiveDeltaRedis).
+    package init(storage: any SessionStorage, limits: Limits, events: @escaping @Sendable (SessionEvent) -> Void) {
         self.storage = storage
         self.limits = limits
         self.events = events
-    }
-
-    /// Sessions in Redis, under keys that start with `keyPrefix`.
-    package static func redis(
-        _ pool: RedisPool, keyPrefix: String = "livedelta:", limits: Limits = Limits(), logger: Logger = Logger(label: "livedelta.sessions"),
-        events: @escaping @Sendable (SessionEvent) -> Void = { _ in }
-    ) -> SharedSessionStore {
-        let storage = RedisSessionStorage(redis: pool, keyPrefix: keyPrefix, idleTimeout: limits.idleTimeout, logger: logger, events: events)
-        return SharedSessionStore(storage: storage, limits: limits, events: events)
     }
 
     package var statistics: SessionStatistics {

@@ -1,3 +1,4 @@
+import LiveDeltaService
 import Logging
 import RedisClient
 import Synchronization
