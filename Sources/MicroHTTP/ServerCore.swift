@@ -1,5 +1,4 @@
 import CMicroHTTPD
-import Dispatch
 import Synchronization
 
 import struct NIOConcurrencyHelpers.NIOLockedValueBox
@@ -11,16 +10,16 @@ final class ServerCore: Sendable {
     let handler: HTTPServer.Handler
     let inFlight = Atomic<Int>(0)
     let stopping = Atomic<Bool>(false)
-    /// Requests handed to `handlers` whose connections are suspended until they answer.
+    /// Requests handed to `large` or `waiting` whose connections are suspended until they answer.
     let offloaded = Atomic<Int>(0)
     /// Bytes of bodies counted against `maxBufferedBodyBytes`, until their requests complete.
     let buffered = Atomic<Int>(0)
     /// Where large requests run: a connection belongs to one event-loop thread, which serves
     /// its connections in turn, so two large requests that land on one thread would wait for
-    /// each other while another core idles. This queue spreads them over all cores.
-    private let handlers = DispatchQueue(label: "microhttp.handlers", qos: .userInitiated, attributes: .concurrent)
+    /// each other while another core idles. A thread per core spreads them over all cores.
+    private let large: ThreadPool
     /// Where requests that may wait run (`Configuration.mayWait`).
-    private let waiting: WaitingPool
+    private let waiting: ThreadPool
     /// Who is connected, and how far each connection's request has come.
     let gate: ConnectionGate
     /// Streams being sent, so that a stop can end those their writers left open.
@@ -30,7 +29,10 @@ final class ServerCore: Sendable {
         self.configuration = configuration
         self.gate = gate
         self.handler = handler
-        waiting = WaitingPool(threads: configuration.waitingThreads)
+        // Every thread that runs a handler has the event-loop threads' stack.
+        let stack = max(1 << 20, configuration.threadStackSize)
+        large = ThreadPool(threads: HTTPServer.processorCount, stackSize: stack)
+        waiting = ThreadPool(threads: configuration.waitingThreads, stackSize: stack)
     }
 
     /// libmicrohttpd starts or ends serving a connection the acceptor admitted: the
@@ -130,7 +132,7 @@ final class ServerCore: Sendable {
             MHD_resume_connection(suspended.pointer)
             offloaded.subtract(1, ordering: .releasing)
         }
-        if waits { waiting.run(job) } else { handlers.async(execute: job) }
+        if waits { waiting.run(job) } else { large.run(job) }
         return .YES
     }
 

@@ -39,6 +39,43 @@ import Testing
         #expect(server.stop() == 0)
     }
 
+    /// A body past the offload size runs on the server's own threads for large requests, not
+    /// on an event-loop thread: there too the deepest item the flag allows is read as a tree
+    /// (`changes: "fields"` builds the changed field's value) and written back.
+    @Test func theDeepestAllowedItemIsHandledInAnOffloadedRequestWithFieldChanges() throws {
+        let server = try ServerProcess(arguments: ["--max-depth", "1000"])
+        let connection = try server.connection()
+        // {"old":[{"x": …}]}: the envelope, the array and the item take three levels.
+        func deep(_ innermost: String) -> String {
+            String(repeating: "[", count: 996) + innermost + String(repeating: "]", count: 996)
+        }
+        let padding = String(repeating: "p", count: 70_000)
+        let body =
+            #"{"old":[{"id":1,"x":"# + deep("1") + #"},{"id":2,"pad":""# + padding + #""}],"#
+            + #""new":[{"id":1,"x":"# + deep("2") + #"},{"id":2,"pad":""# + padding + #""}],"options":{"changes":"fields"}}"#
+        #expect(body.utf8.count > 64 << 10)
+        let reply = try connection.request("POST", "/diff", json: body)
+        #expect(reply.status == 200)
+        let answer = try Array(reply.text.utf8).withUnsafeBufferPointer { try JSONValue(parsing: $0, maxDepth: 1_010) }
+        let delta = try indexDelta(answer["delta"])
+        #expect(delta.reloads.count == 1 && delta.changeCount == 1)
+        // The changed field comes back whole: 996 arrays around the new number.
+        guard case .array(let reloads)? = answer["delta"]?["reloads"], let reload = reloads.first else {
+            Issue.record("no reload in \(reply.text.prefix(200))")
+            return
+        }
+        var value = reload["changes"]?["set"]?["x"]
+        var depth = 0
+        while case .array(let elements)? = value, elements.count == 1 {
+            depth += 1
+            value = elements[0]
+        }
+        let two = try JSONValue(parsing: "2")
+        #expect(depth == 996 && value == two)
+        #expect(try connection.request("GET", "/health").status == 200)
+        #expect(server.stop() == 0)
+    }
+
     @Test func bodiesPastTheServerWideBudgetGetA503() throws {
         let server = try ServerProcess(arguments: ["--max-body-size", "1000", "--max-buffered-body-bytes", "1000"])
         let holding = try server.connection()

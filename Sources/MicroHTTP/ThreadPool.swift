@@ -8,20 +8,24 @@ import struct NIOConcurrencyHelpers.NIOLockedValueBox
     import Musl
 #endif
 
-/// Threads of their own for work that may wait (on a lock held by another request, on a store
-/// across the network), so that such waits never hold an event-loop thread, and never a thread
-/// of the pool that spreads computation over the cores (Dispatch's, which Linux sizes to the
-/// cores and does not grow while its threads wait).
+/// Threads of the server's own, each with a stack of a known size (handlers read JSON of
+/// bounded depth recursively in places, and Dispatch's threads have whatever stack the
+/// platform gives). Two pools run offloaded requests: one sized to the cores for large bodies,
+/// and one for work that may wait (on a lock held by another request, on a store across the
+/// network), so that such waits never hold an event-loop thread or a core's thread.
 ///
 /// A fixed number of threads take jobs in the order they came; a job waits for a free thread.
-/// Threads are started on the first job and live as long as the process.
-final class WaitingPool: Sendable {
+/// Threads are started as jobs come and live as long as the process.
+final class ThreadPool: Sendable {
     private let threads: Int
+    private let stackSize: Int
     private let jobs = NIOLockedValueBox<(queue: [@Sendable () -> Void], head: Int, started: Int)>(([], 0, 0))
     private let ready = DispatchSemaphore(value: 0)
 
-    init(threads: Int) {
+    /// At most `threads` threads, each with a stack of `stackSize` bytes.
+    init(threads: Int, stackSize: Int) {
         self.threads = max(1, threads)
+        self.stackSize = stackSize
     }
 
     /// Runs `job` on one of the pool's threads.
@@ -59,9 +63,7 @@ final class WaitingPool: Sendable {
         ).toOpaque()
         var attributes = pthread_attr_t()
         pthread_attr_init(&attributes)
-        // Handlers read JSON of bounded depth recursively in places: the same stack as the
-        // event-loop threads.
-        pthread_attr_setstacksize(&attributes, 8 << 20)
+        pthread_attr_setstacksize(&attributes, stackSize)
         pthread_attr_setdetachstate(&attributes, Int32(PTHREAD_CREATE_DETACHED))
         var thread = pthread_t()
         let created = pthread_create(
