@@ -36,25 +36,29 @@ private func fill<P>(
         slots[slot] = origin
     }
     var rest = remaining.makeIterator()
-    for slot in slots.indices where slots[slot] == nil {
-        guard let origin = rest.next() else { throw ReplayError("\(place): too few remaining items to fill \(count) positions") }
-        slots[slot] = origin
+    var filled: [Origin<P>] = []
+    filled.reserveCapacity(count)
+    for slot in slots {
+        if let origin = slot ?? rest.next() {
+            filled.append(origin)
+        } else {
+            throw ReplayError("\(place): too few remaining items to fill \(count) positions")
+        }
     }
     if rest.next() != nil { throw ReplayError("\(place): more remaining items than free positions") }
-    return slots.map { $0! }
+    return filled
 }
 
-/// Checks reloads name kept items at the place they landed, then takes the new version.
-private func applyReloads<P: Hashable>(
-    _ reloads: [PositionPair<P>], to slots: inout [P: Origin<P>], landedAt: [P: P]
-) throws(ReplayError) {
+/// Checks reloads name kept items at the place they landed, and answers where they landed:
+/// the places that take the new version.
+private func reloadedTargets<P: Hashable>(_ reloads: [PositionPair<P>], landedAt: [P: P]) throws(ReplayError) -> [P] {
     _ = try requireDistinct(reloads.map(\.source), "reload sources")
     for reload in reloads {
         guard landedAt[reload.source] == reload.target else {
             throw ReplayError("reload \(reload.source) -> \(reload.target) does not name a kept item where it landed")
         }
-        slots[reload.target] = .new(reload.target)
     }
+    return reloads.map(\.target)
 }
 
 extension Delta where Position == Int {
@@ -90,12 +94,12 @@ extension Delta where Position == Int {
             insertions.map { (slot: $0, origin: Origin<Int>.new($0)) }
             + moves.map { (slot: $0.target, origin: Origin<Int>.old($0.source)) }
         let remaining = (0..<oldCount).filter { !deleted.contains($0) && !movedOut.contains($0) }.map(Origin<Int>.old)
-        let slots = try fill(count: newCount, placed: placed, remaining: remaining, where: "items")
-        var byPosition = Dictionary(uniqueKeysWithValues: slots.enumerated().map { ($0.offset, $0.element) })
+        var slots = try fill(count: newCount, placed: placed, remaining: remaining, where: "items")
         var landedAt = [Int: Int]()
         for (slot, origin) in slots.enumerated() { if case .old(let i) = origin { landedAt[i] = slot } }
-        try applyReloads(reloads, to: &byPosition, landedAt: landedAt)
-        return (0..<newCount).map { byPosition[$0]! }
+        // Each target is where a kept item landed, so a slot.
+        for target in try reloadedTargets(reloads, landedAt: landedAt) { slots[target] = .new(target) }
+        return slots
     }
 }
 
@@ -121,8 +125,8 @@ extension SectionedDelta {
         let sectionOrigins = try sectionStage.replayOrigins(oldCount: old.count, newCount: new.count)
         var landedAt = [Int: Int]()
         for (slot, origin) in sectionOrigins.enumerated() { if case .old(let i) = origin { landedAt[i] = slot } }
-        var sectionValues = [Int: Origin<Int>](uniqueKeysWithValues: sectionOrigins.enumerated().map { ($0.offset, $0.element) })
-        try applyReloads(sectionDelta.reloads, to: &sectionValues, landedAt: landedAt)
+        var sectionValues = sectionOrigins
+        for target in try reloadedTargets(sectionDelta.reloads, landedAt: landedAt) { sectionValues[target] = .new(target) }
         let insertedSections = Set(sectionDelta.insertions)
         // Rows after stage 1: a surviving section still holds its old items.
         let rowsAfterStage1: [Int] = sectionOrigins.map {
@@ -158,7 +162,8 @@ extension SectionedDelta {
         for path in itemDelta.insertions { placedBySection[path.section, default: []].append((path.item, .new(path))) }
         for move in itemDelta.moves { placedBySection[move.target.section, default: []].append((move.target.item, .old(move.source))) }
 
-        var finalRows = [ItemPath: Origin<ItemPath>]()
+        // Each final section's rows (none for inserted sections, which keep their new items).
+        var finalRows = [[Origin<ItemPath>]](repeating: [], count: new.count)
         var itemLandedAt = [ItemPath: ItemPath]()
         for section in new.indices where !insertedSections.contains(section) {
             let remaining = (0..<rowsAfterStage1[section]).map { ItemPath(section: section, item: $0) }
@@ -167,17 +172,19 @@ extension SectionedDelta {
                 count: new[section].items.count, placed: placedBySection[section] ?? [], remaining: remaining,
                 where: "section \(section)")
             for (row, origin) in slots.enumerated() {
-                let path = ItemPath(section: section, item: row)
-                finalRows[path] = origin
-                if case .old(let source) = origin { itemLandedAt[source] = path }
+                if case .old(let source) = origin { itemLandedAt[source] = ItemPath(section: section, item: row) }
             }
+            finalRows[section] = slots
         }
-        try applyReloads(itemDelta.reloads, to: &finalRows, landedAt: itemLandedAt)
+        // Each target is where a kept item landed, so a row of a surviving section.
+        for target in try reloadedTargets(itemDelta.reloads, landedAt: itemLandedAt) {
+            finalRows[target.section][target.item] = .new(target)
+        }
 
         var replayed: [ReplayedSection<Section, Section.Item>] = []
         for section in new.indices {
             let value: Section
-            switch sectionValues[section]! {
+            switch sectionValues[section] {
             case .old(let i): value = old[i]
             case .new(let j): value = new[j]
             }
@@ -186,8 +193,8 @@ extension SectionedDelta {
                 continue
             }
             var items: [Section.Item] = []
-            for row in new[section].items.indices {
-                switch finalRows[ItemPath(section: section, item: row)]! {
+            for origin in finalRows[section] {
+                switch origin {
                 case .old(let source):
                     // Sources address stage 1, where a surviving section still holds its old items.
                     guard case .old(let i) = sectionOrigins[source.section] else {

@@ -48,8 +48,8 @@ package struct SectionedSequentialDelta: Hashable, Sendable {
 extension SectionedDelta {
     /// The delta as steps in sequence. `stageOneSizes`: each section's row count after the
     /// section stage (a surviving section's old count; an inserted one's new count);
-    /// `finalSizes`: each new section's row count.
-    package func sequential(oldSectionCount: Int, stageOneSizes: [Int], finalSizes: [Int]) -> SectionedSequentialDelta {
+    /// `finalSizes`: each new section's row count. Throws where they and the delta disagree.
+    package func sequential(oldSectionCount: Int, stageOneSizes: [Int], finalSizes: [Int]) throws(ReplayError) -> SectionedSequentialDelta {
         var sectionStage = sectionDelta
         sectionStage.reloads = []
         let sections = sectionStage.sequential(oldCount: oldSectionCount)
@@ -61,7 +61,7 @@ extension SectionedDelta {
         for (section, positions) in Self.bySection(itemDelta.deletions).reversed() {
             for run in adjacentRuns(positions).reversed() { steps.append(.remove(section: section, position: run.lowerBound, count: run.count)) }
         }
-        let moves = itemMoves(stageOneSizes: stageOneSizes, finalSizes: finalSizes)
+        let moves = try itemMoves(stageOneSizes: stageOneSizes, finalSizes: finalSizes)
         steps += moves.map { .move(from: $0.from, to: $0.to) }
         for (section, positions) in Self.bySection(itemDelta.insertions) {
             for run in adjacentRuns(positions) { steps.append(.insert(section: section, position: run.lowerBound, count: run.count)) }
@@ -90,8 +90,12 @@ extension SectionedDelta {
     /// kept item has a slot where it is now and each moved one a slot where it will be, right
     /// before the kept item that follows it in its final section; slots are laid out section by
     /// section, so a count of the slots in use from a section's first is a position in it.
-    private func itemMoves(stageOneSizes: [Int], finalSizes: [Int]) -> [SequentialPathMove] {
+    /// Throws where the delta and the sizes disagree (no delta the engine computed does).
+    private func itemMoves(stageOneSizes: [Int], finalSizes: [Int]) throws(ReplayError) -> [SequentialPathMove] {
         guard !itemDelta.moves.isEmpty else { return [] }
+        guard stageOneSizes.count == finalSizes.count else {
+            throw ReplayError("\(stageOneSizes.count) sections after the section stage, \(finalSizes.count) at the end")
+        }
         let inserted = Set(sectionDelta.insertions)
         let surviving = finalSizes.indices.filter { !inserted.contains($0) }
         let deleted = Set(itemDelta.deletions)
@@ -99,27 +103,35 @@ extension SectionedDelta {
         for move in itemDelta.moves { target[move.source] = move.target }
         let insertedRows = Set(itemDelta.insertions)
 
-        // Each surviving section's kept items (paths after the section stage) in final order.
-        var order = [Int: [ItemPath]]()
+        // Each surviving section's kept items (paths after the section stage) in final order,
+        // and where in it each of the section's stayers (kept, not moved) stands, in the
+        // stayers' order after the section stage.
+        var order = [[ItemPath]](repeating: [], count: finalSizes.count)
+        var stayerRanks = [[Int]](repeating: [], count: finalSizes.count)
         for section in surviving {
             var rows = [ItemPath?](repeating: nil, count: finalSizes[section])
-            for move in itemDelta.moves where move.target.section == section { rows[move.target.item] = move.source }
+            for move in itemDelta.moves where move.target.section == section {
+                guard rows.indices.contains(move.target.item) else { throw ReplayError("item move target \(move.target) is out of range") }
+                rows[move.target.item] = move.source
+            }
             var stayers = (0..<stageOneSizes[section]).lazy.map { ItemPath(section: section, item: $0) }
                 .filter { !deleted.contains($0) && target[$0] == nil }.makeIterator()
             for row in rows.indices where rows[row] == nil && !insertedRows.contains(ItemPath(section: section, item: row)) {
-                rows[row] = stayers.next()
+                guard let stayer = stayers.next() else { throw ReplayError("section \(section): too few kept items for its rows") }
+                rows[row] = stayer
             }
-            order[section] = rows.compactMap { $0 }
+            guard stayers.next() == nil else { throw ReplayError("section \(section): more kept items than rows") }
+            let kept = rows.compactMap { $0 }
+            order[section] = kept
+            stayerRanks[section] = kept.indices.filter { target[kept[$0]] == nil }
         }
-        var rank = [ItemPath: Int]()
-        for (_, rows) in order { for (index, path) in rows.enumerated() { rank[path] = index } }
 
         var ownSlot = [ItemPath: Int]()
         var endSlot = [ItemPath: Int]()
-        var sectionStart = [Int: Int]()
+        var sectionStart = [Int](repeating: 0, count: finalSizes.count)
         var slotCount = 0
         func placeChain(in section: Int, endingBefore index: Int) {
-            let rows = order[section]!
+            let rows = order[section]
             var first = index
             while first > 0 && target[rows[first - 1]] != nil { first -= 1 }
             for moved in rows[first..<index] {
@@ -129,14 +141,19 @@ extension SectionedDelta {
         }
         for section in surviving {
             sectionStart[section] = slotCount
+            var stayer = 0
             for item in 0..<stageOneSizes[section] {
                 let path = ItemPath(section: section, item: item)
                 guard !deleted.contains(path) else { continue }
-                if target[path] == nil { placeChain(in: section, endingBefore: rank[path]!) }
+                if target[path] == nil {
+                    // The stayers come in the order `stayerRanks` lists them, one rank each.
+                    placeChain(in: section, endingBefore: stayerRanks[section][stayer])
+                    stayer += 1
+                }
                 ownSlot[path] = slotCount
                 slotCount += 1
             }
-            placeChain(in: section, endingBefore: order[section]!.count)
+            placeChain(in: section, endingBefore: order[section].count)
         }
 
         var used = PrefixCounts(count: slotCount)
@@ -144,14 +161,19 @@ extension SectionedDelta {
         var result: [SequentialPathMove] = []
         result.reserveCapacity(itemDelta.moves.count)
         for section in surviving.reversed() {
-            let rows = order[section]!
+            let rows = order[section]
             for index in rows.indices.reversed() {
                 let path = rows[index]
                 guard target[path] != nil else { continue }
-                let from = ItemPath(section: path.section, item: used.prefix(ownSlot[path]!) - used.prefix(sectionStart[path.section]!))
-                used.add(-1, at: ownSlot[path]!)
-                let to = ItemPath(section: section, item: used.prefix(endSlot[path]!) - used.prefix(sectionStart[section]!))
-                used.add(1, at: endSlot[path]!)
+                // Every moved item placed in `order` has an end slot; its own slot exists where
+                // its source is a kept row of a surviving section.
+                guard let own = ownSlot[path], let end = endSlot[path] else {
+                    throw ReplayError("item move source \(path) is not a kept item of a surviving section")
+                }
+                let from = ItemPath(section: path.section, item: used.prefix(own) - used.prefix(sectionStart[path.section]))
+                used.add(-1, at: own)
+                let to = ItemPath(section: section, item: used.prefix(end) - used.prefix(sectionStart[section]))
+                used.add(1, at: end)
                 result.append(
                     SequentialPathMove(source: path, section: section, before: index + 1 < rows.count ? rows[index + 1] : nil, from: from, to: to))
             }

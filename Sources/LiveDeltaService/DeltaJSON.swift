@@ -102,7 +102,7 @@ extension JSONWriter {
     mutating func sectionedMembers(
         sectionAnimation: AnimationStyle, itemAnimation: AnimationStyle, sectionDelta: IndexDelta?, itemDelta: IndexPathDelta?,
         spelling: DeltaSpelling, old: [JSONSection], new: [JSONSection], deletedItems: [JSONItem]?
-    ) {
+    ) throws(APIError) {
         member("sectionAnimation", first: true)
         string(sectionAnimation.rawValue)
         member("itemAnimation")
@@ -116,7 +116,7 @@ extension JSONWriter {
             if let itemDelta {
                 member("itemDelta")
                 if spelling.changes == .fields || !spelling.nested.isEmpty, let sectionDelta {
-                    SectionedFormatting(sectionDelta: sectionDelta, itemDelta: itemDelta, old: old, new: new, spelling: spelling)
+                    try SectionedFormatting(sectionDelta: sectionDelta, itemDelta: itemDelta, old: old, new: new, spelling: spelling)
                         .writeBatchItemDelta(to: &self)
                 } else {
                     pathDelta(itemDelta)
@@ -127,7 +127,7 @@ extension JSONWriter {
             member("format")
             string(format.rawValue)
             member(format.memberName)
-            SectionedFormatting(sectionDelta: sectionDelta, itemDelta: itemDelta, old: old, new: new, spelling: spelling).write(to: &self)
+            try SectionedFormatting(sectionDelta: sectionDelta, itemDelta: itemDelta, old: old, new: new, spelling: spelling).write(to: &self)
         }
         if sectionDelta != nil {
             member("changeCount")

@@ -47,7 +47,7 @@ struct DiffComputation {
             let result = try naming { () throws(DuplicateIdentifierError) in try options.policy.animatedDelta(from: old, to: new) }
             metrics?.diff(itemsIn: old.itemCount + new.itemCount, changesOut: result.sectionDelta.map { _ in result.changeCount })
             writer.raw("{")
-            writer.sectionedMembers(
+            try writer.sectionedMembers(
                 sectionAnimation: result.sectionAnimation, itemAnimation: result.itemAnimation,
                 sectionDelta: result.sectionDelta, itemDelta: result.itemDelta, spelling: options.spelling, old: old, new: new,
                 deletedItems: options.includeDeletedItems ? result.deletedItemPaths.map { old[$0.section].items[$0.item] } : nil)

@@ -96,7 +96,7 @@ import Testing
             let inserted = Set(delta.sectionDelta.insertions)
             let oldIndex = Dictionary(uniqueKeysWithValues: old.enumerated().map { ($0.element.id, $0.offset) })
             let stageOne = new.indices.map { inserted.contains($0) ? new[$0].items.count : old[oldIndex[new[$0].id]!].items.count }
-            let sequential = delta.sequential(oldSectionCount: old.count, stageOneSizes: stageOne, finalSizes: new.map(\.items.count))
+            let sequential = try delta.sequential(oldSectionCount: old.count, stageOneSizes: stageOne, finalSizes: new.map(\.items.count))
             let replayed = try SectionedReplayer.apply(
                 operations(sequential), to: old.map { ($0.header, $0.items) }, new: new.map { ($0.header, $0.items) })
             #expect(replayed.map(\.header) == new.map(\.header))
@@ -104,5 +104,23 @@ import Testing
             #expect(sequential.itemMoves.count == delta.itemDelta.moves.count)
             #expect(sequential.sectionMoves.count == delta.sectionDelta.moves.count)
         }
+    }
+
+    /// A delta that disagrees with the sizes it is sequenced for is refused with what broke,
+    /// never a trap: a move from a row the section does not have, rows the kept items cannot
+    /// fill, sizes for a different number of sections.
+    @Test func aDeltaThatDisagreesWithTheSizesIsRefusedWithWhatBroke() {
+        func moving(_ source: ItemPath, _ target: ItemPath) -> SectionedDelta {
+            SectionedDelta(itemDelta: IndexPathDelta(moves: [ItemPathPair(source: source, target: target)]))
+        }
+        let outOfRange = moving(ItemPath(section: 0, item: 5), ItemPath(section: 0, item: 0))
+        #expect(throws: ReplayError.self) { try outOfRange.sequential(oldSectionCount: 1, stageOneSizes: [2], finalSizes: [2]) }
+        let targetPast = moving(ItemPath(section: 0, item: 0), ItemPath(section: 0, item: 7))
+        #expect(throws: ReplayError.self) { try targetPast.sequential(oldSectionCount: 1, stageOneSizes: [2], finalSizes: [2]) }
+        let tooFew = moving(ItemPath(section: 0, item: 0), ItemPath(section: 0, item: 1))
+        #expect(throws: ReplayError.self) { try tooFew.sequential(oldSectionCount: 1, stageOneSizes: [2], finalSizes: [4]) }
+        #expect(throws: ReplayError.self) { try tooFew.sequential(oldSectionCount: 1, stageOneSizes: [2, 2], finalSizes: [2]) }
+        // The same move, with sizes that agree, is one step.
+        #expect((try? tooFew.sequential(oldSectionCount: 1, stageOneSizes: [2], finalSizes: [2]))?.itemMoves.count == 1)
     }
 }

@@ -35,14 +35,15 @@ extension SessionEndpoints {
                 return try PatchEdit(body: changes, operations: operations, reading: reading).apply(to: current)
             }
         }
+        let change: SessionChange
         do {
-            let change = try store.edit(id: id, condition: condition, edit)
-            var spelling = change.options.spelling
-            spelling.format = format ?? spelling.format
-            spelling.changes = detail ?? spelling.changes
-            return withExtendedLifetime(changes) { answer(change, spelling: spelling) }
+            change = try store.edit(id: id, condition: condition, edit)
         } catch {
             throw translate(error, location: .sessionBody, options: store.options(id: id) ?? DiffOptions())
         }
+        var spelling = change.options.spelling
+        spelling.format = format ?? spelling.format
+        spelling.changes = detail ?? spelling.changes
+        return try withExtendedLifetime(changes) { () throws(APIError) in try answer(change, spelling: spelling) }
     }
 }

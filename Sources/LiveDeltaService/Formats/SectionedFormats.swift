@@ -16,11 +16,13 @@ struct SectionedFormatting {
     let sequential: SectionedSequentialDelta
     /// For each new section that survived, the old section it was.
     private let source: [Int?]
-    private let stageOne: [Int]
+    /// Each section's items after the section stage: a surviving section's old items, an
+    /// inserted section's new ones.
+    private let stageOne: [[JSONItem]]
     /// Nested lists of changed items, by the item's final path.
     private var nestedByTarget: [ItemPath: [NestedDelta]] = [:]
 
-    init(sectionDelta: IndexDelta, itemDelta: IndexPathDelta, old: [JSONSection], new: [JSONSection], spelling: DeltaSpelling) {
+    init(sectionDelta: IndexDelta, itemDelta: IndexPathDelta, old: [JSONSection], new: [JSONSection], spelling: DeltaSpelling) throws(APIError) {
         delta = SectionedDelta(sectionDelta: sectionDelta, itemDelta: itemDelta)
         self.old = old
         self.new = new
@@ -29,9 +31,13 @@ struct SectionedFormatting {
         let inserted = Set(sectionDelta.insertions)
         let source = new.enumerated().map { inserted.contains($0.offset) ? nil : oldIndex[$0.element.uniqueID] }
         self.source = source
-        let stageOne = new.indices.map { index in source[index].map { old[$0].items.count } ?? new[index].items.count }
+        let stageOne = new.indices.map { index in source[index].map { old[$0].items } ?? new[index].items }
         self.stageOne = stageOne
-        sequential = delta.sequential(oldSectionCount: old.count, stageOneSizes: stageOne, finalSizes: new.map(\.items.count))
+        do {
+            sequential = try delta.sequential(oldSectionCount: old.count, stageOneSizes: stageOne.map(\.count), finalSizes: new.map(\.items.count))
+        } catch {
+            throw .internalError("the sectioned delta does not apply in sequence: \(error)")
+        }
         let pairs = spelling.format == .jsonPatch && spelling.filter != .allFields ? differingPairs() : itemDelta.reloads
         nestedByTarget = NestedDelta.byTarget(pairs, nested: spelling.nested, old: stageOneItem, new: newItem)
     }
@@ -57,7 +63,7 @@ struct SectionedFormatting {
         let moved = Set(delta.itemDelta.moves.map(\.source))
         var pairs: [ItemPathPair] = []
         for section in new.indices where source[section] != nil {
-            var stayers = (0..<stageOne[section]).lazy.map { ItemPath(section: section, item: $0) }
+            var stayers = stageOne[section].indices.lazy.map { ItemPath(section: section, item: $0) }
                 .filter { !deleted.contains($0) && !moved.contains($0) }.makeIterator()
             for row in new[section].items.indices {
                 let target = ItemPath(section: section, item: row)
@@ -71,20 +77,20 @@ struct SectionedFormatting {
     }
 
     /// The same, with other item reloads (for a patch that must reach the new document exactly).
-    private init(copying other: SectionedFormatting, reloads: [ItemPathPair]) {
+    private init(copying other: SectionedFormatting, reloads: [ItemPathPair]) throws(APIError) {
         var itemDelta = other.delta.itemDelta
         itemDelta.reloads = reloads
-        self.init(sectionDelta: other.delta.sectionDelta, itemDelta: itemDelta, old: other.old, new: other.new, spelling: other.spelling)
+        try self.init(sectionDelta: other.delta.sectionDelta, itemDelta: itemDelta, old: other.old, new: other.new, spelling: other.spelling)
     }
 
     /// An item where the section stage left it.
-    func stageOneItem(_ path: ItemPath) -> JSONItem { old[source[path.section]!].items[path.item] }
+    func stageOneItem(_ path: ItemPath) -> JSONItem { stageOne[path.section][path.item] }
 
-    func write(to writer: inout JSONWriter) {
+    func write(to writer: inout JSONWriter) throws(APIError) {
         switch spelling.format {
         case .batch: break
         case .sequential: sequentialOperations(&writer)
-        case .jsonPatch: jsonPatch(&writer)
+        case .jsonPatch: try jsonPatch(&writer)
         case .keyed: keyedOperations(&writer)
         }
     }
@@ -151,9 +157,9 @@ struct SectionedFormatting {
 
     // MARK: - jsonPatch
 
-    private func jsonPatch(_ writer: inout JSONWriter) {
+    private func jsonPatch(_ writer: inout JSONWriter) throws(APIError) {
         // The new document exactly: every kept item whose value differs, counted or not.
-        let exact = spelling.filter == .allFields ? self : SectionedFormatting(copying: self, reloads: differingPairs())
+        let exact = spelling.filter == .allFields ? self : try SectionedFormatting(copying: self, reloads: differingPairs())
         let sources = Dictionary(exact.delta.itemDelta.reloads.map { ($0.target, $0.source) }, uniquingKeysWith: { first, _ in first })
         let sequential = exact.sequential
         var list = OperationList(writer: consume writer)

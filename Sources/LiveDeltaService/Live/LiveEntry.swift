@@ -70,9 +70,11 @@ final class LiveEntry: Sendable {
     func delta(_ spelling: LiveSpelling) -> LiveEvent? {
         guard case .change(let change) = kind else { return nil }
         if let event = rendered.withLockedValue({ $0[spelling] }) { return event }
-        let event = LiveEvent(
-            name: .delta, id: position.token,
-            data: change.json(spelling: spelling.applied(to: change.options), withCollection: spelling.needsCollection))
+        // A delta that cannot be spelled (an internal failure, as a request would answer 500)
+        // becomes a reset: the subscriber starts again from the session's state.
+        guard let data = try? change.json(spelling: spelling.applied(to: change.options), withCollection: spelling.needsCollection)
+        else { return reset() }
+        let event = LiveEvent(name: .delta, id: position.token, data: data)
         rendered.withLockedValue { $0[spelling] = event }
         return event
     }

@@ -200,10 +200,11 @@ final class LiveFeed: Sendable {
         guard let token else { return reset }
         if token == latest.position { return [] }
         guard token.incarnation == latest.position.incarnation else { return reset }
+        // Where the coalesced delta cannot be spelled, the steps one by one follow (or a reset).
         if coalesce, let from = log.last(where: { $0.position == token })?.state, let current = latest.state,
-            let change = coalesced(from: from, to: current)
+            let change = coalesced(from: from, to: current),
+            let data = try? change.json(spelling: spelling.applied(to: current.options), withCollection: spelling.needsCollection)
         {
-            let data = change.json(spelling: spelling.applied(to: current.options), withCollection: spelling.needsCollection)
             return [LiveEvent(name: .delta, id: latest.position.token, data: data)]
         }
         if let chain = chain(from: token, in: log) { return chain.compactMap { $0.delta(spelling) } }

@@ -84,15 +84,13 @@ struct SessionEndpoints {
             // a body that would be refused is refused for what is wrong with it, never with a
             // 412 (weak tags alone fail before the store is asked).
             let condition = try Self.condition(ifMatch: request.header("If-Match"), baseVersion: body.baseVersion)
+            let change: SessionChange
             do throws(SessionError) {
-                let change: SessionChange
                 switch action {
                 case .append: change = try store.append(id: id, collection, readWith: readWith, condition: condition)
                 case .update, .delta:
                     change = try store.update(id: id, to: collection, readWith: readWith, condition: condition, commit: action == .update)
                 }
-                // The body holds the request's share of the item budget until the answer is written.
-                return withExtendedLifetime(body) { answer(change, spelling: spelling) }
             } catch {
                 if case .optionsChanged(let options) = error, attempt == 0 {
                     readWith = options
@@ -100,11 +98,13 @@ struct SessionEndpoints {
                 }
                 throw translate(error, location: body.location, options: readWith)
             }
+            // The body holds the request's share of the item budget until the answer is written.
+            return try withExtendedLifetime(body) { () throws(APIError) in try answer(change, spelling: spelling) }
         }
         throw APIError(.busy, message: "the session was replaced twice while this request was read; send it again")
     }
 
-    func answer(_ change: SessionChange, spelling: DeltaSpelling) -> HTTPResponse {
+    func answer(_ change: SessionChange, spelling: DeltaSpelling) throws(APIError) -> HTTPResponse {
         switch change.outcome {
         case .flat(let update, let old, let new):
             metrics?.diff(itemsIn: old.count + new.count, changesOut: update.delta?.changeCount)
@@ -115,7 +115,7 @@ struct SessionEndpoints {
         }
         return HTTPResponse(
             status: change.created ? 201 : 200, headers: headers(version: change.version, location: change.created ? change.id : nil),
-            body: change.json(spelling: spelling))
+            body: try change.json(spelling: spelling))
     }
 
     // MARK: - Pieces

@@ -94,7 +94,7 @@ extension SessionSnapshot {
 extension SessionChange {
     /// The change as an update answers it, its delta spelled as `spelling` says; with the
     /// collection after it (`items` or `sections`) where `withCollection`.
-    func json(spelling: DeltaSpelling, withCollection: Bool = false) -> [UInt8] {
+    func json(spelling: DeltaSpelling, withCollection: Bool = false) throws(APIError) -> [UInt8] {
         var writer = JSONWriter()
         writer.raw("{")
         let includeDeleted = options.includeDeletedItems
@@ -109,7 +109,7 @@ extension SessionChange {
                 writer.items(new)
             }
         case .sectioned(let update, let old, let new):
-            writer.sectionedMembers(
+            try writer.sectionedMembers(
                 sectionAnimation: update.sectionAnimation, itemAnimation: update.itemAnimation, sectionDelta: update.sectionDelta,
                 itemDelta: update.itemDelta, spelling: spelling, old: old, new: new,
                 deletedItems: includeDeleted ? update.deletedItems : nil)
