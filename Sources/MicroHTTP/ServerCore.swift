@@ -31,8 +31,8 @@ final class ServerCore: Sendable {
         self.handler = handler
         // Every thread that runs a handler has the event-loop threads' stack.
         let stack = max(1 << 20, configuration.threadStackSize)
-        large = ThreadPool(threads: HTTPServer.processorCount, stackSize: stack)
-        waiting = ThreadPool(threads: configuration.waitingThreads, stackSize: stack)
+        large = ThreadPool(name: "http-large", threads: HTTPServer.processorCount, stackSize: stack)
+        waiting = ThreadPool(name: "http-waiting", threads: configuration.waitingThreads, stackSize: stack)
     }
 
     /// libmicrohttpd starts or ends serving a connection the acceptor admitted: the

@@ -17,13 +17,16 @@ import struct NIOConcurrencyHelpers.NIOLockedValueBox
 /// A fixed number of threads take jobs in the order they came; a job waits for a free thread.
 /// Threads are started as jobs come and live as long as the process.
 final class ThreadPool: Sendable {
+    private let name: String
     private let threads: Int
     private let stackSize: Int
     private let jobs = NIOLockedValueBox<(queue: [@Sendable () -> Void], head: Int, started: Int)>(([], 0, 0))
     private let ready = DispatchSemaphore(value: 0)
 
-    /// At most `threads` threads, each with a stack of `stackSize` bytes.
-    init(threads: Int, stackSize: Int) {
+    /// At most `threads` threads, each with a stack of `stackSize` bytes, named `name` (at
+    /// most 15 bytes) in `top`, `perf` and /proc.
+    init(name: String, threads: Int, stackSize: Int) {
+        self.name = name
         self.threads = max(1, threads)
         self.stackSize = stackSize
     }
@@ -58,6 +61,7 @@ final class ThreadPool: Sendable {
     private func startThread() {
         let box = Unmanaged.passRetained(
             WorkerBox { [self] in
+                Self.nameThread(name)
                 while true { next()() }
             }
         ).toOpaque()
@@ -79,6 +83,19 @@ final class ThreadPool: Sendable {
             Unmanaged<WorkerBox>.fromOpaque(box).release()
             jobs.withLockedValue { $0.started -= 1 }
         }
+    }
+}
+
+extension ThreadPool {
+    /// A new thread takes the name of the thread that created it (an event-loop thread, here):
+    /// each pool's threads say whose they are instead. Glibc's `pthread_setname_np` is not
+    /// visible from Swift; /proc/thread-self/comm is the same name (proc(5)).
+    fileprivate static func nameThread(_ name: String) {
+        let file = open("/proc/thread-self/comm", O_WRONLY)
+        guard file >= 0 else { return }
+        defer { close(file) }
+        let bytes = Array(name.utf8.prefix(15))
+        _ = bytes.withUnsafeBytes { write(file, $0.baseAddress, $0.count) }
     }
 }
 

@@ -24,7 +24,7 @@ import struct NIOConcurrencyHelpers.NIOLockedValueBox
     /// Handlers recurse on JSON up to the depth limit: every thread of a pool has the stack it
     /// was asked for, whatever the platform's default, and no more threads than allowed run.
     @Test func everyJobRunsOnAThreadWithTheStackAskedForAndNoMoreThreadsThanAllowed() {
-        let pool = ThreadPool(threads: 3, stackSize: 6 << 20)
+        let pool = ThreadPool(name: "test-pool", threads: 3, stackSize: 6 << 20)
         let seen = NIOLockedValueBox<[(id: pthread_t, stack: Int)]>([])
         let done = DispatchSemaphore(value: 0)
         for _ in 0..<40 {
@@ -45,7 +45,7 @@ import struct NIOConcurrencyHelpers.NIOLockedValueBox
 
     /// Jobs wait for a free thread and are taken in the order they came.
     @Test func oneThreadRunsJobsInTheOrderTheyCame() {
-        let pool = ThreadPool(threads: 1, stackSize: 1 << 20)
+        let pool = ThreadPool(name: "test-pool", threads: 1, stackSize: 1 << 20)
         let order = NIOLockedValueBox<[Int]>([])
         let done = DispatchSemaphore(value: 0)
         for job in 0..<100 {
