@@ -37,7 +37,7 @@ struct DiffComputation {
         switch (old.shape, new.shape) {
         case (.flat(let old), .flat(let new)):
             let result = try naming { () throws(DuplicateIdentifierError) in try options.policy.animatedDelta(from: old, to: new) }
-            metrics?.diff(itemsIn: old.count + new.count, changesOut: result.delta?.changeCount)
+            metrics?.diff(old: old, new: new, delta: result.delta)
             writer.raw("{")
             writer.flatMembers(
                 animation: result.animation, delta: result.delta, spelling: options.spelling, old: old, new: new,
@@ -45,7 +45,7 @@ struct DiffComputation {
             writer.raw("}")
         case (.sectioned(let old), .sectioned(let new)):
             let result = try naming { () throws(DuplicateIdentifierError) in try options.policy.animatedDelta(from: old, to: new) }
-            metrics?.diff(itemsIn: old.itemCount + new.itemCount, changesOut: result.sectionDelta.map { _ in result.changeCount })
+            metrics?.diff(old: old, new: new, sectionDelta: result.sectionDelta, itemDelta: result.itemDelta)
             writer.raw("{")
             try writer.sectionedMembers(
                 sectionAnimation: result.sectionAnimation, itemAnimation: result.itemAnimation,

@@ -1,4 +1,5 @@
 import CoreMetrics
+import LiveCollections
 
 import struct NIOConcurrencyHelpers.NIOLockedValueBox
 
@@ -80,7 +81,19 @@ package final class ServiceMetrics: Sendable {
         }.increment()
     }
 
-    func diff(itemsIn: Int, changesOut: Int?) {
+    /// A flat diff, by `/diff` or a session: the items on both sides, and the changes where
+    /// the delta was computed.
+    func diff(old: [JSONItem], new: [JSONItem], delta: IndexDelta?) {
+        record(itemsIn: old.count + new.count, changesOut: delta?.changeCount)
+    }
+
+    /// A sectioned diff: the items on both sides, and the changes of both stages where the
+    /// section stage was computed.
+    func diff(old: [JSONSection], new: [JSONSection], sectionDelta: IndexDelta?, itemDelta: IndexPathDelta?) {
+        record(itemsIn: old.itemCount + new.itemCount, changesOut: sectionDelta.map { $0.changeCount + (itemDelta?.changeCount ?? 0) })
+    }
+
+    private func record(itemsIn: Int, changesOut: Int?) {
         self.itemsIn.record(itemsIn)
         if let changesOut { self.changesOut.record(changesOut) }
     }

@@ -194,8 +194,13 @@ extension JSONWriter {
         raw("}")
     }
 
-    /// One RFC 6902 operation: `{"op", "from"?, "path", "value"?}`.
-    mutating func patch(_ op: StaticString, path: String, from: String? = nil, value: JSONItem? = nil) {
+    /// One RFC 6902 operation whose value is an item.
+    mutating func patch(_ op: StaticString, path: String, from: String? = nil, value: JSONItem) {
+        patch(op, path: path, from: from, value: value.text)
+    }
+
+    /// One RFC 6902 operation: `{"op", "from"?, "path", "value"?}`, the value's text as it is.
+    mutating func patch(_ op: StaticString, path: String, from: String? = nil, value: UnsafeBufferPointer<UInt8>? = nil) {
         raw("{\"op\":\"")
         raw(op)
         raw("\",")
@@ -208,7 +213,7 @@ extension JSONWriter {
         string(path)
         if let value {
             raw(",\"value\":")
-            raw(value.text)
+            raw(value)
         }
         raw("}")
     }

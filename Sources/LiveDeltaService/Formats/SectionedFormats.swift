@@ -165,23 +165,7 @@ struct SectionedFormatting {
         var list = OperationList(writer: consume writer)
         let items = "/" + spelling.itemsKey.replacingOccurrences("~", "~0").replacingOccurrences("/", "~1")
         func patch(_ list: inout OperationList, _ op: StaticString, _ path: String, from: String? = nil, value: UnsafeBufferPointer<UInt8>? = nil) {
-            list.next { writer in
-                writer.raw("{\"op\":\"")
-                writer.raw(op)
-                writer.raw("\",")
-                if let from {
-                    writer.key("from")
-                    writer.string(from)
-                    writer.raw(",")
-                }
-                writer.key("path")
-                writer.string(path)
-                if let value {
-                    writer.raw(",\"value\":")
-                    writer.raw(value)
-                }
-                writer.raw("}")
-            }
+            list.next { $0.patch(op, path: path, from: from, value: value) }
         }
         func section(_ index: Int) -> String { "/sections/\(index)" }
         func row(_ path: ItemPath) -> String { "/sections/\(path.section)\(items)/\(path.item)" }

@@ -107,11 +107,9 @@ struct SessionEndpoints {
     func answer(_ change: SessionChange, spelling: DeltaSpelling) throws(APIError) -> HTTPResponse {
         switch change.outcome {
         case .flat(let update, let old, let new):
-            metrics?.diff(itemsIn: old.count + new.count, changesOut: update.delta?.changeCount)
+            metrics?.diff(old: old, new: new, delta: update.delta)
         case .sectioned(let update, let old, let new):
-            metrics?.diff(
-                itemsIn: old.itemCount + new.itemCount,
-                changesOut: update.sectionDelta.map { $0.changeCount + (update.itemDelta?.changeCount ?? 0) })
+            metrics?.diff(old: old, new: new, sectionDelta: update.sectionDelta, itemDelta: update.itemDelta)
         }
         return HTTPResponse(
             status: change.created ? 201 : 200, headers: headers(version: change.version, location: change.created ? change.id : nil),

@@ -22,6 +22,15 @@ enum Holder: Sendable {
         case .sectioned(let data): data.sections.itemCount
         }
     }
+
+    /// The refusal of a collection of the other kind (flat for a sectioned session, or the
+    /// reverse).
+    var kindMismatch: SessionError {
+        switch self {
+        case .flat: .kindMismatch(sessionIsSectioned: false)
+        case .sectioned: .kindMismatch(sessionIsSectioned: true)
+        }
+    }
 }
 
 /// A session held in memory: by the memory store for its life, by a shared store as the
@@ -93,8 +102,7 @@ enum SessionRules {
                 let old = data.sections
                 let update = commit ? try data.update(sections, ifVersion: version) : try data.calculateDelta(sections, ifVersion: version)
                 outcome = .sectioned(update, old: old, new: sections)
-            case (.flat, _): throw SessionError.kindMismatch(sessionIsSectioned: false)
-            case (.sectioned, _): throw SessionError.kindMismatch(sessionIsSectioned: true)
+            default: throw session.holder.kindMismatch
             }
             // The holder now has the request's items alone.
             if commit { session.owners = collection.owners }
@@ -131,8 +139,7 @@ enum SessionRules {
                 }
                 let update = try data.append(sections, ifVersion: version)
                 outcome = .sectioned(update, old: old, new: old + sections)
-            case (.flat, _): throw SessionError.kindMismatch(sessionIsSectioned: false)
-            case (.sectioned, _): throw SessionError.kindMismatch(sessionIsSectioned: true)
+            default: throw session.holder.kindMismatch
             }
             // The holder keeps its items and gains the request's.
             session.owners = owners
@@ -190,8 +197,7 @@ enum SessionRules {
         _ = try check(condition, against: session.holder.version)
         switch (session.holder, collection.shape) {
         case (.flat, .flat), (.sectioned, .sectioned): break
-        case (.flat, _): throw .kindMismatch(sessionIsSectioned: false)
-        case (.sectioned, _): throw .kindMismatch(sessionIsSectioned: true)
+        default: throw session.holder.kindMismatch
         }
         if appending { try checkSize(session.holder.itemCount + collection.itemCount, limit: maxItems) }
     }
