@@ -1,4 +1,5 @@
 import LiveDeltaService
+
 /// How a session is kept in Redis: one hash per session, `<prefix>{<id>}`, with a
 /// `StoredSession`'s version (`v`), options (`o`), collection (`d`) and incarnation (`g`). The
 /// `{id}` hash tag keeps the session and the key a new value is written to beside it in one

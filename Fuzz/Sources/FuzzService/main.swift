@@ -1,6 +1,7 @@
 import ByteJSON
 import CLibFuzzer
 import Glibc
+
 @testable import LiveDeltaService
 @testable import MicroHTTP
 
