@@ -136,25 +136,50 @@ import struct NIOConcurrencyHelpers.NIOLockedValueBox
         #expect(sessions.statistics.evicted == 1)
     }
 
+    /// Any sequence of changes, each refused or not: the count stays within the budget and
+    /// comes back to 0. Each refusal is one its change may meet (a missing session, another
+    /// version, no room), and what went through is there to read (what was deleted is not).
     @Test func theCountNeverDriftsOverAnySequenceOfChanges() async {
         // Each change is one number: its kind (5), session (4), body size (4,001) and version (3).
         await propertyCheck(count: 300, input: Gen.int(in: 0..<(5 * 4 * 4_001 * 3)).array(of: 1...40)) { changes in
             let sessions = store(maxBytes: 12_000, maxSessions: 3)
+            let outcomes = StoreOutcomes()
             let ids = ["a", "b", "c", "d"]
+            func exists(_ id: String) -> Bool { (try? sessions.snapshot(id: id)) != nil }
             for change in changes {
                 let (kind, session, bytes, version) = (change % 5, change / 5 % 4, change / 20 % 4_001, change / 80_020)
                 let id = ids[session]
                 let body = try padded([bytes % 7, 7 + bytes % 5], to: bytes)
+                let appended = try padded([100 + bytes], to: bytes)
+                let went: Bool
                 switch kind {
-                case 0: _ = try? sessions.put(id: id, options: DiffOptions(), collection: body)
-                case 1: _ = try? sessions.update(id: id, to: body, readWith: DiffOptions(), condition: .any, commit: true)
-                case 2: _ = try? sessions.update(id: id, to: body, readWith: DiffOptions(), condition: .version(UInt64(version)), commit: true)
-                case 3: _ = try? sessions.append(id: id, try padded([100 + bytes], to: bytes), readWith: DiffOptions(), condition: .any)
-                default: try? sessions.delete(id: id, condition: .any)
+                case 0:
+                    went = outcomes.run("put") { () throws(SessionError) in _ = try sessions.put(id: id, options: DiffOptions(), collection: body) }
+                case 1:
+                    went = outcomes.run("update") { () throws(SessionError) in
+                        _ = try sessions.update(id: id, to: body, readWith: DiffOptions(), condition: .any, commit: true)
+                    }
+                case 2:
+                    went = outcomes.run("update") { () throws(SessionError) in
+                        _ = try sessions.update(id: id, to: body, readWith: DiffOptions(), condition: .version(UInt64(version)), commit: true)
+                    }
+                case 3:
+                    went = outcomes.run("append") { () throws(SessionError) in
+                        _ = try sessions.append(id: id, appended, readWith: DiffOptions(), condition: .any)
+                    }
+                default: went = outcomes.run("delete") { () throws(SessionError) in try sessions.delete(id: id, condition: .any) }
                 }
                 #expect(sessions.heldBytes <= 12_000)
+                // A change that went through left the session there; a delete, gone.
+                if went { #expect(exists(id) == (kind != 4)) }
             }
-            for id in ids { try? sessions.delete(id: id, condition: .any) }
+            #expect(outcomes.total == changes.count)
+            let expected: Set = [
+                "put: storeFull", "put: bytesFull", "put: tooLarge", "update: notFound", "update: versionMismatch", "update: bytesFull",
+                "update: tooLarge", "append: notFound", "append: bytesFull", "append: tooLarge", "delete: notFound",
+            ]
+            #expect(outcomes.refusals(except: expected) == [])
+            for id in ids where exists(id) { try sessions.delete(id: id, condition: .any) }
             #expect(sessions.heldBytes == 0)
         }
     }

@@ -69,12 +69,15 @@ import struct NIOConcurrencyHelpers.NIOLockedValueBox
     /// Puts, updates, appends and deletes from eight threads on four sessions, under a budget
     /// that keeps evicting: the store never counts more than the budget, and counts nothing
     /// once every session is gone (sessions replaced or evicted while a change ran on them
-    /// count nothing either).
+    /// count nothing either). Every kind of change goes through many times; the only
+    /// refusals are for a session another thread deleted or evicted, and for room that
+    /// sessions in use hold.
     @Test func theByteCountHoldsUnderConcurrentChanges() throws {
         var limits = InMemorySessionStore.Limits()
         limits.maxBytes = 20_000
         let store = InMemorySessionStore(limits: limits)
         let over = NIOLockedValueBox(0)
+        let outcomes = StoreOutcomes()
         DispatchQueue.concurrentPerform(iterations: 8) { client in
             for round in 0..<300 {
                 let id = "s\((client + round) % 4)"
@@ -85,16 +88,27 @@ import struct NIOConcurrencyHelpers.NIOLockedValueBox
                     return
                 }
                 switch round % 5 {
-                case 0: _ = try? store.put(id: id, options: DiffOptions(), collection: body)
-                case 1, 2: _ = try? store.update(id: id, to: body, readWith: DiffOptions(), condition: .any, commit: true)
-                case 3: _ = try? store.append(id: id, body, readWith: DiffOptions(), condition: .any)
-                default: try? store.delete(id: id, condition: .any)
+                case 0: outcomes.run("put") { () throws(SessionError) in _ = try store.put(id: id, options: DiffOptions(), collection: body) }
+                case 1, 2:
+                    outcomes.run("update") { () throws(SessionError) in
+                        _ = try store.update(id: id, to: body, readWith: DiffOptions(), condition: .any, commit: true)
+                    }
+                case 3:
+                    outcomes.run("append") { () throws(SessionError) in
+                        _ = try store.append(id: id, body, readWith: DiffOptions(), condition: .any)
+                    }
+                default: outcomes.run("delete") { () throws(SessionError) in try store.delete(id: id, condition: .any) }
                 }
                 if store.heldBytes > store.limits.maxBytes { over.withLockedValue { $0 += 1 } }
             }
         }
         #expect(over.withLockedValue { $0 } == 0)
-        for session in 0..<4 { try? store.delete(id: "s\(session)", condition: .any) }
+        #expect(outcomes.total == 8 * 300)
+        for operation in ["put", "update", "append", "delete"] { #expect(outcomes.succeeded(operation) > 0, "\(operation)") }
+        let expected: Set = ["update: notFound", "append: notFound", "delete: notFound", "put: bytesFull", "update: bytesFull", "append: bytesFull"]
+        #expect(outcomes.refusals(except: expected) == [])
+        for session in 0..<4 { outcomes.run("cleanup") { () throws(SessionError) in try store.delete(id: "s\(session)", condition: .any) } }
         #expect(store.heldBytes == 0)
+        #expect(store.statistics.open == 0)
     }
 }
