@@ -104,7 +104,7 @@ let package = Package(
         .testTarget(
             name: "LiveDeltaServiceTests",
             dependencies: [
-                "LiveDeltaService", "ByteJSON", "MicroHTTP", "LiveCollections",
+                "LiveDeltaService", "ByteJSON", "MicroHTTP", "LiveCollections", "TestSupport",
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ]
