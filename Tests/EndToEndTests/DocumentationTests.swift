@@ -1,9 +1,11 @@
+import ByteJSON
 import Foundation
 import TestSupport
 import Testing
 
-/// The README stays short, and every link in the project's Markdown leads somewhere: a file
-/// that exists, and, where it names a heading, a heading that file has.
+/// The README stays short, every link in the project's Markdown leads somewhere (a file that
+/// exists, and, where it names a heading, a heading that file has), the configuration table is
+/// the flags, and the shell examples run against the real binary and answer what they show.
 @Suite struct DocumentationTests {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
@@ -54,6 +56,118 @@ import Testing
         #expect(flags.subtracting(documented).isEmpty, "not in docs/operations.md: \(flags.subtracting(documented).sorted())")
         #expect(documented.subtracting(flags).isEmpty, "not flags: \(documented.subtracting(flags).sorted())")
     }
+
+    /// A shell example of the docs, and the answer shown right after it, if any.
+    struct ShellExample {
+        var place: String
+        var script: String
+        var shownAnswer: String?
+    }
+
+    /// The ```sh blocks of `text`, each with the ```json block that follows it.
+    static func shellExamples(in text: String, file: String) -> [ShellExample] {
+        let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        var examples: [ShellExample] = []
+        var index = 0
+        while index < lines.count {
+            guard lines[index] == "```sh" else {
+                index += 1
+                continue
+            }
+            let start = index + 1
+            var end = start
+            while end < lines.count && lines[end] != "```" { end += 1 }
+            var example = ShellExample(place: "\(file):\(index + 1)", script: lines[start..<end].joined(separator: "\n"))
+            if end + 1 < lines.count && lines[end + 1] == "```json" {
+                var close = end + 2
+                while close < lines.count && lines[close] != "```" { close += 1 }
+                example.shownAnswer = lines[(end + 2)..<close].joined(separator: "\n")
+            }
+            examples.append(example)
+            index = end + 1
+        }
+        return examples
+    }
+
+    /// Examples that need more than a server on :8080, and why.
+    static let notRunHere = [
+        "docs/sessions.md": "starts Redis and two release builds on other ports (ReplicaTests run the same)",
+        "docs/access.md": "needs the operator's secret file (AuthTests sign tokens the same way)",
+    ]
+
+    /// Every shell example of the README and docs/ that talks to a server on localhost:8080 runs
+    /// against the real binary, in order, one server per document: each curl must get a 2xx,
+    /// a ```json block after an example must equal its answer (or, where it elides with `...`,
+    /// hold pieces found in it), and a `# ...text...` line must name text found in the output.
+    @Test func everyShellExampleRunsAgainstTheRealServer() throws {
+        var ran = 0
+        var skipped: [String] = []
+        for document in Self.documents {
+            let name = document.path.replacingOccurrences(of: Self.root.path + "/", with: "")
+            let examples = Self.shellExamples(in: try String(contentsOf: document, encoding: .utf8), file: name)
+            guard !examples.isEmpty else { continue }
+            var server: ServerProcess?
+            for example in examples {
+                // Examples without curl (make, docker) are not API examples.
+                guard example.script.split(separator: "\n").contains(where: { $0.hasPrefix("curl ") }) else { continue }
+                let commands = example.script.split(separator: "\n").filter { $0.first?.isLetter == true || $0.first == "." }
+                guard commands.allSatisfy({ $0.hasPrefix("curl ") }), example.script.contains("localhost:8080") else {
+                    skipped.append(example.place)
+                    continue
+                }
+                if server == nil { server = try ServerProcess() }
+                guard let port = server?.port else { continue }
+                let output = try Self.run(example.script, port: port)
+                #expect(output.status == 0, "\(example.place): exit \(output.status): \(output.text.prefix(300))")
+                let flat = Self.withoutSpaces(output.text)
+                // What the docs show, with `...` for what they leave out: each piece shown is in the output.
+                func expectPieces(of shown: String) {
+                    for piece in Self.withoutSpaces(shown).components(separatedBy: "...") {
+                        let trimmed = piece.trimmingCharacters(in: CharacterSet(charactersIn: ","))
+                        #expect(trimmed.isEmpty || flat.contains(trimmed), "\(example.place): \(trimmed) is not in \(output.text.prefix(600))")
+                    }
+                }
+                for line in example.script.split(separator: "\n") where line.hasPrefix("# ...") { expectPieces(of: String(line.dropFirst(2))) }
+                if let shown = example.shownAnswer {
+                    if let expected = try? JSONValue(parsing: shown) {
+                        #expect((try? JSONValue(parsing: output.text)) == expected, "\(example.place): the answer is \(output.text)")
+                    } else {
+                        expectPieces(of: shown)
+                    }
+                }
+                ran += 1
+            }
+            _ = server?.stop()
+        }
+        #expect(ran >= 7)
+        let skippedFiles = Set(skipped.map { String($0.split(separator: ":")[0]) })
+        #expect(skippedFiles == Set(Self.notRunHere.keys), "examples not run: \(skipped)")
+    }
+
+    /// Runs `script` with bash against the server on `port`: curl fails on an error status,
+    /// streams stop after two seconds, and the script waits for what it started.
+    static func run(_ script: String, port: UInt16) throws -> (status: Int32, text: String) {
+        // A stream in the foreground ends at its time limit (curl's 28), as a reader's would.
+        let lines = script.split(separator: "\n", omittingEmptySubsequences: false).map { line in
+            line.hasPrefix("curl -N ") && !line.contains("&") ? line + " || test $? -eq 28" : String(line)
+        }
+        let rewritten = lines.joined(separator: "\n")
+            .replacingOccurrences(of: "localhost:8080", with: "127.0.0.1:\(port)")
+            .replacingOccurrences(of: "curl -N ", with: "curl -sN --max-time 2 ")
+            .replacingOccurrences(of: "curl -s ", with: "curl -sS --fail-with-body ")
+        let shell = Process()
+        shell.executableURL = URL(fileURLWithPath: "/bin/bash")
+        // Background jobs are waited for; a failing foreground curl ends the script.
+        shell.arguments = ["-e", "-c", rewritten + "\nwait"]
+        let output = Pipe()
+        shell.standardOutput = output
+        try shell.run()
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        shell.waitUntilExit()
+        return (shell.terminationStatus, text)
+    }
+
+    static func withoutSpaces(_ text: String) -> String { text.filter { !$0.isWhitespace } }
 
     static func matches(of pattern: String, in text: String) -> [String] {
         let expression = try! NSRegularExpression(pattern: pattern)
