@@ -114,6 +114,8 @@ let package = Package(
             dependencies: ["MicroHTTP", "TestSupport", .product(name: "NIOConcurrencyHelpers", package: "swift-nio")]
         ),
         .testTarget(name: "RedisClientTests", dependencies: ["RedisClient", "TestSupport"]),
+        // The Redis session store in process, on a real redis-server the tests start.
+        .testTarget(name: "LiveDeltaRedisTests", dependencies: ["LiveDeltaRedis", "LiveDeltaService", "MicroHTTP", "RedisClient", "TestSupport"]),
         // Tests against the real binary over HTTP (run `swift build` first; see the Makefile).
         .testTarget(
             name: "EndToEndTests",
