@@ -52,15 +52,26 @@ package final class LiveDeltaService: Sendable {
     /// Answers one request and, where the logger takes `info`, logs one line for it.
     package func handle(_ request: HTTPRequest) -> HTTPResponse {
         let started = ContinuousClock.now
-        let response: HTTPResponse
+        var response: HTTPResponse
         // Matched once: for the answer, and for the label it is counted under.
         let matched = Self.routeTable.match(request.path)
+        #if DEBUG
+            let lifetimeViolations = DocumentLifetime.onThisThread
+        #endif
         do {
             response = try Self.routeTable.respond(to: request, matched: matched, in: self)
         } catch {
             metrics?.error(code: error.code)
             response = error.response
         }
+        #if DEBUG
+            // An item read after its document was let go: the answer may hold wrong bytes.
+            if DocumentLifetime.onThisThread != lifetimeViolations {
+                let error = APIError.internalError("an item outlived its document")
+                metrics?.error(code: error.code)
+                response = error.response
+            }
+        #endif
         let elapsed = ContinuousClock.now - started
         if response.status >= 500 && response.status != 503 {
             logger.error(
