@@ -143,8 +143,7 @@ bench-redis: deps release
 
 ## The cost of bearer tokens: each algorithm checked in process, and /diff with tokens (wrk).
 bench-auth: deps release
-	@[ -x .build/auth-venv/bin/python ] || { python3 -m venv .build/auth-venv && .build/auth-venv/bin/pip install -q -r Tests/Auth/requirements.txt; }
-	.build/auth-venv/bin/python Benchmarks/auth/run.py .build/release
+	. Tests/PythonSupport/venv.sh && venv=$$(python_venv auth Tests/Auth/requirements.txt) && "$$venv/bin/python" Benchmarks/auth/run.py .build/release
 
 ## Live sessions: commit-to-last-subscriber latency and memory for 1,000 and 10,000 subscribers,
 ## what they add to a commit, and /diff while Redis is paused.

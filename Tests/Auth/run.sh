@@ -5,10 +5,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 binary=${1:-.build/debug/livedelta}
-venv=.build/auth-venv
-if [ ! -x "$venv/bin/pytest" ] || ! cmp -s Tests/Auth/requirements.txt "$venv/requirements.txt"; then
-    python3 -m venv "$venv"
-    "$venv/bin/pip" install -q --disable-pip-version-check -r Tests/Auth/requirements.txt
-    cp Tests/Auth/requirements.txt "$venv/requirements.txt"
-fi
+source Tests/PythonSupport/venv.sh
+venv=$(python_venv auth Tests/Auth/requirements.txt)
 LIVEDELTA_BINARY="$binary" "$venv/bin/pytest" -q -p no:cacheprovider Tests/Auth/test_auth.py

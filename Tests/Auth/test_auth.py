@@ -10,6 +10,7 @@ import os
 import re
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 import urllib.error
@@ -20,16 +21,13 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "PythonSupport"))
+from livedelta_testing import free_port, redis_server  # noqa: E402
+
 BINARY = os.environ.get("LIVEDELTA_BINARY", ".build/debug/livedelta")
 ISSUER = "https://issuer.example"
 AUDIENCE = "livedelta"
 ALL_SCOPES = "diff sessions:read sessions:write sessions:subscribe"
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def public_pem(private_key):
@@ -136,19 +134,7 @@ def keys():
 
 @pytest.fixture(scope="module")
 def redis_url():
-    directory = tempfile.mkdtemp()
-    port = free_port()
-    process = subprocess.Popen(["redis-server", "--port", str(port), "--save", "", "--appendonly", "no", "--dir", directory],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    for _ in range(100):
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            break
-        except OSError:
-            time.sleep(0.05)
-    yield f"redis://127.0.0.1:{port}"
-    process.terminate()
-    process.wait()
+    yield from redis_server()
 
 
 @pytest.fixture(scope="module")

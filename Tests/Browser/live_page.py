@@ -6,6 +6,7 @@ session's final GET, and a screenshot of it is kept.
 usage: live_page.py BINARY SCREENSHOT
 """
 import json
+import os
 import random
 import re
 import shutil
@@ -21,13 +22,10 @@ from selenium.webdriver.chrome.options import Options
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "PythonSupport"))
+from livedelta_testing import free_port  # noqa: E402
+
 binary, screenshot = sys.argv[1], sys.argv[2]
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def start_redis():

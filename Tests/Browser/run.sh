@@ -9,11 +9,7 @@ screenshot=${2:-docs/live-page.png}
 if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; then
     apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null
 fi
-venv=.build/browser-venv
-if [ ! -x "$venv/bin/python" ] || ! cmp -s Tests/Browser/requirements.txt "$venv/requirements.txt"; then
-    python3 -m venv "$venv"
-    "$venv/bin/pip" install -q --disable-pip-version-check -r Tests/Browser/requirements.txt
-    cp Tests/Browser/requirements.txt "$venv/requirements.txt"
-fi
+source Tests/PythonSupport/venv.sh
+venv=$(python_venv browser Tests/Browser/requirements.txt)
 mkdir -p "$(dirname "$screenshot")"
 "$venv/bin/python" Tests/Browser/live_page.py "$binary" "$screenshot"

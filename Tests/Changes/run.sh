@@ -5,10 +5,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 binary=${1:-.build/debug/livedelta}
-venv=.build/changes-venv
-if [ ! -x "$venv/bin/pytest" ] || ! cmp -s Tests/Changes/requirements.txt "$venv/requirements.txt"; then
-    python3 -m venv "$venv"
-    "$venv/bin/pip" install -q --disable-pip-version-check -r Tests/Changes/requirements.txt
-    cp Tests/Changes/requirements.txt "$venv/requirements.txt"
-fi
+source Tests/PythonSupport/venv.sh
+venv=$(python_venv changes Tests/Changes/requirements.txt)
 LIVEDELTA_BINARY="$binary" "$venv/bin/pytest" -q -p no:cacheprovider Tests/Changes/test_changes.py "${@:2}"

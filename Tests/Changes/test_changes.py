@@ -5,9 +5,8 @@ the issue lists, with the session unchanged; and 8 writers racing on one session
 import copy
 import json
 import os
-import socket
 import subprocess
-import tempfile
+import sys
 import threading
 import time
 import urllib.error
@@ -18,15 +17,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "PythonSupport"))
+from livedelta_testing import batch_replay, free_port, redis_server  # noqa: E402
+
 BINARY = os.environ.get("LIVEDELTA_BINARY", ".build/debug/livedelta")
 EXAMPLES = int(os.environ.get("CHANGES_EXAMPLES", "60"))
 checks = settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class Server:
@@ -67,19 +63,7 @@ class Server:
 
 @pytest.fixture(scope="module")
 def redis_url():
-    directory = tempfile.mkdtemp()
-    port = free_port()
-    process = subprocess.Popen(["redis-server", "--port", str(port), "--save", "", "--appendonly", "no", "--dir", directory],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    for _ in range(100):
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            break
-        except OSError:
-            time.sleep(0.05)
-    yield f"redis://127.0.0.1:{port}"
-    process.terminate()
-    process.wait()
+    yield from redis_server()
 
 
 @pytest.fixture(scope="module", params=["memory", "redis"])
@@ -112,22 +96,6 @@ def items_of(server, name):
     return answer.get("items", answer.get("sections")), answer["version"]
 
 
-def batch_replay(old, delta, new):
-    """Deletions at old positions, insertions and move targets at new ones, the other survivors
-    in order in the places left, reloads after (delta-semantics.md)."""
-    moved = {m["source"]: m["target"] for m in delta["moves"]}
-    result = [None] * len(new)
-    for position in delta["insertions"]:
-        result[position] = new[position]
-    for source, target in moved.items():
-        result[target] = old[source]
-    stayers = iter([old[i] for i in range(len(old)) if i not in delta["deletions"] and i not in moved])
-    for position in range(len(new)):
-        if result[position] is None:
-            result[position] = next(stayers)
-    for reload in delta["reloads"]:
-        result[reload["target"]] = new[reload["target"]]
-    return result
 
 
 def key_of(item):

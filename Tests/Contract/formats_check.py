@@ -26,6 +26,9 @@ import urllib.request
 import jsonpatch
 from hypothesis import HealthCheck, given, settings, strategies as st
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "PythonSupport"))
+from livedelta_testing import batch_replay  # noqa: E402
+
 URL = sys.argv[1]
 
 
@@ -460,22 +463,6 @@ def sections_with_repeated_ids_replay(old, new):
     assert replayed == numbered_sections(new)
 
 
-def batch_replay(old, delta, new):
-    """UIKit's batch reading: deletions in old positions, insertions and move targets in new
-    ones, the other survivors in order in the remaining places, reloads after."""
-    moved = {m["source"]: m["target"] for m in delta["moves"]}
-    result = [None] * len(new)
-    for position in delta["insertions"]:
-        result[position] = new[position]
-    for source, target in moved.items():
-        result[target] = old[source]
-    stayers = iter([old[i] for i in range(len(old)) if i not in delta["deletions"] and i not in moved])
-    for position in range(len(new)):
-        if result[position] is None:
-            result[position] = next(stayers)
-    for reload in delta["reloads"]:
-        result[reload["target"]] = new[reload["target"]]
-    return result
 
 
 diffs_of_objects_replay()

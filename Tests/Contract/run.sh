@@ -24,12 +24,8 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 binary=${1:-.build/debug/livedelta}
 examples=${CONTRACT_EXAMPLES:-100}
-venv=.build/contract-venv
-if [ ! -x "$venv/bin/schemathesis" ] || ! cmp -s Tests/Contract/requirements.txt "$venv/requirements.txt"; then
-    python3 -m venv "$venv"
-    "$venv/bin/pip" install -q --disable-pip-version-check -r Tests/Contract/requirements.txt
-    cp Tests/Contract/requirements.txt "$venv/requirements.txt"
-fi
+source Tests/PythonSupport/venv.sh
+venv=$(python_venv contract Tests/Contract/requirements.txt)
 "$venv/bin/openapi-spec-validator" openapi.yaml
 
 work=$(mktemp -d)
