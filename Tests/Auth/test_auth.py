@@ -9,7 +9,6 @@ import json
 import os
 import re
 import socket
-import subprocess
 import sys
 import tempfile
 import time
@@ -22,7 +21,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "PythonSupport"))
-from livedelta_testing import free_port, redis_server  # noqa: E402
+from livedelta_testing import ServerProcess, redis_server  # noqa: E402
 
 BINARY = os.environ.get("LIVEDELTA_BINARY", ".build/debug/livedelta")
 ISSUER = "https://issuer.example"
@@ -64,25 +63,9 @@ class Keys:
                 "--jwt-issuer", ISSUER, "--jwt-audience", AUDIENCE]
 
 
-class Server:
+class Server(ServerProcess):
     def __init__(self, flags, log_path):
-        self.port = free_port()
-        self.log_path = log_path
-        self.log = open(log_path, "wb")
-        self.process = subprocess.Popen([BINARY, "--host", "127.0.0.1", "--port", str(self.port), "--log-level", "info", *flags],
-                                        stdout=self.log, stderr=subprocess.STDOUT)
-        for _ in range(400):
-            try:
-                urllib.request.urlopen(self.url("/health"), timeout=1).read()
-                return
-            except OSError:
-                if self.process.poll() is not None:
-                    raise RuntimeError("the server did not start: " + open(log_path).read())
-                time.sleep(0.05)
-        raise RuntimeError("the server did not start")
-
-    def url(self, path):
-        return f"http://127.0.0.1:{self.port}{path}"
+        super().__init__(BINARY, ["--log-level", "info", *flags], log_path)
 
     def request(self, method, path, body=None, token=None, headers=None):
         """(status, headers, parsed JSON or raw text)."""
@@ -104,11 +87,6 @@ class Server:
             return status, answer_headers, json.loads(text) if text else None
         except ValueError:
             return status, answer_headers, text
-
-    def stop(self):
-        self.process.terminate()
-        self.process.wait(timeout=20)
-        self.log.close()
 
     def log_text(self):
         with open(self.log_path) as f:

@@ -5,10 +5,8 @@ the issue lists, with the session unchanged; and 8 writers racing on one session
 import copy
 import json
 import os
-import subprocess
 import sys
 import threading
-import time
 import urllib.error
 import urllib.request
 
@@ -18,32 +16,20 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "PythonSupport"))
-from livedelta_testing import batch_replay, free_port, redis_server  # noqa: E402
+from livedelta_testing import ServerProcess, batch_replay, redis_server  # noqa: E402
 
 BINARY = os.environ.get("LIVEDELTA_BINARY", ".build/debug/livedelta")
 EXAMPLES = int(os.environ.get("CHANGES_EXAMPLES", "60"))
 checks = settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))
 
 
-class Server:
+class Server(ServerProcess):
     def __init__(self, flags, log_path):
-        self.port = free_port()
-        self.log = open(log_path, "wb")
-        self.process = subprocess.Popen([BINARY, "--host", "127.0.0.1", "--port", str(self.port), *flags],
-                                        stdout=self.log, stderr=subprocess.STDOUT)
-        for _ in range(400):
-            try:
-                urllib.request.urlopen(f"http://127.0.0.1:{self.port}/health", timeout=1).read()
-                return
-            except OSError:
-                if self.process.poll() is not None:
-                    raise RuntimeError("the server did not start: " + open(log_path).read())
-                time.sleep(0.05)
-        raise RuntimeError("the server did not start")
+        super().__init__(BINARY, flags, log_path)
 
     def request(self, method, path, body=None, content_type="application/json", headers=None):
         data = json.dumps(body).encode() if body is not None else None
-        request = urllib.request.Request(f"http://127.0.0.1:{self.port}{path}", data=data, method=method)
+        request = urllib.request.Request(self.url(path), data=data, method=method)
         if data is not None:
             request.add_header("Content-Type", content_type)
         for name, value in (headers or {}).items():
@@ -54,11 +40,6 @@ class Server:
         except urllib.error.HTTPError as error:
             status, raw = error.code, error.read()
         return status, json.loads(raw) if raw else None
-
-    def stop(self):
-        self.process.terminate()
-        self.process.wait(timeout=20)
-        self.log.close()
 
 
 @pytest.fixture(scope="module")

@@ -1,9 +1,11 @@
-"""What the Python suites (auth, changes, contract, browser) share: a free port, a throwaway
-redis-server, and the batch reading of a delta (../shared/design/delta-semantics.md)."""
+"""What the Python suites (auth, changes, contract, browser) share: a free port, the real binary
+started, a throwaway redis-server, and the batch reading of a delta
+(../shared/design/delta-semantics.md)."""
 import socket
 import subprocess
 import tempfile
 import time
+import urllib.request
 
 
 def free_port():
@@ -46,3 +48,32 @@ def batch_replay(old, delta, new):
     for reload in delta["reloads"]:
         result[reload["target"]] = new[reload["target"]]
     return result
+
+
+class ServerProcess:
+    """The real binary on a free port with `flags`, its output in `log_path`, started once it
+    answers /health; the suites add how they send requests."""
+
+    def __init__(self, binary, flags, log_path):
+        self.port = free_port()
+        self.log_path = log_path
+        self.log = open(log_path, "wb")
+        self.process = subprocess.Popen([binary, "--host", "127.0.0.1", "--port", str(self.port), *flags],
+                                        stdout=self.log, stderr=subprocess.STDOUT)
+        for _ in range(400):
+            try:
+                urllib.request.urlopen(self.url("/health"), timeout=1).read()
+                return
+            except OSError:
+                if self.process.poll() is not None:
+                    raise RuntimeError("the server did not start: " + open(log_path).read())
+                time.sleep(0.05)
+        raise RuntimeError("the server did not start")
+
+    def url(self, path):
+        return f"http://127.0.0.1:{self.port}{path}"
+
+    def stop(self):
+        self.process.terminate()
+        self.process.wait(timeout=20)
+        self.log.close()
