@@ -18,19 +18,14 @@ struct FlatKeyedEdit {
     func apply(to held: [JSONItem], owners heldOwners: DocumentOwners, maxItems: Int) throws(APIError) -> EditOutcome {
         let unique = reading.options.unique
         // The keys the operations name, read as ids, and the items they carry.
-        var keyTexts: [UnsafeBufferPointer<UInt8>] = []
-        var keyOrigins: [JSONPointer] = []
-        var keyOccurrences: [UInt32] = []
+        var named = NamedKeys()
         func key(_ key: ItemKey) throws(APIError) -> Int {
             if unique, key.occurrence != nil {
                 throw APIError(
                     .invalidOperation, message: "this session's ids are unique: an item's key is its id, with no occurrence",
                     pointer: key.pointer.description)
             }
-            keyTexts.append(body.text(key.id))
-            keyOrigins.append(key.occurrence == nil ? key.pointer : key.pointer.appending("id"))
-            keyOccurrences.append(unique ? 0 : key.occurrence ?? 1)
-            return keyTexts.count - 1
+            return named.add(key, in: body, occurrence: unique ? 0 : key.occurrence ?? 1)
         }
         var itemTexts: [UnsafeBufferPointer<UInt8>] = []
         var itemOrigins: [JSONPointer] = []
@@ -57,8 +52,7 @@ struct FlatKeyedEdit {
             }
             steps.append((operation, id, before, item))
         }
-        var (keys, keyOwners) = try reading.items(keyTexts, origins: keyOrigins)
-        for index in keys.indices { keys[index].occurrence = keyOccurrences[index] }
+        let (keys, keyOwners) = try named.read(with: reading)
         let (items, itemOwners) = try reading.items(itemTexts, origins: itemOrigins)
         // The keys are only looked up: their document lives as long as this edit, not the session.
         defer { withExtendedLifetime(keyOwners) {} }
@@ -89,7 +83,8 @@ struct FlatKeyedEdit {
         for step in steps {
             let operation = step.operation
             let id = keyIndex[step.id]
-            let shown = keys[step.id].uniqueID.description
+            // Spelled only for a refusal: building an id's description costs a string a step.
+            func shown() -> String { keys[step.id].uniqueID.description }
             func absent(_ member: String, _ message: String) -> APIError {
                 APIError(.changeConflict, message: message, pointer: operation.pointer.appending(member).description)
             }
@@ -108,13 +103,13 @@ struct FlatKeyedEdit {
             case .insert:
                 guard node[id] == nil else {
                     throw APIError(
-                        .duplicateID, message: "the list already holds an item with the id \(shown)",
+                        .duplicateID, message: "the list already holds an item with the id \(shown())",
                         pointer: operation.pointer.appending("id").description)
                 }
                 var item = items[step.item ?? 0]
                 guard item.plainID == keys[step.id].plainID else {
                     throw APIError(
-                        .invalidOperation, message: "the item's id is not the operation's id \(shown)",
+                        .invalidOperation, message: "the item's id is not the operation's id \(shown())",
                         pointer: operation.pointer.appending("item").description)
                 }
                 item.occurrence = keys[step.id].occurrence
@@ -122,15 +117,15 @@ struct FlatKeyedEdit {
                 chain.link(added, before: successor)
                 node[id] = added
             case .move:
-                guard let current = node[id] else { throw absent("id", "there is no item \(shown) to move") }
+                guard let current = node[id] else { throw absent("id", "there is no item \(shown()) to move") }
                 chain.unlink(current)
                 chain.link(current, before: successor)
             case .remove:
-                guard let current = node[id] else { throw absent("id", "there is no item \(shown) to remove") }
+                guard let current = node[id] else { throw absent("id", "there is no item \(shown()) to remove") }
                 chain.unlink(current)
                 node[id] = nil
             case .update:
-                guard let current = node[id] else { throw absent("id", "there is no item \(shown) to update") }
+                guard let current = node[id] else { throw absent("id", "there is no item \(shown()) to update") }
                 var item: JSONItem
                 if let index = step.item {
                     item = items[index]
@@ -146,7 +141,7 @@ struct FlatKeyedEdit {
                 }
                 guard item.plainID == chain.element(current).plainID else {
                     throw APIError(
-                        .invalidOperation, message: "an update cannot change the item's id \(shown)",
+                        .invalidOperation, message: "an update cannot change the item's id \(shown())",
                         pointer: operation.pointer.appending(step.item == nil ? "changes" : "item").description)
                 }
                 item.occurrence = chain.element(current).occurrence

@@ -25,9 +25,7 @@ struct SectionedKeyedEdit {
             Block(key: section.uniqueID, section: .text(section.text), rows: section.items.map { Row(key: $0.uniqueID, text: .text($0.text)) })
         }
         // Every id an operation names, read once; and the items they carry.
-        var keyTexts: [UnsafeBufferPointer<UInt8>] = []
-        var keyOrigins: [JSONPointer] = []
-        var keyOccurrences: [UInt32] = []
+        var named = NamedKeys()
         func addKey(_ key: ItemKey, item: Bool) throws(APIError) -> Int {
             if unique || !item, key.occurrence != nil {
                 throw APIError(
@@ -35,10 +33,7 @@ struct SectionedKeyedEdit {
                     message: item ? "this session's ids are unique: a key is an id, with no occurrence" : "sections go by their id alone",
                     pointer: key.pointer.description)
             }
-            keyTexts.append(body.text(key.id))
-            keyOrigins.append(key.occurrence == nil ? key.pointer : key.pointer.appending("id"))
-            keyOccurrences.append(unique || !item ? 0 : key.occurrence ?? 1)
-            return keyTexts.count - 1
+            return named.add(key, in: body, occurrence: unique || !item ? 0 : key.occurrence ?? 1)
         }
         var itemTexts: [UnsafeBufferPointer<UInt8>] = []
         var itemOrigins: [JSONPointer] = []
@@ -102,8 +97,7 @@ struct SectionedKeyedEdit {
             }
             steps.append(step)
         }
-        var (keys, keyOwners) = try reading.items(keyTexts, origins: keyOrigins)
-        for index in keys.indices { keys[index].occurrence = keyOccurrences[index] }
+        let (keys, keyOwners) = try named.read(with: reading)
         let (items, itemOwners) = try reading.items(itemTexts, origins: itemOrigins)
         // The ids and items read point into these until the result is written out.
         defer { withExtendedLifetime((keyOwners, itemOwners)) {} }
