@@ -87,10 +87,12 @@ def main():
             if targets:
                 body += [f"Targets: {targets}", ""]
             body += [f"`make {target}`, {today}, commit {commit}, {machine()}:", "", "```", output, "```", ""]
-            section = "\n".join(body) + "\n"
+            section = "\n".join(body)
         else:
-            section = old.get(name, f"## {name}\n\nNot measured yet: `make performance PARTS={name}`.\n\n")
-        out.append(f"<!-- part: {name} -->\n{section}")
+            section = old.get(name, f"## {name}\n\nNot measured yet: `make performance PARTS={name}`.")
+        # One blank line after each section, however many the document had: a kept section
+        # reads the same after any number of runs.
+        out.append(f"<!-- part: {name} -->\n{section.rstrip()}\n")
     with open(DOCUMENT, "w") as document:
         document.write("\n".join(out).rstrip() + "\n")
     print(f"wrote {DOCUMENT}")
