@@ -115,7 +115,10 @@ let package = Package(
         ),
         .testTarget(name: "RedisClientTests", dependencies: ["RedisClient", "TestSupport"]),
         // The Redis session store in process, on a real redis-server the tests start.
-        .testTarget(name: "LiveDeltaRedisTests", dependencies: ["LiveDeltaRedis", "LiveDeltaService", "MicroHTTP", "RedisClient", "TestSupport"]),
+        .testTarget(name: "LiveDeltaRedisTests", dependencies: [
+                "ByteJSON", "LiveDeltaRedis", "LiveDeltaService", "MicroHTTP", "RedisClient", "TestSupport",
+                .product(name: "PropertyBased", package: "swift-property-based"),
+            ]),
         // Tests against the real binary over HTTP (run `swift build` first; see the Makefile).
         .testTarget(
             name: "EndToEndTests",

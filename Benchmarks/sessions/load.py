@@ -59,6 +59,13 @@ def timed(connection, method, path, body, content_type="application/json"):
     return (time.perf_counter() - start) * 1000
 
 
+def written_bytes(connection):
+    """The bytes of collection text a shared store has written so far (0 for the memory store)."""
+    connection.request("GET", "/metrics")
+    text = connection.getresponse().read().decode()
+    return sum(float(line.split()[-1]) for line in text.splitlines() if line.startswith("livedelta_session_store_written_bytes_total"))
+
+
 def percentile(samples, fraction):
     ordered = sorted(samples)
     return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
@@ -70,9 +77,11 @@ def changes(port, store):
     items = [movie(i) for i in range(count)]
     timed(connection, "PUT", "/sessions/big", json.dumps({"items": items}, separators=(",", ":")).encode())
     one = []
+    written = written_bytes(connection)
     for n in range(400):
         change = {"operations": [{"op": "update", "id": (n * 7919) % count, "changes": {"set": {"rating": n % 10}, "removed": []}}]}
         one.append(timed(connection, "POST", "/sessions/big/changes", json.dumps(change).encode()))
+    written = (written_bytes(connection) - written) / len(one)
     full = []
     for n in range(15):
         items[n] = dict(items[n], rating=(n + 1) % 10)
@@ -80,6 +89,9 @@ def changes(port, store):
     print(f"changes {store}: one-item change to a 100,000-item session: p50 {percentile(one, 0.5):.2f} ms, "
           f"p99 {percentile(one, 0.99):.2f} ms ({len(one)} requests; target p50 <= {1 if store == 'memory' else 5} ms); "
           f"the same change as a full update: p50 {percentile(full, 0.5):.1f} ms ({len(full)} requests)")
+    if store != "memory":
+        print(f"changes {store}: collection text written to the store per one-item change: {written / 1024:.1f} KiB on average "
+              f"(the whole session is {len(json.dumps(items, separators=(',', ':'))) / 1024:.0f} KiB)")
     keyed, appended = [], []
     for n in range(20):
         base = count + 200 * n

@@ -1,7 +1,11 @@
 import LiveDeltaService
 
 /// How a session is kept in Redis: one hash per session, `<prefix>{<id>}`, with a
-/// `StoredSession`'s version (`v`), options (`o`), collection (`d`) and incarnation (`g`). The
+/// `StoredSession`'s version (`v`), options (`o`) and incarnation (`g`), and its collection in
+/// parts (`StoredParts`): the shape (`s`), the manifest (`m`: each part's name and unit count,
+/// in order, `name:count,name:count`) and each part's text (`p<name>`: its units joined by
+/// commas). A change rewrites the parts it touches and the manifest. A session stored whole by
+/// an earlier version has its collection in `d` instead, and gets parts at its next commit. The
 /// `{id}` hash tag keeps the session and the key a new value is written to beside it in one
 /// cluster slot.
 struct RedisSessionLayout: Sendable {
@@ -24,11 +28,62 @@ struct RedisSessionLayout: Sendable {
         var generator = SystemRandomNumberGenerator()
         return Array("\(prefix){\(id)}:next:\(String(generator.next(), radix: 36))".utf8)
     }
+
+    /// The hash field of a part's text.
+    static func field(_ name: String) -> [UInt8] { Array("p\(name)".utf8) }
+
+    /// The manifest's text.
+    static func manifest(_ parts: [StoredPart]) -> [UInt8] {
+        Array(parts.map { "\($0.name):\($0.count)" }.joined(separator: ",").utf8)
+    }
+
+    /// The parts a manifest names (`bytes` left 0); nil where it is not one.
+    static func parts(_ manifest: [UInt8]) -> [StoredPart]? {
+        guard !manifest.isEmpty else { return [] }
+        var parts: [StoredPart] = []
+        for entry in manifest.split(separator: UInt8(ascii: ","), omittingEmptySubsequences: false) {
+            let pieces = entry.split(separator: UInt8(ascii: ":"), omittingEmptySubsequences: false)
+            guard pieces.count == 2, !pieces[0].isEmpty, let count = Int(String(decoding: pieces[1], as: UTF8.self)), count > 0 else {
+                return nil
+            }
+            parts.append(StoredPart(name: String(decoding: pieces[0], as: UTF8.self), count: count, bytes: 0))
+        }
+        return parts
+    }
 }
 
 /// The scripts that make a session's changes atomic in Redis: each checks the version it was
 /// given against the stored one, in Redis's single thread, before it writes.
 enum RedisScripts {
+    /// Lua shared by the scripts: commands over long lists in chunks (Lua's `unpack` has a
+    /// limit), a session's collection joined from its parts, and a committed step logged and
+    /// announced where the session is followed.
+    private static let common = """
+        local function chunked(command, key, list)
+          for i = 1, #list, 1000 do redis.call(command, key, unpack(list, i, math.min(i + 999, #list))) end
+        end
+        local function document(key)
+          local stored = redis.call('HMGET', key, 's', 'm', 'd')
+          if not stored[2] then return stored[3] or '' end
+          local names, texts = {}, {}
+          for name in string.gmatch(stored[2], '([^:,]+):') do names[#names + 1] = 'p' .. name end
+          for i = 1, #names, 1000 do
+            for _, text in ipairs(redis.call('HMGET', key, unpack(names, i, math.min(i + 999, #names)))) do texts[#texts + 1] = text end
+          end
+          if stored[1] == 's' then return '{"sections":[' .. table.concat(texts, ',') .. ']}' end
+          return '[' .. table.concat(texts, ',') .. ']'
+        end
+        local function logged(key, log, followed, ttl, step, incarnation, version, base, options, length, channel, id)
+          if redis.call('EXISTS', followed) == 0 then return end
+          redis.call('XADD', log, 'MAXLEN', '~', length, '*', 'k', step, 'g', incarnation, 'v', version, 'b', base, 'o', options,
+            'd', document(key))
+          redis.call('PEXPIRE', log, ttl)
+          redis.call('PUBLISH', channel, id)
+        end
+
+        """
+
+    /// Replaces the session with a collection written whole beside it.
     /// KEYS: the session, the new collection written beside it, its log, its followed mark.
     /// ARGV: the version expected (a
     /// number; "" for a session that must not exist yet; "*" for any), the incarnation expected
@@ -40,29 +95,47 @@ enum RedisScripts {
     /// new value took the session's place, {0, current version or ""} where the stored session
     /// was not the one expected, {-1} where the new collection is gone (expired, or Redis
     /// restarted).
-    static let commit = """
-        local current = redis.call('HMGET', KEYS[1], 'v', 'g')
-        local expected = ARGV[1]
-        local matches
-        if expected == '' then matches = not current[1]
-        elseif expected == '*' then matches = true
-        else matches = current[1] == expected and current[2] == ARGV[2] end
-        if not matches then
-          if ARGV[6] ~= '1' then redis.call('DEL', KEYS[2]) end
-          return {0, current[1] or ''}
-        end
-        if redis.call('EXISTS', KEYS[2]) == 0 then return {-1} end
-        redis.call('HSET', KEYS[2], 'v', ARGV[4], 'g', ARGV[5], 'o', ARGV[7])
-        redis.call('RENAME', KEYS[2], KEYS[1])
-        redis.call('PEXPIRE', KEYS[1], ARGV[3])
-        if redis.call('EXISTS', KEYS[4]) == 1 then
-          redis.call('XADD', KEYS[3], 'MAXLEN', '~', ARGV[9], '*', 'k', ARGV[8], 'g', ARGV[5], 'v', ARGV[4],
-            'b', current[1] or '', 'o', ARGV[7], 'd', redis.call('HGET', KEYS[1], 'd'))
-          redis.call('PEXPIRE', KEYS[3], ARGV[3])
-          redis.call('PUBLISH', ARGV[10], ARGV[11])
-        end
-        return {1, current[1] or ''}
-        """
+    static let commit =
+        common + """
+            local current = redis.call('HMGET', KEYS[1], 'v', 'g')
+            local expected = ARGV[1]
+            local matches
+            if expected == '' then matches = not current[1]
+            elseif expected == '*' then matches = true
+            else matches = current[1] == expected and current[2] == ARGV[2] end
+            if not matches then
+              if ARGV[6] ~= '1' then redis.call('DEL', KEYS[2]) end
+              return {0, current[1] or ''}
+            end
+            if redis.call('EXISTS', KEYS[2]) == 0 then return {-1} end
+            redis.call('HSET', KEYS[2], 'v', ARGV[4], 'g', ARGV[5], 'o', ARGV[7])
+            redis.call('RENAME', KEYS[2], KEYS[1])
+            redis.call('PEXPIRE', KEYS[1], ARGV[3])
+            logged(KEYS[1], KEYS[3], KEYS[4], ARGV[3], ARGV[8], ARGV[5], ARGV[4], current[1] or '', ARGV[7], ARGV[9], ARGV[10], ARGV[11])
+            return {1, current[1] or ''}
+            """
+
+    /// Changes the parts of the session's collection in place.
+    /// KEYS: the session, its log, its followed mark. ARGV: the version expected and its
+    /// incarnation, the idle timeout in ms, the new version, the options, the step, the log's
+    /// length, the channel, the id, the new manifest, the number n of parts dropped, n fields
+    /// of parts dropped, then each part written: its field, its text. Returns {1, the version
+    /// replaced} where committed, {0, current version or ""} where the stored session was not
+    /// the one expected.
+    static let patch =
+        common + """
+            local current = redis.call('HMGET', KEYS[1], 'v', 'g')
+            if current[1] ~= ARGV[1] or current[2] ~= ARGV[2] then return {0, current[1] or ''} end
+            local dropped = tonumber(ARGV[11])
+            local fields, values = {}, {'v', ARGV[4], 'o', ARGV[5], 'm', ARGV[10]}
+            for i = 12, 11 + dropped do fields[#fields + 1] = ARGV[i] end
+            for i = 12 + dropped, #ARGV do values[#values + 1] = ARGV[i] end
+            chunked('HDEL', KEYS[1], fields)
+            chunked('HSET', KEYS[1], values)
+            redis.call('PEXPIRE', KEYS[1], ARGV[3])
+            logged(KEYS[1], KEYS[2], KEYS[3], ARGV[3], ARGV[6], current[2], ARGV[4], current[1], ARGV[5], ARGV[7], ARGV[8], ARGV[9])
+            return {1, current[1]}
+            """
 
     /// KEYS: the session, its log, its followed mark. ARGV: the version expected (a number, or
     /// "*"), the channel, the id. Returns {1} where it was deleted (logged and announced where

@@ -36,16 +36,45 @@ final class RedisSessionStorage: SessionStorage {
 
     func read(_ id: String, via staged: (any StagedData)?) throws(SessionError) -> StoredSession? {
         let key = RedisArgument.bytes(layout.key(id))
-        let replies = try run(
-            [
-                ["HMGET", key, "v", "o", "d", "g"],
-                ["PEXPIRE", key, .text(ttl)],
-            ], on: Self.lease(staged))
-        guard let fields = replies[0].array, fields.count == 4, let version = fields[0].integer, let options = fields[1].bytes,
-            let data = fields[2].bytes
-        else { return nil }
-        let incarnation = fields[3].bytes.map { String(decoding: $0, as: UTF8.self) } ?? ""
-        return StoredSession(version: UInt64(version), incarnation: incarnation, options: options, data: data)
+        let replies = try run([["HGETALL", key], ["PEXPIRE", key, .text(ttl)]], on: Self.lease(staged))
+        var fields: [[UInt8]: [UInt8]] = [:]
+        let values = replies[0].array ?? []
+        for index in stride(from: 0, to: values.count - 1, by: 2) {
+            if let name = values[index].bytes, let value = values[index + 1].bytes { fields[name] = value }
+        }
+        func field(_ name: String) -> [UInt8]? { fields[Array(name.utf8)] }
+        guard let version = field("v").flatMap({ UInt64(String(decoding: $0, as: UTF8.self)) }), let options = field("o") else { return nil }
+        let incarnation = field("g").map { String(decoding: $0, as: UTF8.self) } ?? ""
+        guard let manifest = field("m") else {
+            guard let data = field("d") else { return nil }
+            return StoredSession(version: version, incarnation: incarnation, options: options, data: data)
+        }
+        guard let parts = RedisSessionLayout.parts(manifest),
+            let shape = field("s").flatMap({ StoredShape(rawValue: String(decoding: $0, as: UTF8.self)) })
+        else { throw .storeUnavailable("the stored session \(id) has a manifest that cannot be read") }
+        var texts: [[UInt8]] = []
+        texts.reserveCapacity(parts.count)
+        for part in parts {
+            guard let text = fields[RedisSessionLayout.field(part.name)] else {
+                throw .storeUnavailable("the stored session \(id) lacks its part \(part.name)")
+            }
+            texts.append(text)
+        }
+        return StoredSession(version: version, incarnation: incarnation, options: options, data: Self.joined(texts, shape), parts: parts)
+    }
+
+    /// A collection's text from its parts'.
+    private static func joined(_ texts: [[UInt8]], _ shape: StoredShape) -> [UInt8] {
+        let (opening, closing) = (shape.opening, shape.closing)
+        var data: [UInt8] = []
+        data.reserveCapacity(texts.reduce(opening.utf8CodeUnitCount + closing.utf8CodeUnitCount) { $0 + $1.count + 1 })
+        data.append(contentsOf: UnsafeBufferPointer(start: opening.utf8Start, count: opening.utf8CodeUnitCount))
+        for (index, text) in texts.enumerated() {
+            if index > 0 { data.append(UInt8(ascii: ",")) }
+            data.append(contentsOf: text)
+        }
+        data.append(contentsOf: UnsafeBufferPointer(start: closing.utf8Start, count: closing.utf8CodeUnitCount))
+        return data
     }
 
     func options(of id: String) -> [UInt8]? {
@@ -68,9 +97,9 @@ final class RedisSessionStorage: SessionStorage {
 
     private static func lease(_ staged: (any StagedData)?) -> RedisLease? { (staged as? Staged)?.lease }
 
-    func stage(_ id: String, _ pieces: [UnsafeRawBufferPointer]) throws(SessionError) -> any StagedData {
+    func stage(_ id: String, _ parts: StoredParts) throws(SessionError) -> any StagedData {
         let key = layout.nextKey(id)
-        let commands = Self.writing(.borrowed(pieces), to: key)
+        let commands = Self.writing(parts, to: key)
         guard let lease = redis.lease() else {
             _ = try run(commands)
             return Staged(key: key, lease: nil)
@@ -108,9 +137,14 @@ final class RedisSessionStorage: SessionStorage {
         case .staged(let staged):
             guard let staged = staged as? Staged else { throw .internalFailure("staged data from another storage") }
             next = staged.key
-        case .bytes(let bytes):
+        case .parts(let parts) where parts.whole:
             next = layout.nextKey(id)
-            commands = Self.writing(.bytes(bytes), to: next)
+            commands = Self.writing(parts, to: next)
+        case .parts(let parts):
+            guard case .version(let number, let incarnation) = expected else {
+                throw .internalFailure("a commit of some parts of session \(id) expects no version")
+            }
+            return try patch(id, version: version, options: options, parts: parts, expecting: (number, incarnation), step: step)
         }
         let keep = if case .staged = data { "1" } else { "0" }
         commands.append(
@@ -131,10 +165,31 @@ final class RedisSessionStorage: SessionStorage {
         }
     }
 
-    /// Writes a collection's bytes to a key of their own, expiring in a minute so that they do
-    /// not linger should this process die before a commit takes them.
-    private static func writing(_ data: RedisArgument, to key: [UInt8]) -> [[RedisArgument]] {
-        [["HSET", .bytes(key), "d", data], ["PEXPIRE", .bytes(key), "60000"]]
+    /// Writes a whole collection's parts to a key of their own, expiring in a minute so that
+    /// they do not linger should this process die before a commit takes them.
+    private static func writing(_ parts: StoredParts, to key: [UInt8]) -> [[RedisArgument]] {
+        var set: [RedisArgument] = ["HSET", .bytes(key), "s", .text(parts.shape.rawValue), "m", .bytes(RedisSessionLayout.manifest(parts.manifest))]
+        set.reserveCapacity(set.count + parts.written.count * 2)
+        for part in parts.written { set += [.bytes(RedisSessionLayout.field(part.name)), .borrowed(part.text)] }
+        return [set, ["PEXPIRE", .bytes(key), "60000"]]
+    }
+
+    /// Commits the parts a change rewrote, and drops those it replaced, in place.
+    private func patch(
+        _ id: String, version: UInt64, options: [UInt8], parts: StoredParts, expecting expected: (version: UInt64, incarnation: String),
+        step: StoredStep
+    ) throws(SessionError) -> CommitOutcome {
+        var arguments: [RedisArgument] =
+            [String(expected.version), expected.incarnation, ttl, String(version)].map(RedisArgument.text) + [.bytes(options)]
+            + [step.rawValue, String(logLength), layout.channel, id].map(RedisArgument.text)
+            + [.bytes(RedisSessionLayout.manifest(parts.manifest)), .text(String(parts.removed.count))]
+        arguments.reserveCapacity(arguments.count + parts.removed.count + parts.written.count * 2)
+        arguments += parts.removed.map { .bytes(RedisSessionLayout.field($0)) }
+        for part in parts.written { arguments += [.bytes(RedisSessionLayout.field(part.name)), .borrowed(part.text)] }
+        let reply = try run([script(RedisScripts.patch, keys: [layout.key(id), layout.logKey(id), layout.followKey(id)], arguments: arguments)])[0]
+        let replies = reply.array ?? []
+        let stored = replies.count > 1 ? replies[1].integer.map(UInt64.init) : nil
+        return replies.first?.integer == 1 ? .committed(previous: stored) : .conflict(current: stored)
     }
 
     func delete(_ id: String, expectingVersion version: UInt64?) throws(SessionError) -> DeleteOutcome {

@@ -22,6 +22,7 @@ package final class ServiceMetrics: Sendable {
     private let sessionsEvicted: Counter
     private let sessionsExpired: Counter
     private let storeCommands: Timer
+    private let storeWrittenBytes: Counter
     private let storeErrors: Counter
     private let storeConflicts: Counter
     private let storeCacheHits: Counter
@@ -35,6 +36,7 @@ package final class ServiceMetrics: Sendable {
         sessionsEvicted = Counter(label: "livedelta_sessions_evicted_total", factory: factory)
         sessionsExpired = Counter(label: "livedelta_sessions_expired_total", factory: factory)
         storeCommands = Timer(label: "livedelta_session_store_command_seconds", factory: factory)
+        storeWrittenBytes = Counter(label: "livedelta_session_store_written_bytes_total", factory: factory)
         storeErrors = Counter(label: "livedelta_session_store_errors_total", factory: factory)
         storeConflicts = Counter(label: "livedelta_session_store_conflicts_total", factory: factory)
         storeCacheHits = Counter(label: "livedelta_session_store_cache_hits_total", factory: factory)
@@ -108,6 +110,7 @@ package final class ServiceMetrics: Sendable {
         case .storeCommand(let duration):
             let (seconds, attoseconds) = duration.components
             storeCommands.recordNanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+        case .storeWritten(let bytes): storeWrittenBytes.increment(by: bytes)
         case .storeError: storeErrors.increment()
         case .conflict: storeConflicts.increment()
         case .cacheHit: storeCacheHits.increment()
@@ -126,6 +129,8 @@ package enum SessionEvent: Sendable {
     case expired(Int)
     /// A shared store: one pipeline of commands, and how long it took.
     case storeCommand(Duration)
+    /// A shared store: the bytes of collection text one change wrote (the parts it rewrote).
+    case storeWritten(Int)
     /// A shared store could not be reached, or failed.
     case storeError
     /// A commit lost to another replica's (it is read again and retried, or a 412).

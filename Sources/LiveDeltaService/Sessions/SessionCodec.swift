@@ -23,9 +23,9 @@ enum SessionCodec {
         return data.bytes
     }
 
-    /// The same text in pieces where they lie (the items' text in the request's body), for
-    /// writing without copying it first. Valid while the collection's document is.
-    static func pieces(_ collection: JSONCollection) -> [UnsafeRawBufferPointer] {
+    /// The same text in pieces where they lie (the items' text in the request's body). Valid
+    /// while the collection's document is.
+    private static func pieces(_ collection: JSONCollection) -> [UnsafeRawBufferPointer] {
         let (texts, open, close) =
             switch collection.shape {
             case .flat(let items): (items.map(\.text), Self.openFlat, Self.closeFlat)
@@ -70,7 +70,10 @@ enum SessionCodec {
             throw .storeUnavailable("the stored session \(id) cannot be read: \(error.message)")
         }
         let holder = try SessionRules.holder(for: collection, options: parsed, version: version)
-        return HeldSession(id: id, incarnation: stored.incarnation, options: parsed, holder: holder, owners: collection.owners, now: 0)
+        let session = HeldSession(id: id, incarnation: stored.incarnation, options: parsed, holder: holder, owners: collection.owners, now: 0)
+        // Parts that do not match what was read are forgotten: the next commit writes anew.
+        session.storedParts = stored.parts.flatMap { PartPlanner.counted($0, in: collection) }
+        return session
     }
 }
 

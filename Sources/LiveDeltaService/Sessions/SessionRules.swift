@@ -60,6 +60,10 @@ final class HeldSession: Sendable {
     /// the holder's items whenever they are read with them.
     // nonisolated(unsafe): every access holds `step` (a lock), so no two threads race on it.
     nonisolated(unsafe) var owners: DocumentOwners
+    /// The parts a shared store's storage holds this copy's collection in, at its version;
+    /// nil where unknown (the next commit writes it whole). Read and written only under `step`.
+    // nonisolated(unsafe): every access holds `step` (a lock).
+    nonisolated(unsafe) var storedParts: [StoredPart]?
     /// The bytes the memory store counts for this session while it is in the store's table.
     // nonisolated(unsafe): read and written only under that store's table lock.
     nonisolated(unsafe) var countedBytes = 0

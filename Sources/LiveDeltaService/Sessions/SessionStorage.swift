@@ -8,12 +8,16 @@ package struct StoredSession: Sendable {
     package var options: [UInt8]
     /// The collection, as a body would send it.
     package var data: [UInt8]
+    /// The parts `data` was stored in, in order (their `bytes` uncounted: 0); nil where it was
+    /// stored whole.
+    package var parts: [StoredPart]?
 
-    package init(version: UInt64, incarnation: String, options: [UInt8], data: [UInt8]) {
+    package init(version: UInt64, incarnation: String, options: [UInt8], data: [UInt8], parts: [StoredPart]? = nil) {
         self.version = version
         self.incarnation = incarnation
         self.options = options
         self.data = data
+        self.parts = parts
     }
 }
 
@@ -27,10 +31,11 @@ package enum StoredExpectation: Sendable {
     case version(UInt64, incarnation: String)
 }
 
-/// A collection's bytes for a commit: sent with it, or written beforehand (`stage`), so that
-/// the commit itself, made while others wait for the session, is small.
+/// A collection's bytes for a commit: its parts, sent with it (all of them, or only those that
+/// changed since the version it replaces), or written beforehand (`stage`), so that the commit
+/// itself, made while others wait for the session, is small.
 package enum CommitData {
-    case bytes([UInt8])
+    case parts(StoredParts)
     case staged(any StagedData)
 }
 
@@ -96,15 +101,17 @@ package protocol SessionStorage: Sendable {
     func read(_ id: String, via staged: (any StagedData)?) throws(SessionError) -> StoredSession?
     /// The options alone, without refreshing anything; nil where there is no session or no answer.
     func options(of id: String) -> [UInt8]?
-    /// Writes a collection's bytes, given in pieces lent for the call, ahead of a commit, which
+    /// Writes a whole collection's parts, their text lent for the call, ahead of a commit, which
     /// may then be tried more than once. The storage may go on with the write while the caller
     /// works; every later call given the staged data comes after it.
-    func stage(_ id: String, _ pieces: [UnsafeRawBufferPointer]) throws(SessionError) -> any StagedData
+    func stage(_ id: String, _ parts: StoredParts) throws(SessionError) -> any StagedData
     /// Ends what `stage` began: drops the bytes where no commit took them (failures are ignored:
     /// they expire anyway), and lets go of anything held for them.
     func finish(_ staged: any StagedData)
     /// Stores the session as `version`, `incarnation`, `options` and `data` where what is
     /// stored is still `expected`. Staged data stays staged where the commit did not happen.
+    /// Parts that are not `whole` keep the stored parts they do not drop: they come only with
+    /// an expected version, whose parts they were worked out from.
     func commit(
         _ id: String, version: UInt64, incarnation: String, options: [UInt8], data: CommitData, expecting expected: StoredExpectation,
         step: StoredStep

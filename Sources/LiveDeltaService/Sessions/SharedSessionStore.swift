@@ -156,9 +156,12 @@ package final class SharedSessionStore: SessionStore {
         let session = HeldSession(
             id: id, incarnation: incarnation, options: options, holder: try SessionRules.holder(for: collection, options: options),
             owners: collection.owners, now: 0)
-        guard case .committed(let previous) = try commit(session, incarnation: incarnation, expecting: .any, step: .replaced) else {
+        let parts = PartPlanner.whole(collection)
+        guard case .committed(let previous) = try commit(session, incarnation: incarnation, expecting: .any, data: .parts(parts), step: .replaced)
+        else {
             throw .conflict
         }
+        session.storedParts = parts.manifest
         remember(session, incarnation)
         return (SessionSnapshot(id: id, incarnation: incarnation, options: options, version: 0, collection: collection), previous == nil)
     }
@@ -184,11 +187,13 @@ package final class SharedSessionStore: SessionStore {
         // What an update commits is the request's collection: its text is made and written to
         // storage before the session's lock is taken, not while others wait for it; the commit
         // made under the lock is then a few bytes.
-        let staged = commit ? try storage.stage(id, SessionCodec.pieces(collection)) : nil
+        let parts = PartPlanner.whole(collection)
+        let staged = commit ? try storage.stage(id, parts) : nil
+        if commit { events(.storeWritten(parts.writtenBytes)) }
         defer { if let staged { storage.finish(staged) } }
         return try change(
             id: id, condition: condition, creating: commit && condition == .any ? (collection, readWith) : nil, readWith: readWith,
-            data: staged.map(CommitData.staged), step: .update
+            staged: staged.map { ($0, parts.manifest) }, step: .update
         ) { session, created throws(SessionError) in
             try SessionRules.update(session, to: collection, condition: condition, commit: commit, created: created)
         } committing: {
@@ -199,7 +204,7 @@ package final class SharedSessionStore: SessionStore {
     package func append(id: String, _ collection: JSONCollection, readWith: DiffOptions, condition: VersionCondition) throws(SessionError)
         -> SessionChange
     {
-        try change(id: id, condition: condition, creating: nil, readWith: readWith, data: nil, step: .append) { session, _ throws(SessionError) in
+        try change(id: id, condition: condition, creating: nil, readWith: readWith, staged: nil, step: .append) { session, _ throws(SessionError) in
             try SessionRules.append(session, collection, condition: condition, maxItems: limits.maxItemsPerSession)
         } committing: {
             true
@@ -209,7 +214,7 @@ package final class SharedSessionStore: SessionStore {
     package func edit(id: String, condition: VersionCondition, _ edit: SessionEdit) throws(SessionError) -> SessionChange {
         // Never on a copy not checked against storage: an edit refused on a stale copy (an id
         // another replica has just inserted) would be refused wrongly, with no commit to fail.
-        try change(id: id, condition: condition, creating: nil, readWith: nil, data: nil, step: .update, optimistic: false) {
+        try change(id: id, condition: condition, creating: nil, readWith: nil, staged: nil, step: .update, optimistic: false) {
             session, _ throws(SessionError) in
             try SessionRules.commit(session, try SessionRules.prepare(session, edit, condition: condition, maxItems: limits.maxItemsPerSession))
         } committing: {
@@ -244,24 +249,42 @@ package final class SharedSessionStore: SessionStore {
     /// Runs `rules` on the session as stored now (or on a new, empty one, where `creating` says
     /// so) under its step lock, and commits the result with a compare-and-set on the version it
     /// started from; where another replica committed first, reads again and repeats, unless the
-    /// request named a version.
+    /// request named a version. The commit writes what is `staged` (the new collection, whole,
+    /// and its parts), else the parts the change rewrote.
     private func change(
         id: String, condition: VersionCondition, creating: (collection: JSONCollection, options: DiffOptions)?, readWith: DiffOptions?,
-        data: CommitData?, step: StoredStep, optimistic: Bool = true, _ rules: (HeldSession, Bool) throws(SessionError) -> SessionChange,
-        committing: () -> Bool
+        staged: (data: any StagedData, parts: [StoredPart])?, step: StoredStep, optimistic: Bool = true,
+        _ rules: (HeldSession, Bool) throws(SessionError) -> SessionChange, committing: () -> Bool
     ) throws(SessionError) -> SessionChange {
         /// One try: the change, or nil where another replica committed first.
         func attempt(_ session: HeldSession, incarnation: String?) throws(SessionError) -> SessionChange? {
             // An edit reads nothing before it runs: whatever the options, it reads by them.
             if let readWith, !session.options.readsLike(readWith) { throw .optionsChanged(session.options) }
             let base = session.holder.version
+            // Held until the commit: its documents, kept alive, tell unchanged items by address.
+            let before = session.collection
             let change = try rules(session, incarnation == nil)
             guard committing() else { return change }
             let stored = incarnation ?? session.incarnation
             let expected: StoredExpectation = incarnation.map { .version(base, incarnation: $0) } ?? .absent
+            let data: CommitData
+            let parts: [StoredPart]
+            if let staged {
+                (data, parts) = (.staged(staged.data), staged.parts)
+            } else {
+                let written =
+                    incarnation == nil
+                    ? PartPlanner.whole(session.collection)
+                    : PartPlanner.change(
+                        from: before, stored: session.storedParts ?? [], to: session.collection,
+                        naming: String(session.holder.version, radix: 36) + ".")
+                (data, parts) = (.parts(written), written.manifest)
+            }
             let outcome: CommitOutcome
             do throws(SessionError) {
-                outcome = try commit(session, incarnation: stored, expecting: expected, data: data, step: incarnation == nil ? .replaced : step)
+                outcome = try withExtendedLifetime(before) { () throws(SessionError) in
+                    try commit(session, incarnation: stored, expecting: expected, data: data, step: incarnation == nil ? .replaced : step)
+                }
             } catch {
                 // Storage may or may not have taken the change (a timeout does not say), but
                 // the copy has moved on either way.
@@ -270,6 +293,7 @@ package final class SharedSessionStore: SessionStore {
             }
             switch outcome {
             case .committed:
+                session.storedParts = parts
                 remember(session, stored)
                 return change
             case .conflict(let current):
@@ -279,13 +303,12 @@ package final class SharedSessionStore: SessionStore {
                 return nil
             }
         }
-        // Reads go where the staged write went, after it.
-        let staged: (any StagedData)? = if case .staged(let staged) = data { staged } else { nil }
         for round in 0..<max(1, limits.attempts) {
             if round > 0 { Self.backOff(round) }
             // Only a first try trusts the copy without asking: a lost commit has forgotten it.
+            // Reads go where the staged write went, after it.
             if let found = try withCurrent(
-                id, optimistic: optimistic && committing() && round == 0, via: staged,
+                id, optimistic: optimistic && committing() && round == 0, via: staged?.data,
                 { session, incarnation throws(SessionError) in
                     try attempt(session, incarnation: incarnation)
                 })
@@ -315,13 +338,15 @@ package final class SharedSessionStore: SessionStore {
     }
 
     /// The session's state, in storage where what is stored is still `expected`: its collection
-    /// is `data` where given (the same items, written earlier), else its held one.
+    /// is `data`.
     private func commit(
-        _ session: HeldSession, incarnation: String, expecting expected: StoredExpectation, data: CommitData? = nil, step: StoredStep
+        _ session: HeldSession, incarnation: String, expecting expected: StoredExpectation, data: CommitData, step: StoredStep
     ) throws(SessionError) -> CommitOutcome {
-        try storage.commit(
+        let outcome = try storage.commit(
             session.id, version: session.holder.version, incarnation: incarnation, options: SessionCodec.encode(session.options),
-            data: data ?? .bytes(SessionCodec.encode(session.collection)), expecting: expected, step: step)
+            data: data, expecting: expected, step: step)
+        if case .parts(let parts) = data { events(.storeWritten(parts.writtenBytes)) }
+        return outcome
     }
 
     /// Runs `body` on the session as stored now, holding its step lock: the cached copy where

@@ -1,0 +1,182 @@
+/// Works out the parts (`StoredParts`) a commit stores: a collection whole, or what a change
+/// rewrites of the parts already stored.
+///
+/// A unit (an item, or a section) is unchanged where its text is the very text the stored part
+/// was written from: same address, same length. The caller keeps the old collection's
+/// documents alive meanwhile, so no new text can take an old one's address. A stored part is
+/// kept where all its units follow each other unchanged in the new collection; every other unit
+/// goes into new parts. Finding them costs a lookup per part and per unit not in a kept part,
+/// and a comparison of addresses per unit kept.
+enum PartPlanner {
+    /// The size a part aims at: a change rewrites about this much text, and each commit names
+    /// every part (a collection's bytes over this many) in its manifest.
+    static let targetBytes = 32 * 1024
+
+    /// The collection in new parts, every one written.
+    static func whole(_ collection: JSONCollection, naming prefix: String = "") -> StoredParts {
+        change(from: nil, stored: [], to: collection, naming: prefix)
+    }
+
+    /// The parts that take storage from `old`, stored as `stored`, to `new`. New parts are
+    /// named `prefix` and a number, so the prefix must be one no stored part's name starts with
+    /// (the new version's number does: versions only grow within a life).
+    static func change(from old: JSONCollection?, stored: [StoredPart], to new: JSONCollection, naming prefix: String) -> StoredParts {
+        switch (old?.shape, new.shape) {
+        case (.flat(let before), .flat(let after)):
+            plan(before, stored, after, shape: .flat, prefix)
+        case (.sectioned(let before), .sectioned(let after)):
+            plan(before, stored, after, shape: .sectioned, prefix)
+        case (_, .flat(let after)):
+            plan([], [], after, shape: .flat, prefix)
+        case (_, .sectioned(let after)):
+            plan([], [], after, shape: .sectioned, prefix)
+        }
+    }
+
+    private enum Piece {
+        /// A stored part, by its index.
+        case kept(Int)
+        /// New units, by their range in the new collection, and the bytes of their text.
+        case fresh(Range<Int>, bytes: Int)
+    }
+
+    private static func plan<Unit: StoredUnit>(
+        _ old: [Unit], _ stored: [StoredPart], _ new: [Unit], shape: StoredShape, _ prefix: String
+    ) -> StoredParts {
+        // Stored parts that do not add up to the old units say nothing about them: none is kept.
+        let stored = adds(stored, up: old.count) ? stored : []
+        var starts: [Int] = []
+        var firsts: [Int: Int] = [:]
+        starts.reserveCapacity(stored.count)
+        firsts.reserveCapacity(stored.count)
+        var offset = 0
+        for (index, part) in stored.enumerated() {
+            starts.append(offset)
+            firsts[address(old[offset])] = index
+            offset += part.count
+        }
+        var used = [Bool](repeating: false, count: stored.count)
+        var pieces: [Piece] = []
+
+        func unchanged(_ part: Int, at position: Int) -> Bool {
+            let (start, count) = (starts[part], stored[part].count)
+            guard position + count <= new.count else { return false }
+            for offset in 0..<count where !same(old[start + offset], new[position + offset]) { return false }
+            return true
+        }
+
+        /// Puts the units in `range` into new parts of about `targetBytes`, taking in the part
+        /// kept just before where it is small, so that small parts do not pile up.
+        func flush(_ range: Range<Int>) {
+            guard !range.isEmpty else { return }
+            var lower = range.lowerBound
+            if case .kept(let part) = pieces.last, stored[part].bytes < targetBytes / 2 {
+                pieces.removeLast()
+                used[part] = false
+                lower -= stored[part].count
+            }
+            var (start, bytes) = (lower, -1)
+            for index in lower..<range.upperBound {
+                bytes += new[index].text.count + 1
+                if bytes >= targetBytes {
+                    pieces.append(.fresh(start..<index + 1, bytes: bytes))
+                    (start, bytes) = (index + 1, -1)
+                }
+            }
+            guard start < range.upperBound else { return }
+            if bytes < targetBytes / 4, case .fresh(let previous, let previousBytes) = pieces.last, previous.upperBound == start {
+                pieces[pieces.count - 1] = .fresh(previous.lowerBound..<range.upperBound, bytes: previousBytes + 1 + bytes)
+            } else {
+                pieces.append(.fresh(start..<range.upperBound, bytes: bytes))
+            }
+        }
+
+        var (pending, position) = (0, 0)
+        while position < new.count {
+            guard let part = firsts[address(new[position])], !used[part], unchanged(part, at: position) else {
+                position += 1
+                continue
+            }
+            // A small part among new units is rewritten with them.
+            if stored[part].bytes < targetBytes / 2, pending < position {
+                position += stored[part].count
+                continue
+            }
+            flush(pending..<position)
+            pieces.append(.kept(part))
+            used[part] = true
+            position += stored[part].count
+            pending = position
+        }
+        flush(pending..<new.count)
+
+        var parts = StoredParts(shape: shape, manifest: [], written: [], removed: [])
+        parts.manifest.reserveCapacity(pieces.count)
+        for piece in pieces {
+            switch piece {
+            case .kept(let part): parts.manifest.append(stored[part])
+            case .fresh(let range, let bytes):
+                let name = prefix + String(parts.written.count, radix: 36)
+                parts.manifest.append(StoredPart(name: name, count: range.count, bytes: bytes))
+                parts.written.append((name, text(of: new[range])))
+            }
+        }
+        parts.removed = zip(stored, used).filter { !$0.1 }.map(\.0.name)
+        return parts
+    }
+
+    /// Units' text joined by commas, in pieces where it lies.
+    private static func text<Units: Collection>(of units: Units) -> [UnsafeRawBufferPointer] where Units.Element: StoredUnit {
+        var pieces: [UnsafeRawBufferPointer] = []
+        pieces.reserveCapacity(units.count * 2)
+        for unit in units {
+            if !pieces.isEmpty { pieces.append(comma) }
+            pieces.append(UnsafeRawBufferPointer(unit.text))
+        }
+        return pieces
+    }
+
+    private static var comma: UnsafeRawBufferPointer {
+        let text: StaticString = ","
+        return UnsafeRawBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount)
+    }
+
+    private static func address(_ unit: some StoredUnit) -> Int { Int(bitPattern: unit.text.baseAddress) }
+
+    private static func same<Unit: StoredUnit>(_ a: Unit, _ b: Unit) -> Bool {
+        let (first, second) = (a.text, b.text)
+        return first.baseAddress == second.baseAddress && first.count == second.count
+    }
+
+    /// The bytes of each stored part's text, counted from the units it holds; nil where the
+    /// parts do not add up to the collection's units.
+    static func counted(_ parts: [StoredPart], in collection: JSONCollection) -> [StoredPart]? {
+        switch collection.shape {
+        case .flat(let items): adds(parts, up: items.count) ? counted(parts, items) : nil
+        case .sectioned(let sections): adds(parts, up: sections.count) ? counted(parts, sections) : nil
+        }
+    }
+
+    /// Whether the parts, none empty, hold `count` units.
+    private static func adds(_ parts: [StoredPart], up count: Int) -> Bool {
+        parts.allSatisfy { $0.count > 0 } && parts.reduce(0) { $0 + $1.count } == count
+    }
+
+    private static func counted<Unit: StoredUnit>(_ parts: [StoredPart], _ units: [Unit]) -> [StoredPart] {
+        var offset = 0
+        return parts.map { part in
+            var part = part
+            part.bytes = units[offset..<offset + part.count].reduce(-1) { $0 + $1.text.count + 1 }
+            offset += part.count
+            return part
+        }
+    }
+}
+
+/// What a stored part holds: an item of a flat list, or a section.
+protocol StoredUnit {
+    var text: UnsafeBufferPointer<UInt8> { get }
+}
+
+extension JSONItem: StoredUnit {}
+extension JSONSection: StoredUnit {}

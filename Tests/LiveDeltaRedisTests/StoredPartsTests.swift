@@ -1,0 +1,133 @@
+import ByteJSON
+import LiveDeltaRedis
+import LiveDeltaService
+import MicroHTTP
+import PropertyBased
+import RedisClient
+import Synchronization
+import TestSupport
+import Testing
+
+/// Redis keeps a session's collection in parts, and a change rewrites the parts it touched: a
+/// replica that reads the session afresh must find exactly the list the writer holds.
+@Suite(.serialized) struct StoredPartsTests {
+    /// A replica on `redis`, and the bytes of collection text each of its commits wrote.
+    final class Replica: Sendable {
+        let service: LiveDeltaService
+        let writes = Writes()
+
+        final class Writes: Sendable {
+            let bytes = Mutex<[Int]>([])
+        }
+
+        var lastWrite: Int? { writes.bytes.withLock { $0.last } }
+
+        init(_ redis: RedisProcess) throws {
+            let configuration = try #require(RedisConfiguration(url: redis.url))
+            let written = writes
+            service = LiveDeltaService(
+                sessions: SharedSessionStore.redis(RedisPool(configuration)) { event in
+                    if case .storeWritten(let bytes) = event { written.bytes.withLock { $0.append(bytes) } }
+                })
+        }
+
+        @discardableResult
+        func send(_ method: String, _ path: String, _ body: String = "") -> (status: Int, body: [UInt8]) {
+            let response = service.handle(
+                HTTPRequest(method: method, path: path, headers: [("Content-Type", "application/json")], body: ByteBuffer(Array(body.utf8))))
+            return (response.status, response.body)
+        }
+    }
+
+    static func item(_ id: Int, _ tag: String) -> String { #"{"id":\#(id),"t":"\#(tag)","pad":"\#(String(repeating: "p", count: 70))"}"# }
+
+    /// A replica with no copy of its own reads the session exactly as the writer holds it.
+    static func expectSameRead(_ writer: Replica, _ redis: RedisProcess, _ id: String, _ context: String) throws {
+        let held = writer.send("GET", "/sessions/\(id)")
+        let read = try Replica(redis).send("GET", "/sessions/\(id)")
+        #expect(held.status == 200 && read.status == 200 && held.body == read.body, "\(context)")
+    }
+
+    @Test func changesRewriteTheirPartsAndAnotherReplicaReadsTheSameList() async throws {
+        let redis = try RedisProcess()
+        defer { redis.stop() }
+        let writer = try Replica(redis)
+        var ids = Array(0..<3_000)
+        #expect(writer.send("PUT", "/sessions/s", #"{"items":[\#(ids.map { Self.item($0, "a") }.joined(separator: ","))]}"#).status == 201)
+        try Self.expectSameRead(writer, redis, "s", "created")
+        let whole = try #require(writer.lastWrite)
+        #expect(whole > 3_000 * 90)
+        // One changed item rewrites about one part, not the list.
+        #expect(
+            writer.send("POST", "/sessions/s/changes", #"{"operations":[{"op":"update","id":1500,"item":\#(Self.item(1500, "b"))}]}"#).status == 200)
+        #expect(try #require(writer.lastWrite) <= 2 * PartPlannerLimit.bytes)
+        try Self.expectSameRead(writer, redis, "s", "one update")
+
+        var next = 10_000
+        await propertyCheck(count: 40, input: Gen.int(in: 0...1_000_000).array(of: 1...4)) { picks in
+            var operations: [String] = []
+            for pick in picks {
+                let target = ids[pick % ids.count]
+                let before = ids[(pick / 7) % ids.count]
+                switch pick % 4 {
+                case 0:
+                    operations.append(#"{"op":"insert","id":\#(next),"before":\#(before),"item":\#(Self.item(next, "n"))}"#)
+                    ids.insert(next, at: ids.firstIndex(of: before)!)
+                    next += 1
+                case 1 where ids.count > 1:
+                    operations.append(#"{"op":"remove","id":\#(target)}"#)
+                    ids.removeAll { $0 == target }
+                case 2 where target != before:
+                    operations.append(#"{"op":"move","id":\#(target),"before":\#(before)}"#)
+                    ids.removeAll { $0 == target }
+                    ids.insert(target, at: ids.firstIndex(of: before)!)
+                default:
+                    operations.append(#"{"op":"update","id":\#(target),"item":\#(Self.item(target, "u\(pick)"))}"#)
+                }
+            }
+            let answer = writer.send("POST", "/sessions/s/changes", #"{"operations":[\#(operations.joined(separator: ","))]}"#)
+            #expect(answer.status == 200, "\(operations): \(String(decoding: answer.body, as: UTF8.self))")
+            if picks[0] % 5 == 0 {
+                let items = (0..<(1 + picks[0] % 30)).map { _ in
+                    defer { next += 1 }; return next
+                }
+                #expect(
+                    writer.send("POST", "/sessions/s/append", #"{"items":[\#(items.map { Self.item($0, "e") }.joined(separator: ","))]}"#).status
+                        == 200)
+                ids += items
+            }
+            try Self.expectSameRead(writer, redis, "s", "\(operations)")
+        }
+        let list = try JSONValue(parsing: String(decoding: writer.send("GET", "/sessions/s").body, as: UTF8.self))
+        guard case .array(let items) = list["items"] else { throw Failure("no items") }
+        let expected = try ids.map { try JSONValue(parsing: String($0)) }
+        #expect(items.count == ids.count && items.map { $0["id"] } == expected, "the session's ids are not the ones written")
+    }
+
+    @Test func aSessionStoredWholeByAnEarlierVersionIsReadAndThenStoredInParts() throws {
+        let redis = try RedisProcess()
+        defer { redis.stop() }
+        let pool = RedisPool(try #require(RedisConfiguration(url: redis.url)))
+        let items = (0..<500).map { Self.item($0, "old") }.joined(separator: ",")
+        _ = try pool.run([["HSET", "livedelta:{legacy}", "v", "3", "g", "x1", "o", "{}", "d", .text("[\(items)]")]])
+        let writer = try Replica(redis)
+        let before = writer.send("GET", "/sessions/legacy")
+        #expect(before.status == 200 && String(decoding: before.body, as: UTF8.self).contains(#""version":3"#))
+        #expect(writer.send("POST", "/sessions/legacy/changes", #"{"operations":[{"op":"remove","id":7}]}"#).status == 200)
+        let fields =
+            try pool.run([["HKEYS", "livedelta:{legacy}"]])[0].array?.compactMap { $0.bytes.map { String(decoding: $0, as: UTF8.self) } } ?? []
+        #expect(fields.contains("m") && !fields.contains("d"), "\(fields)")
+        try Self.expectSameRead(writer, redis, "legacy", "after its first change")
+    }
+}
+
+/// The size a stored part aims at (as `PartPlanner` sets it): a one-item change writes at most
+/// about two of them.
+enum PartPlannerLimit {
+    static let bytes = 32 * 1024
+}
+
+struct Failure: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}

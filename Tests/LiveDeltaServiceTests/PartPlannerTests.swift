@@ -1,0 +1,114 @@
+import MicroHTTP
+import PropertyBased
+import Testing
+
+@testable import LiveDeltaService
+
+/// A shared store keeps a collection in parts and rewrites, at each change, only the parts the
+/// change touched: what the parts hold after each plan must join into the new collection.
+@Suite struct PartPlannerTests {
+    /// Items `{"id":n,"p":"…"}` of about `size` bytes each, parsed from one document.
+    static func items(_ ids: some Sequence<Int>, size: Int, tag: String = "") throws -> JSONCollection {
+        let pad = String(repeating: "x", count: max(0, size - 20))
+        return try CollectionDocument.read(
+            ByteBuffer(Array(("[" + ids.map { "{\"id\":\($0),\"p\":\"\(tag)\(pad)\"}" }.joined(separator: ",") + "]").utf8)))
+    }
+
+    static func flat(_ collection: JSONCollection) -> [JSONItem] {
+        if case .flat(let items) = collection.shape { items } else { [] }
+    }
+
+    /// What storage would hold: each part's text by name, and the manifest.
+    struct Storage {
+        var texts: [String: [UInt8]] = [:]
+        var manifest: [StoredPart] = []
+        var written = 0
+
+        /// Takes a commit's parts, checking that it drops and keeps only parts it has.
+        mutating func commit(_ parts: StoredParts) {
+            let kept = Set(parts.manifest.map(\.name)).subtracting(parts.written.map(\.name))
+            let before = Set(manifest.map(\.name))
+            #expect(kept.isSubset(of: before) && Set(parts.removed).isSubset(of: before) && kept.isDisjoint(with: parts.removed))
+            #expect(kept.union(parts.removed) == before || parts.whole)
+            if parts.whole { texts = [:] }
+            for name in parts.removed { texts[name] = nil }
+            for (name, pieces) in parts.written {
+                #expect(texts[name] == nil, "a new part takes a stored part's name: \(name)")
+                texts[name] = pieces.flatMap { Array($0) }
+            }
+            manifest = parts.manifest
+            written = parts.writtenBytes
+        }
+
+        var joined: [UInt8] {
+            Array("[".utf8) + Array(manifest.map { texts[$0.name] ?? [] }.joined(separator: Array(",".utf8))) + Array("]".utf8)
+        }
+    }
+
+    @Test func partsKeptAndWrittenJoinIntoEachNewCollection() async throws {
+        await propertyCheck(count: 100, input: Gen.int(in: 0..<600), Gen.int(in: 0...1_000_000).array(of: 1...25), Gen.int(in: 20...1_500)) {
+            count, edits, size in
+            var current = try Self.items(0..<count, size: size)
+            var storage = Storage()
+            storage.commit(PartPlanner.whole(current))
+            #expect(storage.joined == SessionCodec.encode(current))
+            var nextID = count
+            for (step, edit) in edits.enumerated() {
+                var list = Self.flat(current)
+                let at = list.isEmpty ? 0 : (edit / 8) % list.count
+                let fresh = try Self.items(nextID..<nextID + 1 + edit % 40, size: size, tag: "\(step)")
+                switch edit % 6 {
+                case 0: list.insert(Self.flat(fresh)[0], at: (edit / 8) % (list.count + 1))
+                case 1: if !list.isEmpty { list.remove(at: at) }
+                case 2:
+                    if !list.isEmpty {
+                        let item = list.remove(at: at)
+                        list.insert(item, at: (edit / 64) % (list.count + 1))
+                    }
+                case 3: if !list.isEmpty { list[at] = Self.flat(fresh)[0] }
+                case 4: list += Self.flat(fresh)
+                default: if !list.isEmpty { list.removeSubrange(at..<min(list.count, at + 1 + edit % 50)) }
+                }
+                nextID += 1 + edit % 40
+                let next = JSONCollection.flat(list, owners: current.owners.merging(fresh.owners))
+                let parts = PartPlanner.change(from: current, stored: storage.manifest, to: next, naming: String(step, radix: 36) + ".")
+                storage.commit(parts)
+                #expect(storage.joined == SessionCodec.encode(next), "step \(step), edit \(edit)")
+                #expect(parts.manifest.reduce(0) { $0 + $1.count } == list.count && parts.manifest.allSatisfy { $0.count > 0 })
+                #expect(parts.manifest.allSatisfy { $0.bytes == storage.texts[$0.name]?.count })
+                current = next
+            }
+        }
+    }
+
+    @Test func aOneItemChangeRewritesAboutOnePart() throws {
+        let size = 100
+        var current = try Self.items(0..<20_000, size: size)
+        var storage = Storage()
+        storage.commit(PartPlanner.whole(current))
+        let parts = storage.manifest.count
+        #expect(parts > 40)
+        for (step, at) in [10_000, 0, 19_999, 5_432].enumerated() {
+            var list = Self.flat(current)
+            let fresh = try Self.items([at], size: size, tag: "new")
+            list[at] = Self.flat(fresh)[0]
+            let next = JSONCollection.flat(list, owners: current.owners.merging(fresh.owners))
+            let plan = PartPlanner.change(from: current, stored: storage.manifest, to: next, naming: "\(step).")
+            storage.commit(plan)
+            #expect(plan.written.count <= 2 && storage.written <= 2 * PartPlanner.targetBytes, "\(at): \(plan.written.count) parts")
+            #expect(plan.removed.count <= 2 && !plan.whole)
+            #expect(storage.joined == SessionCodec.encode(next))
+            current = next
+        }
+        // Appends add to the last part, and start new ones as it fills.
+        for step in 0..<5 {
+            let fresh = try Self.items(30_000 + step * 100..<30_100 + step * 100, size: size)
+            let next = JSONCollection.flat(Self.flat(current) + Self.flat(fresh), owners: current.owners.merging(fresh.owners))
+            storage.commit(PartPlanner.change(from: current, stored: storage.manifest, to: next, naming: "a\(step)."))
+            #expect(storage.written <= 100 * size + 2 * PartPlanner.targetBytes)
+            #expect(storage.joined == SessionCodec.encode(next))
+            current = next
+        }
+        #expect(storage.manifest.count < parts + 5)
+    }
+}
