@@ -181,11 +181,13 @@ struct FlatKeyedEdit {
 }
 
 /// Finds which of a few items each of many has the id of, by the ids' stored hashes (an open
-/// addressing table), confirming a match by bytes.
+/// addressing table), confirming a match by bytes. Most items are turned away by their id's
+/// hash alone (`IDHashFilter`).
 struct HashFinder {
     private let keys: [JSONItem]
     private let slots: [Int32]
     private let mask: Int
+    private let filter: IDHashFilter
 
     init(_ keys: [JSONItem]) {
         self.keys = keys
@@ -199,10 +201,12 @@ struct HashFinder {
             slots[slot] = Int32(index)
         }
         self.slots = slots
+        filter = IDHashFilter(keys)
     }
 
     @inline(__always)
     func find(_ item: JSONItem) -> Int? {
+        guard filter.mayHold(item) else { return nil }
         let hash = item.identityHash
         var slot = hash & mask
         while true {

@@ -129,7 +129,7 @@ enum SessionRules {
                 let old = data.items
                 try checkSize(old.count + items.count, limit: maxItems)
                 if !session.options.unique {
-                    var seen = occurrences(old)
+                    var seen = occurrences(of: items, in: old)
                     numberOccurrences(&items, seen: &seen)
                 }
                 let update = try data.append(items, ifVersion: version)
@@ -138,7 +138,7 @@ enum SessionRules {
                 let old = data.sections
                 try checkSize(old.itemCount + collection.itemCount, limit: maxItems)
                 if !session.options.unique {
-                    var seen = occurrences(old.flatMap(\.items))
+                    var seen = occurrences(of: sections.flatMap(\.items), in: old.flatMap(\.items))
                     for index in sections.indices { numberOccurrences(&sections[index].items, seen: &seen) }
                 }
                 let update = try data.append(sections, ifVersion: version)
@@ -252,9 +252,16 @@ enum SessionRules {
         }
     }
 
-    private static func occurrences(_ items: [JSONItem]) -> [JSONItemID: UInt32] {
+    /// How often each id of `items` occurs in `held`: the held items whose id hash lets them
+    /// through a filter of those ids are the only ones looked at closely.
+    private static func occurrences(of items: [JSONItem], in held: [JSONItem]) -> [JSONItemID: UInt32] {
         var seen = [JSONItemID: UInt32]()
-        for item in items { seen[item.plainID, default: 0] += 1 }
+        for item in items { seen[item.plainID] = 0 }
+        let filter = IDHashFilter(items)
+        for item in held where filter.mayHold(item) {
+            let id = item.plainID
+            if let count = seen[id] { seen[id] = count + 1 }
+        }
         return seen
     }
 
