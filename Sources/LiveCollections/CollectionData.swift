@@ -94,8 +94,11 @@ public final class CollectionData<Item: UniquelyIdentifiable & Sendable>: Sendab
     public func append(_ newItems: [Item], ifVersion: UInt64? = nil) throws(CollectionDataError) -> CollectionUpdate<Item> {
         try store.write(ifVersion: ifVersion) { current throws(CollectionDataError) in
             let combined = current.value + newItems
-            do throws(DuplicateIdentifierError) { _ = try matchItems(combined, []) } catch {
-                throw .duplicateIdentifier(error)
+            if let duplicate = appendedDuplicate(current.value, newItems) {
+                throw .duplicateIdentifier(
+                    DuplicateIdentifierError(
+                        id: combined[duplicate.second].uniqueID, collection: .old, level: .item, firstPosition: .index(duplicate.first),
+                        secondPosition: .index(duplicate.second)))
             }
             let delta = IndexDelta(insertions: Array(current.value.count..<combined.count))
             let result = CollectionUpdate<Item>(

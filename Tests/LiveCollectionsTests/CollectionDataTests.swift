@@ -1,5 +1,6 @@
 import Dispatch
 import LiveCollections
+import PropertyBased
 import TestSupport
 import Testing
 
@@ -31,6 +32,33 @@ struct IDOnlyFactory: UniquelyIdentifiableDataFactory, Sendable {
         #expect(data.items == [Thing(id: 3), Thing(id: 1, content: 9)])
         #expect(data[1] == Thing(id: 1, content: 9))
         #expect(data.version == 1)
+    }
+
+    /// An append checks the appended ids against a table of their own, not one of the whole
+    /// collection; it must refuse exactly what the combined collection would be refused for.
+    @Test func anAppendRefusesTheRepeatTheCombinedCollectionWouldShow() async {
+        await propertyCheck(count: 500, input: Gen.int(in: 0...40).array(of: 0...30), Gen.int(in: 0...60).array(of: 0...12)) { old, new in
+            let distinct = old.reduce(into: [Int]()) { if !$0.contains($1) { $0.append($1) } }
+            guard let data = try? CollectionData(distinct.map { Thing(id: $0) }) else { return }
+            let combined: DuplicateIdentifierError?
+            do throws(DuplicateIdentifierError) {
+                _ = try CollectionData((distinct + new).map { Thing(id: $0) })
+                combined = nil
+            } catch {
+                combined = error
+            }
+            do throws(CollectionDataError) {
+                _ = try data.append(new.map { Thing(id: $0) })
+                #expect(combined == nil)
+                #expect(data.items.map(\.id) == distinct + new)
+            } catch .duplicateIdentifier(let error) {
+                #expect(error.firstPosition == combined?.firstPosition && error.secondPosition == combined?.secondPosition)
+                #expect(error.collection == combined?.collection && "\(error.id)" == combined.map { "\($0.id)" })
+                #expect(data.items.map(\.id) == distinct && data.version == 0)
+            } catch {
+                Issue.record("\(error)")
+            }
+        }
     }
 
     @Test func calculateDeltaCommitsNothing() throws {
