@@ -133,7 +133,9 @@ enum SessionRules {
                     numberOccurrences(&items, seen: &seen)
                 }
                 let update = try data.append(items, ifVersion: version)
-                outcome = .flat(update, old: old, new: old + items)
+                // The holder's list now, not another copy of it: the step lock keeps it the
+                // one this append made.
+                outcome = .flat(update, old: old, new: data.items)
             case (.sectioned(let data), .sectioned(var sections)):
                 let old = data.sections
                 try checkSize(old.itemCount + collection.itemCount, limit: maxItems)
@@ -142,7 +144,7 @@ enum SessionRules {
                     for index in sections.indices { numberOccurrences(&sections[index].items, seen: &seen) }
                 }
                 let update = try data.append(sections, ifVersion: version)
-                outcome = .sectioned(update, old: old, new: old + sections)
+                outcome = .sectioned(update, old: old, new: data.sections)
             default: throw session.holder.kindMismatch
             }
             // The holder keeps its items and gains the request's.
