@@ -3,7 +3,7 @@ import ByteJSON
 /// A JSON document under a patch, opened only where the patch goes: a value stays as its text
 /// until a path goes into it, and then only that level is opened (members keep their order and
 /// their text). Writing it back copies the untouched texts as they are.
-indirect enum LazyJSON {
+enum LazyJSON {
     case text(UnsafeBufferPointer<UInt8>)
     case owned([UInt8])
     case array([LazyJSON])

@@ -3,8 +3,9 @@ import LiveCollections
 
 /// An RFC 6902 patch applied to a session's document: the array of items, or
 /// `{"sections": [...]}` with each section's items under its `itemsKey`. The document is opened
-/// only where the patch goes (`LazyJSON`); the result is read as a new collection and diffed as
-/// an update would be, so its cost is the list's.
+/// only where the patch goes (`LazyJSON`). A flat list's items that the patch left as they were
+/// are the held items themselves; only the items it wrote are read. A sectioned result is
+/// written out and read whole. Either is then diffed as an update would be.
 struct PatchEdit {
     let body: ChangeBody
     let operations: [PatchOperation]
@@ -43,6 +44,9 @@ struct PatchEdit {
                 throw .internalError("a patch failed with \(error)")
             }
         }
+        if case .flat(let held) = current.shape, case .array(let elements) = root {
+            return .collection(try flatItems(elements, held: held, owners: current.owners))
+        }
         let text: [UInt8]
         switch (root, sectioned) {
         case (.array, false), (.text, false), (.owned, false): text = root.bytes
@@ -56,7 +60,108 @@ struct PatchEdit {
         let collection = try reading.collection(encoded: text, sectioned: sectioned) { index in
             culprit(forItemAt: index, sectioned: sectioned)
         }
-        // Repeated ids are the patch's fault: named here, at the operation that wrote the item.
+        try checkUnique(collection, sectioned: sectioned)
+        return .collection(collection)
+    }
+
+    /// The items of a flat result: an element that is still the very text of a held item is
+    /// that item (its id and hashes as they were); the others are read, together, as a body's
+    /// items would be. Held items are found by walking the held list alongside, so a patch that
+    /// moves items far costs one table of the held items' places.
+    private func flatItems(_ elements: [LazyJSON], held: [JSONItem], owners: DocumentOwners) throws(APIError) -> JSONCollection {
+        var items: [JSONItem?] = []
+        items.reserveCapacity(elements.count)
+        var written: [UInt8] = []
+        var writtenAt: [(position: Int, range: Range<Int>)] = []
+        var cursor = 0
+        var places: [Int: Int]?
+        /// Held items placed so far, and those placed twice (a copy repeats their id).
+        var placed = [Bool](repeating: false, count: reading.options.unique ? held.count : 0)
+        var placedTwice: [JSONItem] = []
+        let bodyText = body.body.bytes
+        /// The held item whose text `text` is, if any.
+        func heldItem(_ text: UnsafeBufferPointer<UInt8>) -> Int? {
+            func same(_ index: Int) -> Bool { held[index].text.baseAddress == text.baseAddress && held[index].text.count == text.count }
+            // Next in line, or a few further on (the ones between were removed).
+            for index in cursor..<min(held.count, cursor + 8) where same(index) {
+                cursor = index + 1
+                return index
+            }
+            // A value from the patch itself is no held item.
+            if let start = text.baseAddress, let bodyStart = bodyText.baseAddress, start >= bodyStart, start < bodyStart + bodyText.count {
+                return nil
+            }
+            if places == nil {
+                var table = [Int: Int](minimumCapacity: held.count)
+                for (index, item) in held.enumerated() { table[Int(bitPattern: item.text.baseAddress)] = index }
+                places = table
+            }
+            guard let index = places?[Int(bitPattern: text.baseAddress)], same(index) else { return nil }
+            cursor = index + 1
+            return index
+        }
+        for (position, element) in elements.enumerated() {
+            if case .text(let text) = element, let index = heldItem(text) {
+                items.append(held[index])
+                if !placed.isEmpty {
+                    if placed[index] { placedTwice.append(held[index]) }
+                    placed[index] = true
+                }
+                continue
+            }
+            let start = written.count
+            switch element {
+            case .text(let text): written.append(contentsOf: text)
+            case .owned(let text): written.append(contentsOf: text)
+            case .array, .object: written.append(contentsOf: element.bytes)
+            }
+            writtenAt.append((position, start..<written.count))
+            items.append(nil)
+        }
+        let (read, readOwners) = try written.withUnsafeBufferPointer { text throws(APIError) in
+            try reading.items(
+                writtenAt.map { UnsafeBufferPointer(rebasing: text[$0.range]) },
+                origins: writtenAt.map { culprit(forItemAt: $0.position, sectioned: false) })
+        }
+        for (index, place) in writtenAt.enumerated() { items[place.position] = read[index] }
+        var list = items.compactMap { $0 }
+        guard list.count == elements.count else { throw .internalError("a patched item was not read") }
+        if !reading.options.unique {
+            // Occurrences follow the order the patch left.
+            var seen = [JSONItemID: UInt32]()
+            numberOccurrences(&list, seen: &seen)
+        }
+        if reading.options.unique { try checkUnique(list, suspects: read + placedTwice) }
+        return JSONCollection.flat(list, owners: owners.merging(readOwners))
+    }
+
+    /// Refuses a flat result that holds an id twice, as matching the whole list would (the
+    /// repeat that comes first), looking closely only at the items whose id is one of
+    /// `suspects`': every repeat involves one of them (an item the patch wrote, or a held item
+    /// placed twice), as the held items' ids were distinct.
+    private func checkUnique(_ list: [JSONItem], suspects: [JSONItem]) throws(APIError) {
+        guard !suspects.isEmpty else { return }
+        let finder = HashFinder(suspects)
+        var first: [JSONItemID: Int] = [:]
+        for position in list.indices where finder.find(list[position]) != nil {
+            let id = list[position].uniqueID
+            if let earlier = first[id] {
+                throw repeated(
+                    id: "\(id)", first: "\(earlier)", second: "\(position)", at: culprit(forItemAt: position, sectioned: false), section: false)
+            }
+            first[id] = position
+        }
+    }
+
+    private func repeated(id: String, first: String, second: String, at pointer: JSONPointer, section: Bool) -> APIError {
+        APIError(
+            .duplicateID,
+            message: "the patch would leave the \(section ? "section" : "item") id \(id) twice, at \(first) and \(second); ids must be unique",
+            pointer: pointer.description)
+    }
+
+    /// Repeated ids are the patch's fault: named here, at the operation that wrote the item.
+    private func checkUnique(_ collection: JSONCollection, sectioned: Bool) throws(APIError) {
         if reading.options.unique {
             do throws(SessionError) {
                 _ = try SessionRules.holder(for: collection, options: reading.options)
@@ -67,14 +172,12 @@ struct PatchEdit {
                     case .index(let index): index
                     case .path(let path): path.section
                     }
-                throw APIError(
-                    .duplicateID,
-                    message: "the patch would leave the \(duplicate.level == .section ? "section" : "item") id \(duplicate.id) twice, "
-                        + "at \(duplicate.firstPosition) and \(duplicate.secondPosition); ids must be unique",
-                    pointer: (position.map { culprit(forItemAt: $0, sectioned: sectioned) } ?? operations.last?.pointer ?? JSONPointer()).description)
+                throw repeated(
+                    id: "\(duplicate.id)", first: "\(duplicate.firstPosition)", second: "\(duplicate.secondPosition)",
+                    at: position.map { culprit(forItemAt: $0, sectioned: sectioned) } ?? operations.last?.pointer ?? JSONPointer(),
+                    section: duplicate.level == .section)
             }
         }
-        return .collection(collection)
     }
 
     /// The operation a refusal about the result's item (or section) `index` is put on: the last
