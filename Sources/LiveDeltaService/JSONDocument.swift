@@ -135,10 +135,20 @@ package struct DocumentOwners: Sendable {
     /// Both sets, each document once.
     func merging(_ other: DocumentOwners) -> DocumentOwners {
         var merged = self
-        if let document = other.first { merged.add(document) }
-        for document in other.more { merged.add(document) }
+        guard other.count > 1 else {
+            if let document = other.first { merged.add(document) }
+            return merged
+        }
+        // Sessions that keep their items where they came gather many documents: a set keeps
+        // merging two such linear, where looking each up in the other would not be.
+        var known = Set(documents.map(ObjectIdentifier.init))
+        for document in other.documents where known.insert(ObjectIdentifier(document)).inserted {
+            if merged.first == nil { merged.first = document } else { merged.more.append(document) }
+        }
         return merged
     }
+
+    private var documents: [JSONDocument] { (first.map { [$0] } ?? []) + more }
 
     /// The bytes the documents hold: each one's body (as it came, whitespace and all) and arena.
     var byteCount: Int {
