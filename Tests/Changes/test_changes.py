@@ -512,6 +512,15 @@ def test_many_small_changes_keep_the_list_exact(servers):
     name = new_session(server, {"items": items})
     for step in range(1100):
         ident = step % 50
+        if step % 3 == 1:
+            # A patch keeps the held items too, and adds its own body.
+            patch = [{"op": "replace", "path": f"/{step % len(items)}/v", "value": step}]
+            status, answer = server.request("POST", f"/sessions/{name}/changes", patch, content_type="application/json-patch+json")
+            assert status == 200, answer
+            expected = jsonpatch.apply_patch(items, patch)
+            assert batch_replay(items, answer["delta"], expected) == expected
+            items = expected
+            continue
         change = {"operations": [{"op": "update", "id": ident, "changes": {"set": {"v": step}, "removed": []}}]}
         if step % 5 == 0:
             change["operations"].append({"op": "move", "id": ident, "before": None})
@@ -522,3 +531,19 @@ def test_many_small_changes_keep_the_list_exact(servers):
         assert batch_replay(items, answer["delta"], expected) == expected
         items = expected
     assert items_of(servers[-1], name) == (items, 1100)
+
+
+def test_many_small_changes_keep_sections_exact(servers):
+    """Section edits keep the sections they leave alone, and add a body each: past 1,024 the
+    session is written anew, and the sections stay exact across that."""
+    server = servers[0]
+    sections = [{"id": s, "items": [{"id": s * 100 + n, "v": 0} for n in range(10)]} for s in range(5)]
+    name = new_session(server, {"sections": sections})
+    for step in range(1100):
+        section = sections[step % 5]
+        item = section["items"][step % 10]
+        change = {"operations": [{"op": "update", "id": item["id"], "item": {"id": item["id"], "v": step}}]}
+        status, answer = server.request("POST", f"/sessions/{name}/changes", change)
+        assert status == 200, answer
+        item["v"] = step
+    assert items_of(servers[-1], name) == (sections, 1100)

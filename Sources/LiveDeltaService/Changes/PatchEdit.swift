@@ -44,7 +44,9 @@ struct PatchEdit {
                 throw .internalError("a patch failed with \(error)")
             }
         }
-        if case .flat(let held) = current.shape, case .array(let elements) = root {
+        // Each such patch keeps its items' text in a document of its own: past
+        // `FlatKeyedEdit.maxDocuments`, the list is written anew into one, as below.
+        if case .flat(let held) = current.shape, case .array(let elements) = root, current.owners.count < FlatKeyedEdit.maxDocuments {
             return .collection(try flatItems(elements, held: held, owners: current.owners))
         }
         let text: [UInt8]

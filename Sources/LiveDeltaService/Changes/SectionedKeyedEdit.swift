@@ -1,7 +1,9 @@
 import ByteJSON
 
 /// Keyed operations on a sectioned session: sections by id, items by id across sections. The
-/// result is written out and read as a new collection, then diffed as an update would be.
+/// sections the operations changed are written out and read again (with unique ids; every
+/// section, with repeated ones, whose occurrences count across sections); the others are the
+/// held sections themselves. The result is then diffed as an update would be.
 struct SectionedKeyedEdit {
     let body: ChangeBody
     let operations: [KeyedOperation]
@@ -17,12 +19,16 @@ struct SectionedKeyedEdit {
         /// The section object its own fields come from (its items member is replaced by `rows`).
         var section: LazyJSON
         var rows: [Row]
+        /// The held section it is, while no operation has changed it.
+        var held: Int?
     }
 
     func apply(to sections: [JSONSection], owners: DocumentOwners) throws(APIError) -> EditOutcome {
         let unique = reading.options.unique
-        var blocks = sections.map { section in
-            Block(key: section.uniqueID, section: .text(section.text), rows: section.items.map { Row(key: $0.uniqueID, text: .text($0.text)) })
+        var blocks = sections.enumerated().map { index, section in
+            Block(
+                key: section.uniqueID, section: .text(section.text), rows: section.items.map { Row(key: $0.uniqueID, text: .text($0.text)) },
+                held: index)
         }
         // Every id an operation names, read once; and the items they carry.
         var named = NamedKeys()
@@ -144,6 +150,7 @@ struct SectionedKeyedEdit {
                 case .updateSection:
                     guard let found, let range = operation.section else { throw conflict("id", "there is no section \(id.description) to update") }
                     blocks[found].section = .text(body.text(range))
+                    blocks[found].held = nil
                 default:
                     guard found == nil else {
                         throw APIError(
@@ -189,17 +196,22 @@ struct SectionedKeyedEdit {
                     guard items[index].plainID == keys[step.id].plainID else { throw invalid("item", "the item's id is not the operation's id") }
                     let rows = blocks[target.block].rows
                     blocks[target.block].rows.insert(Row(key: id, text: .text(itemTexts[index])), at: target.row ?? rows.count)
+                    blocks[target.block].held = nil
                 case .move:
                     guard let found, let target else { throw conflict("id", "there is no item \(id.description) to move") }
                     let row = blocks[found.block].rows.remove(at: found.row)
                     var place = target.row ?? blocks[target.block].rows.count
                     if target.block == found.block, let before = target.row, before > found.row { place = before - 1 }
                     blocks[target.block].rows.insert(row, at: place)
+                    blocks[found.block].held = nil
+                    blocks[target.block].held = nil
                 case .remove:
                     guard let found else { throw conflict("id", "there is no item \(id.description) to remove") }
                     blocks[found.block].rows.remove(at: found.row)
+                    blocks[found.block].held = nil
                 default:
                     guard let found else { throw conflict("id", "there is no item \(id.description) to update") }
+                    blocks[found.block].held = nil
                     if let index = step.item {
                         guard items[index].plainID == keys[step.id].plainID else { throw invalid("item", "an update cannot change the item's id") }
                         blocks[found.block].rows[found.row].text = .text(itemTexts[index])
@@ -211,9 +223,14 @@ struct SectionedKeyedEdit {
                 }
             }
         }
+        // Occurrences of repeated ids count across sections: every section is read again then.
+        // So is every section where the session's documents reach `FlatKeyedEdit.maxDocuments`
+        // (each edit that keeps sections adds one), which writes the session anew into one.
+        let keepsHeld = unique && owners.count < FlatKeyedEdit.maxDocuments
+        let rewritten = blocks.filter { !keepsHeld || $0.held == nil }
         var writer = JSONWriter()
         writer.raw("{\"sections\":[")
-        for (index, block) in blocks.enumerated() {
+        for (index, block) in rewritten.enumerated() {
             if index > 0 { writer.raw(",") }
             var section = block.section
             section.open()
@@ -223,8 +240,14 @@ struct SectionedKeyedEdit {
             LazyJSON.object(members).write(&writer)
         }
         writer.raw("]}")
-        let collection = try reading.collection(encoded: writer.bytes, sectioned: true) { _ in operations.last?.pointer ?? JSONPointer("operations") }
-        return .collection(collection)
+        let read = try reading.collection(encoded: writer.bytes, sectioned: true) { _ in operations.last?.pointer ?? JSONPointer("operations") }
+        guard keepsHeld else { return .collection(read) }
+        guard case .sectioned(let written) = read.shape, written.count == rewritten.count else {
+            throw .internalError("the changed sections were not read back")
+        }
+        var next = written.makeIterator()
+        let result = blocks.compactMap { block in block.held.map { sections[$0] } ?? next.next() }
+        return .collection(.sectioned(result, owners: owners.merging(read.owners)))
     }
 
     /// The `section` member of an item operation: the id of the section it names.

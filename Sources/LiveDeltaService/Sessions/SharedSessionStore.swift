@@ -187,13 +187,16 @@ package final class SharedSessionStore: SessionStore {
         // What an update commits is the request's collection: its text is made and written to
         // storage before the session's lock is taken, not while others wait for it; the commit
         // made under the lock is then a few bytes.
-        let parts = PartPlanner.whole(collection)
-        let staged = commit ? try storage.stage(id, parts) : nil
-        if commit { events(.storeWritten(parts.writtenBytes)) }
-        defer { if let staged { storage.finish(staged) } }
+        var staged: (data: any StagedData, parts: [StoredPart])?
+        if commit {
+            let parts = PartPlanner.whole(collection)
+            staged = (try storage.stage(id, parts), parts.manifest)
+            events(.storeWritten(parts.writtenBytes))
+        }
+        defer { if let staged { storage.finish(staged.data) } }
         return try change(
             id: id, condition: condition, creating: commit && condition == .any ? (collection, readWith) : nil, readWith: readWith,
-            staged: staged.map { ($0, parts.manifest) }, step: .update
+            staged: staged, step: .update
         ) { session, created throws(SessionError) in
             try SessionRules.update(session, to: collection, condition: condition, commit: commit, created: created)
         } committing: {
