@@ -97,6 +97,14 @@ def changes(port, store):
         patch = [{"op": "replace", "path": f"/{(n * 7919) % count}/rating", "value": n % 10}]
         patched.append(timed(connection, "POST", "/sessions/big/changes", json.dumps(patch).encode(), "application/json-patch+json"))
     print(f"changes {store}: the same one-field change as an RFC 6902 patch: p50 {percentile(patched, 0.5):.2f} ms ({len(patched)} requests)")
+    sections = [{"id": s, "items": [movie(s * 1000 + n) for n in range(1000)]} for s in range(count // 1000)]
+    timed(connection, "PUT", "/sessions/shelves", json.dumps({"sections": sections}, separators=(",", ":")).encode())
+    shelved = []
+    for n in range(60):
+        ident = (n * 7919) % count
+        change = {"operations": [{"op": "update", "id": ident, "changes": {"set": {"rating": n % 10}, "removed": []}}]}
+        shelved.append(timed(connection, "POST", "/sessions/shelves/changes", json.dumps(change).encode()))
+    print(f"changes {store}: the same change to 100 sections of 1,000 items: p50 {percentile(shelved, 0.5):.2f} ms ({len(shelved)} requests)")
     keyed, appended = [], []
     for n in range(20):
         base = count + 200 * n
