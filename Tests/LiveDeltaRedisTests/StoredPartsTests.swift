@@ -1,12 +1,13 @@
 import ByteJSON
 import LiveDeltaRedis
-import LiveDeltaService
 import MicroHTTP
 import PropertyBased
 import RedisClient
 import Synchronization
 import TestSupport
 import Testing
+
+@testable import LiveDeltaService
 
 /// Redis keeps a session's collection in parts, and a change rewrites the parts it touched: a
 /// replica that reads the session afresh must find exactly the list the writer holds.
@@ -60,7 +61,7 @@ import Testing
         // One changed item rewrites about one part, not the list.
         #expect(
             writer.send("POST", "/sessions/s/changes", #"{"operations":[{"op":"update","id":1500,"item":\#(Self.item(1500, "b"))}]}"#).status == 200)
-        #expect(try #require(writer.lastWrite) <= 2 * PartPlannerLimit.bytes)
+        #expect(try #require(writer.lastWrite) <= 2 * PartPlanner.targetBytes)
         try Self.expectSameRead(writer, redis, "s", "one update")
 
         var next = 10_000
@@ -119,12 +120,6 @@ import Testing
         #expect(fields.contains("m") && !fields.contains("d"), "\(fields)")
         try Self.expectSameRead(writer, redis, "legacy", "after its first change")
     }
-}
-
-/// The size a stored part aims at (as `PartPlanner` sets it): a one-item change writes at most
-/// about two of them.
-enum PartPlannerLimit {
-    static let bytes = 32 * 1024
 }
 
 struct Failure: Error, CustomStringConvertible {

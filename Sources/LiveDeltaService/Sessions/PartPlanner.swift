@@ -125,6 +125,15 @@ enum PartPlanner {
         return parts
     }
 
+    /// A collection's shape, and its units' text joined by commas in pieces where it lies (valid
+    /// while the collection's documents are).
+    static func text(of collection: JSONCollection) -> (StoredShape, [UnsafeRawBufferPointer]) {
+        switch collection.shape {
+        case .flat(let items): (.flat, text(of: items))
+        case .sectioned(let sections): (.sectioned, text(of: sections))
+        }
+    }
+
     /// Units' text joined by commas, in pieces where it lies.
     private static func text<Units: Collection>(of units: Units) -> [UnsafeRawBufferPointer] where Units.Element: StoredUnit {
         var pieces: [UnsafeRawBufferPointer] = []

@@ -18,44 +18,12 @@ enum SessionCodec {
 
     /// A collection as a body would send it: its items' (or sections') own text.
     static func encode(_ collection: JSONCollection) -> [UInt8] {
-        var data = JSONWriter(capacity: byteCount(collection))
-        for piece in pieces(collection) { data.raw(piece.assumingMemoryBound(to: UInt8.self)) }
+        let (shape, pieces) = PartPlanner.text(of: collection)
+        var data = JSONWriter(capacity: pieces.reduce(shape.opening.utf8CodeUnitCount + shape.closing.utf8CodeUnitCount) { $0 + $1.count })
+        data.raw(shape.opening)
+        for piece in pieces { data.raw(piece.assumingMemoryBound(to: UInt8.self)) }
+        data.raw(shape.closing)
         return data.bytes
-    }
-
-    /// The same text in pieces where they lie (the items' text in the request's body). Valid
-    /// while the collection's document is.
-    private static func pieces(_ collection: JSONCollection) -> [UnsafeRawBufferPointer] {
-        let (texts, open, close) =
-            switch collection.shape {
-            case .flat(let items): (items.map(\.text), Self.openFlat, Self.closeFlat)
-            case .sectioned(let sections): (sections.map(\.text), Self.openSectioned, Self.closeSectioned)
-            }
-        var pieces = [open]
-        pieces.reserveCapacity(texts.count * 2 + 1)
-        for (index, text) in texts.enumerated() {
-            if index > 0 { pieces.append(Self.comma) }
-            pieces.append(UnsafeRawBufferPointer(text))
-        }
-        pieces.append(close)
-        return pieces
-    }
-
-    private static func byteCount(_ collection: JSONCollection) -> Int {
-        switch collection.shape {
-        case .flat(let items): items.reduce(2) { $0 + $1.text.count + 1 }
-        case .sectioned(let sections): sections.reduce(14) { $0 + $1.text.count + 1 }
-        }
-    }
-
-    private static var openFlat: UnsafeRawBufferPointer { text("[") }
-    private static var closeFlat: UnsafeRawBufferPointer { text("]") }
-    private static var openSectioned: UnsafeRawBufferPointer { text("{\"sections\":[") }
-    private static var closeSectioned: UnsafeRawBufferPointer { text("]}") }
-    private static var comma: UnsafeRawBufferPointer { text(",") }
-
-    private static func text(_ text: StaticString) -> UnsafeRawBufferPointer {
-        UnsafeRawBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount)
     }
 
     /// A stored session, parsed.
