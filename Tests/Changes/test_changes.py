@@ -326,7 +326,24 @@ def patch_case(draw, sectioned=False):
         else:
             rows, prefix = model, ""
         kinds = ["add"] + (["remove", "replace", "move", "test", "copy"] if rows else [])
+        if not sectioned and rows:
+            # Whole items: replaced (same id or a new one), copied and the original taken out
+            # (the held item stands elsewhere), and the root itself tested.
+            kinds += ["replace item", "copy item", "test root"]
         kind = draw(st.sampled_from(kinds))
+        if kind in ("replace item", "copy item", "test root"):
+            index = draw(st.integers(0, len(rows) - 1))
+            if kind == "replace item":
+                same = draw(st.booleans())
+                operations = [{"op": "replace", "path": f"/{index}", "value": {"id": rows[index]["id"] if same else next(fresh), "v": 7}}]
+            elif kind == "copy item":
+                to = draw(st.integers(0, len(rows)))
+                operations = [{"op": "copy", "from": f"/{index}", "path": f"/{to}"}, {"op": "remove", "path": f"/{index if index < to else index + 1}"}]
+            else:
+                operations = [{"op": "test", "path": "", "value": rows}]
+            patch += operations
+            model = jsonpatch.apply_patch(model, operations)
+            continue
         if kind == "add":
             where = draw(st.sampled_from(["-"] + [str(i) for i in range(len(rows) + 1)]))
             operation = {"op": "add", "path": f"{prefix}/{where}", "value": {"id": next(fresh), "v": 5}}

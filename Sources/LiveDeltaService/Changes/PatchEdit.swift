@@ -3,9 +3,12 @@ import LiveCollections
 
 /// An RFC 6902 patch applied to a session's document: the array of items, or
 /// `{"sections": [...]}` with each section's items under its `itemsKey`. The document is opened
-/// only where the patch goes (`LazyJSON`). A flat list's items that the patch left as they were
-/// are the held items themselves; only the items it wrote are read. A sectioned result is
-/// written out and read whole. Either is then diffed as an update would be.
+/// only where the patch goes (`LazyJSON`); a flat list is kept as runs of held items that no
+/// operation reached (`PatchedList`), so the patch costs the places it reaches. The items it
+/// wrote are read; the others are the held items themselves, and where ids are unique the delta
+/// follows from the items the patch touched (`Delta(oldCount:…)`), with no diff of the lists.
+/// A sectioned result, or one whose root an operation replaced, is written out, read whole and
+/// diffed as an update would be.
 struct PatchEdit {
     let body: ChangeBody
     let operations: [PatchOperation]
@@ -17,20 +20,34 @@ struct PatchEdit {
         case invalid(String)
     }
 
+    /// The document under the patch: a flat list as a `PatchedList` until an operation reaches
+    /// its root, and any other as a tree.
+    private enum Document {
+        case list(PatchedList)
+        case tree(LazyJSON)
+
+        var tree: LazyJSON {
+            switch self {
+            case .list(let list): list.opened
+            case .tree(let root): root
+            }
+        }
+    }
+
     func apply(to current: JSONCollection) throws(APIError) -> EditOutcome {
         let sectioned: Bool
-        var root: LazyJSON
+        var document: Document
         switch current.shape {
         case .flat(let items):
             sectioned = false
-            root = .array(items.map { .text($0.text) })
+            document = .list(PatchedList(items))
         case .sectioned(let sections):
             sectioned = true
-            root = .object([(Array("sections".utf8), .array(sections.map { .text($0.text) }))])
+            document = .tree(.object([(Array("sections".utf8), .array(sections.map { .text($0.text) }))]))
         }
         for operation in operations {
             do {
-                try apply(operation, to: &root)
+                try apply(operation, to: &document)
             } catch let failure as Failure {
                 switch failure {
                 case .missing(let message):
@@ -46,9 +63,10 @@ struct PatchEdit {
         }
         // Each such patch keeps its items' text in a document of its own: past
         // `FlatKeyedEdit.maxDocuments`, the list is written anew into one, as below.
-        if case .flat(let held) = current.shape, case .array(let elements) = root, current.owners.count < FlatKeyedEdit.maxDocuments {
-            return .collection(try flatItems(elements, held: held, owners: current.owners))
+        if case .list(let list) = document, current.owners.count < FlatKeyedEdit.maxDocuments {
+            return try flatItems(list, owners: current.owners)
         }
+        let root = document.tree
         let text: [UInt8]
         switch (root, sectioned) {
         case (.array, false), (.text, false), (.owned, false): text = root.bytes
@@ -66,75 +84,93 @@ struct PatchEdit {
         return .collection(collection)
     }
 
-    /// The items of a flat result: an element that is still the very text of a held item is
-    /// that item (its id and hashes as they were); the others are read, together, as a body's
-    /// items would be. Held items are found by walking the held list alongside, so a patch that
-    /// moves items far costs one table of the held items' places.
-    private func flatItems(_ elements: [LazyJSON], held: [JSONItem], owners: DocumentOwners) throws(APIError) -> JSONCollection {
-        var items: [JSONItem?] = []
-        items.reserveCapacity(elements.count)
+    /// The items of a flat result: the held items the patch did not reach, runs copied whole; an
+    /// element that is still the very text of a held item, that item (its id and hashes as they
+    /// were); the others read, together, as a body's items would be.
+    private func flatItems(_ patched: PatchedList, owners: DocumentOwners) throws(APIError) -> EditOutcome {
+        let held = patched.held
         var written: [UInt8] = []
         var writtenAt: [(position: Int, range: Range<Int>)] = []
-        var cursor = 0
-        var places: [Int: Int]?
-        /// Held items placed so far, and those placed twice (a copy repeats their id).
-        var placed = [Bool](repeating: false, count: reading.options.unique ? held.count : 0)
-        var placedTwice: [JSONItem] = []
-        let bodyText = body.body.bytes
-        /// The held item whose text `text` is, if any.
-        func heldItem(_ text: UnsafeBufferPointer<UInt8>) -> Int? {
-            func same(_ index: Int) -> Bool { held[index].text.baseAddress == text.baseAddress && held[index].text.count == text.count }
-            // Next in line, or a few further on (the ones between were removed).
-            for index in cursor..<min(held.count, cursor + 8) where same(index) {
-                cursor = index + 1
-                return index
-            }
-            // A value from the patch itself is no held item.
-            if let start = text.baseAddress, let bodyStart = bodyText.baseAddress, start >= bodyStart, start < bodyStart + bodyText.count {
-                return nil
-            }
-            if places == nil {
-                var table = [Int: Int](minimumCapacity: held.count)
-                for (index, item) in held.enumerated() { table[Int(bitPattern: item.text.baseAddress)] = index }
-                places = table
-            }
-            guard let index = places?[Int(bitPattern: text.baseAddress)], same(index) else { return nil }
-            cursor = index + 1
-            return index
-        }
-        for (position, element) in elements.enumerated() {
-            if case .text(let text) = element, let index = heldItem(text) {
-                items.append(held[index])
-                if !placed.isEmpty {
-                    if placed[index] { placedTwice.append(held[index]) }
-                    placed[index] = true
+        /// Held items that are elements now: where they were, and where they are.
+        var heldElements: [(old: Int, new: Int)] = []
+        /// Held items outside every run (each one an operation reached): the gaps between runs.
+        var reached: [Int] = []
+        var afterRuns = 0
+        var position = 0
+        for segment in patched.segments {
+            switch segment {
+            case .held(let run):
+                guard !run.isEmpty else { continue }
+                reached += afterRuns..<run.lowerBound
+                afterRuns = run.upperBound
+                position += run.count
+            case .element(let element):
+                if case .text(let text) = element, let index = patched.heldIndex(of: text) {
+                    heldElements.append((index, position))
+                } else {
+                    let start = written.count
+                    switch element {
+                    case .text(let text): written.append(contentsOf: text)
+                    case .owned(let text): written.append(contentsOf: text)
+                    case .array, .object: written.append(contentsOf: element.bytes)
+                    }
+                    writtenAt.append((position, start..<written.count))
                 }
-                continue
+                position += 1
             }
-            let start = written.count
-            switch element {
-            case .text(let text): written.append(contentsOf: text)
-            case .owned(let text): written.append(contentsOf: text)
-            case .array, .object: written.append(contentsOf: element.bytes)
-            }
-            writtenAt.append((position, start..<written.count))
-            items.append(nil)
         }
+        reached += afterRuns..<held.count
         let (read, readOwners) = try written.withUnsafeBufferPointer { text throws(APIError) in
             try reading.items(
                 writtenAt.map { UnsafeBufferPointer(rebasing: text[$0.range]) },
                 origins: writtenAt.map { culprit(forItemAt: $0.position, sectioned: false) })
         }
-        for (index, place) in writtenAt.enumerated() { items[place.position] = read[index] }
-        var list = items.compactMap { $0 }
-        guard list.count == elements.count else { throw .internalError("a patched item was not read") }
-        if !reading.options.unique {
+        var list: [JSONItem] = []
+        list.reserveCapacity(patched.count)
+        var (nextHeld, nextRead) = (0, 0)
+        for segment in patched.segments {
+            if case .held(let run) = segment {
+                list.append(contentsOf: held[run])
+            } else if nextHeld < heldElements.count, heldElements[nextHeld].new == list.count {
+                list.append(held[heldElements[nextHeld].old])
+                nextHeld += 1
+            } else {
+                list.append(read[nextRead])
+                nextRead += 1
+            }
+        }
+        let documents = owners.merging(readOwners)
+        guard reading.options.unique else {
             // Occurrences follow the order the patch left.
             var seen = [JSONItemID: UInt32]()
             numberOccurrences(&list, seen: &seen)
+            return .collection(.flat(list, owners: documents))
         }
-        if reading.options.unique { try checkUnique(list, suspects: read + placedTwice) }
-        return JSONCollection.flat(list, owners: owners.merging(readOwners))
+        var placed = Set<Int>()
+        var placedTwice: [JSONItem] = []
+        for element in heldElements where !placed.insert(element.old).inserted { placedTwice.append(held[element.old]) }
+        try checkUnique(list, suspects: read + placedTwice)
+        // What the patch touched: the items it wrote (each the same item as a held one it took
+        // out, where their ids match: no other held item can hold that id now), the held items
+        // it reached and left somewhere, and those it left out.
+        let unplaced = reached.filter { !placed.contains($0) }
+        var rewritten = [Int?](repeating: nil, count: read.count)
+        if !read.isEmpty {
+            let finder = HashFinder(read)
+            for index in unplaced { if let found = finder.find(held[index]) { rewritten[found] = index } }
+        }
+        var touched: [TouchedItem] = []
+        for (index, place) in writtenAt.enumerated() {
+            let old = rewritten[index]
+            touched.append(TouchedItem(old: old, new: place.position, changed: old.map { held[$0] != read[index] } ?? false))
+        }
+        for element in heldElements { touched.append(TouchedItem(old: element.old, new: element.new, changed: false)) }
+        let matched = Set(rewritten.compactMap { $0 })
+        for index in unplaced where !matched.contains(index) { touched.append(TouchedItem(old: index, new: nil, changed: false)) }
+        guard let delta = IndexDelta(oldCount: held.count, newCount: list.count, touched: touched) else {
+            return .collection(.flat(list, owners: documents))
+        }
+        return .flat(list, owners: documents, delta: reading.options.policy.animated(delta, oldCount: held.count, newCount: list.count))
     }
 
     /// Refuses a flat result that holds an id twice, as matching the whole list would (the
@@ -191,7 +227,7 @@ struct PatchEdit {
         return (writes.last { $0.path.count > place && $0.path[place] == token } ?? writes.last ?? operations.last)?.pointer ?? JSONPointer()
     }
 
-    private func apply(_ operation: PatchOperation, to root: inout LazyJSON) throws {
+    private func apply(_ operation: PatchOperation, to root: inout Document) throws {
         let path = operation.path[...]
         switch operation.kind {
         case .add: try Self.add(value(operation), at: path, in: &root)
@@ -201,7 +237,7 @@ struct PatchEdit {
         case .replace:
             _ = try Self.value(at: path, in: &root)
             if path.isEmpty {
-                root = value(operation)
+                root = .tree(value(operation))
             } else {
                 _ = try Self.remove(at: path, in: &root)
                 try Self.add(value(operation), at: path, in: &root)
@@ -232,7 +268,75 @@ struct PatchEdit {
         path.isEmpty ? "the root" : path.map { "/" + String(decoding: $0, as: UTF8.self) }.joined()
     }
 
-    // MARK: - RFC 6902 on a lazy document
+    // MARK: - RFC 6902 on the document
+
+    /// Runs an operation at `path`: on the list where the path names one of its places
+    /// (`place`, given the index token), and otherwise on a tree (`tree`, given the path whole):
+    /// the element the path goes into, or the whole document (a list is then opened).
+    private static func reach<T>(
+        _ path: ArraySlice<[UInt8]>, in document: inout Document, place: (inout PatchedList, [UInt8]) throws -> T,
+        tree: (inout LazyJSON) throws -> T
+    ) throws -> T {
+        guard case .list(var list) = document, let token = path.first else {
+            var root = document.tree
+            // Out of the document while `tree` runs, so that changing it copies nothing.
+            document = .tree(.owned([]))
+            defer { document = .tree(root) }
+            return try tree(&root)
+        }
+        document = .tree(.owned([]))
+        defer { document = .list(list) }
+        if path.count == 1 { return try place(&list, token) }
+        guard let index = arrayIndex(token, count: list.count, end: false) else {
+            throw Failure.missing("\(describe(path)) leads nowhere: \(String(decoding: token, as: UTF8.self)) is not an index of the array")
+        }
+        return try list.update(at: index) { element in
+            // The element as the one member of an object named by the token, so that the tree
+            // functions take the path whole and their messages name it whole.
+            var wrapper = LazyJSON.object([(token, element)])
+            element = .owned([])
+            defer { if case .object(let members) = wrapper, let member = members.first { element = member.value } }
+            return try tree(&wrapper)
+        }
+    }
+
+    private static func value(at path: ArraySlice<[UInt8]>, in document: inout Document) throws -> LazyJSON {
+        try reach(
+            path, in: &document,
+            place: { list, token in
+                guard let index = arrayIndex(token, count: list.count, end: false) else {
+                    throw Failure.missing("there is nothing at \(describe(path))")
+                }
+                return list.element(at: index)
+            },
+            tree: { root in try value(at: path, in: &root) })
+    }
+
+    private static func remove(at path: ArraySlice<[UInt8]>, in document: inout Document) throws -> LazyJSON {
+        try reach(
+            path, in: &document,
+            place: { list, token in
+                guard let index = arrayIndex(token, count: list.count, end: false) else {
+                    throw Failure.missing("there is nothing at \(describe(path))")
+                }
+                return list.remove(at: index)
+            },
+            tree: { root in try remove(at: path, in: &root) })
+    }
+
+    private static func add(_ value: LazyJSON, at path: ArraySlice<[UInt8]>, in document: inout Document) throws {
+        try reach(
+            path, in: &document,
+            place: { list, token in
+                guard let index = arrayIndex(token, count: list.count, end: true) else {
+                    throw Failure.missing("\(describe(path)) is not a place in the array: an index from 0 to \(list.count), or -")
+                }
+                list.insert(value, at: index)
+            },
+            tree: { root in try add(value, at: path, in: &root) })
+    }
+
+    // MARK: - RFC 6902 on a lazy tree
 
     /// Goes down to the parent of the path's last token and runs `last` on it.
     private static func parent<T>(of path: ArraySlice<[UInt8]>, in node: inout LazyJSON, _ last: (inout LazyJSON, [UInt8]) throws -> T) throws -> T {

@@ -1,0 +1,116 @@
+/// A flat session's list under a patch: runs of held items that no operation has reached, in
+/// their order, and the elements operations have reached, as `LazyJSON`. Finding an index walks
+/// the segments, so an operation costs the places the patch has reached so far, not the list;
+/// a held item leaves its run (becomes an element) only when an operation reaches it.
+struct PatchedList {
+    enum Segment {
+        /// Held items, in their order.
+        case held(Range<Int>)
+        case element(LazyJSON)
+
+        var count: Int {
+            switch self {
+            case .held(let run): run.count
+            case .element: 1
+            }
+        }
+    }
+
+    let held: [JSONItem]
+    private(set) var segments: [Segment]
+    private(set) var count: Int
+    /// The held items taken out of their runs, by where their text starts: an element that is
+    /// still such a text is that held item, wherever the patch put it.
+    private var isolated: [UnsafePointer<UInt8>: Int] = [:]
+
+    init(_ held: [JSONItem]) {
+        self.held = held
+        segments = held.isEmpty ? [] : [.held(held.indices)]
+        count = held.count
+    }
+
+    /// The held item whose very text `text` is, if an operation took it out of its run.
+    func heldIndex(of text: UnsafeBufferPointer<UInt8>) -> Int? {
+        guard let start = text.baseAddress, let index = isolated[start], held[index].text.count == text.count else { return nil }
+        return index
+    }
+
+    /// The element at `index` (below `count`).
+    mutating func element(at index: Int) -> LazyJSON {
+        guard case .element(let value) = segments[isolate(index)] else { return .owned([]) }
+        return value
+    }
+
+    /// Runs `body` on the element at `index` (below `count`).
+    mutating func update<T>(at index: Int, _ body: (inout LazyJSON) throws -> T) rethrows -> T {
+        let segment = isolate(index)
+        var value = LazyJSON.owned([])
+        if case .element(let current) = segments[segment] { value = current }
+        // Out of the array while `body` runs (an empty run stands in), so that changing it
+        // copies nothing.
+        segments[segment] = .held(0..<0)
+        defer { segments[segment] = .element(value) }
+        return try body(&value)
+    }
+
+    /// Takes out the element at `index` (below `count`).
+    mutating func remove(at index: Int) -> LazyJSON {
+        let segment = isolate(index)
+        count -= 1
+        guard case .element(let value) = segments.remove(at: segment) else { return .owned([]) }
+        return value
+    }
+
+    /// Puts `value` at `index` (up to `count`).
+    mutating func insert(_ value: LazyJSON, at index: Int) {
+        defer { count += 1 }
+        guard index < count else {
+            segments.append(.element(value))
+            return
+        }
+        let (segment, offset) = locate(index)
+        guard offset > 0, case .held(let run) = segments[segment] else {
+            segments.insert(.element(value), at: segment)
+            return
+        }
+        let split = run.lowerBound + offset
+        segments.replaceSubrange(segment...segment, with: [.held(run.lowerBound..<split), .element(value), .held(split..<run.upperBound)])
+    }
+
+    /// The whole list as one `LazyJSON` array, for a patch that goes on to work on the root.
+    var opened: LazyJSON {
+        var elements: [LazyJSON] = []
+        elements.reserveCapacity(count)
+        for segment in segments {
+            switch segment {
+            case .held(let run): for index in run { elements.append(.text(held[index].text)) }
+            case .element(let value): elements.append(value)
+            }
+        }
+        return .array(elements)
+    }
+
+    /// The segment that holds `index` (below `count`), and where in it.
+    private func locate(_ index: Int) -> (segment: Int, offset: Int) {
+        var start = 0
+        for (position, segment) in segments.enumerated() {
+            if index < start + segment.count { return (position, index - start) }
+            start += segment.count
+        }
+        return (segments.count, 0)
+    }
+
+    /// Makes the item at `index` an element of its own; answers its segment.
+    private mutating func isolate(_ index: Int) -> Int {
+        let (segment, offset) = locate(index)
+        guard case .held(let run) = segments[segment] else { return segment }
+        let item = run.lowerBound + offset
+        if let start = held[item].text.baseAddress { isolated[start] = item }
+        var parts: [Segment] = []
+        if offset > 0 { parts.append(.held(run.lowerBound..<item)) }
+        parts.append(.element(.text(held[item].text)))
+        if item + 1 < run.upperBound { parts.append(.held(item + 1..<run.upperBound)) }
+        segments.replaceSubrange(segment...segment, with: parts)
+        return segment + (offset > 0 ? 1 : 0)
+    }
+}
