@@ -442,6 +442,28 @@ def test_refused_changes_apply_nothing(servers, case, tmp_path):
     assert items_of(servers[-1], name) == before
 
 
+SECTIONED_REFUSALS = [
+    ("id held in another section", [{"op": "insert", "id": 1, "section": "b", "item": {"id": 1}}], 422, "duplicate_id", "/operations/0/id"),
+    ("id changed by changes", [{"op": "update", "id": 3, "changes": {"set": {"id": 9}, "removed": []}}], 422, "invalid_operation", "/operations/0/changes"),
+    ("id removed by changes", [{"op": "update", "id": 3, "changes": {"set": {}, "removed": ["id"]}}], 422, "missing_id", "/operations/0/changes"),
+    ("before in another section", [{"op": "move", "id": 1, "section": "b", "before": 2}], 409, "change_conflict", "/operations/0/before"),
+    ("moved item not there", [{"op": "remove", "id": 3}, {"op": "move", "id": 3, "section": "a"}], 409, "change_conflict", "/operations/1/id"),
+]
+
+
+@pytest.mark.parametrize("case", SECTIONED_REFUSALS, ids=[case[0] for case in SECTIONED_REFUSALS])
+def test_refused_section_changes_apply_nothing(servers, case):
+    # Sections a and b: an operation that reaches b alone must still see the items of a.
+    _, operations, status, code, pointer = case
+    server = servers[0]
+    name = new_session(server, {"sections": [{"id": "a", "items": [{"id": 1}, {"id": 2}]}, {"id": "b", "items": [{"id": 3}, {"id": 4}]}]})
+    before = items_of(servers[-1], name)
+    answered, answer = server.request("POST", f"/sessions/{name}/changes", {"operations": operations})
+    assert (answered, answer["error"]["code"]) == (status, code), answer
+    assert answer["error"].get("pointer") == pointer, answer
+    assert items_of(servers[-1], name) == before
+
+
 def test_a_change_past_the_item_limit_applies_nothing(tmp_path):
     server = Server(["--max-session-items", "5"], str(tmp_path / "limit.log"))
     try:

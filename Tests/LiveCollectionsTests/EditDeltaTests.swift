@@ -55,3 +55,53 @@ import Testing
         #expect(IndexDelta(oldCount: 10, newCount: 10, touched: touched, limit: 5) == nil)
     }
 }
+
+@Suite struct SectionedEditDeltaTests {
+    /// Sections kept in place with their headers, the items of some of them dropped, changed,
+    /// joined by new ones and dealt out again among those sections: the delta from the touched
+    /// sections alone is the whole diff's, moves counted, and replays.
+    @Test func theDeltaOfTheTouchedSectionsIsTheDiffs() async throws {
+        await propertyCheck(count: 400, input: Gens.shelves, Gen.int(in: 0...9).array(of: 1...40)) { old, choices in
+            var drawn = 0
+            func choice() -> Int {
+                defer { drawn += 1 }
+                return choices[drawn % choices.count]
+            }
+            let touched = old.indices.filter { _ in choice() < 5 }
+            var pool = touched.flatMap { old[$0].items }.filter { _ in choice() != 0 }
+            pool = pool.map { choice() == 1 ? Thing(id: $0.id, content: $0.content + 1) : $0 }
+            pool += (0..<choice()).map { Thing(id: 100 + $0) }
+            pool = pool.shuffledDeterministically(by: choices)
+            var new = old
+            for index in touched { new[index].items = [] }
+            if !touched.isEmpty {
+                for item in pool { new[touched[choice() % touched.count]].items.append(item) }
+            }
+            let policy = AnimationPolicy()
+            let expected = try policy.animatedDelta(from: old, to: new)
+            let delta = try policy.animatedDelta(from: old, to: new, touched: touched)
+            #expect(delta.sectionAnimation == expected.sectionAnimation)
+            #expect(delta.itemAnimation == expected.itemAnimation)
+            #expect(delta.sectionDelta == expected.sectionDelta)
+            #expect(delta.deletedItemPaths == expected.deletedItemPaths)
+            let items = try #require(delta.itemDelta)
+            let whole = try #require(expected.itemDelta)
+            #expect(items.deletions == whole.deletions)
+            #expect(items.insertions == whole.insertions)
+            #expect(items.reloads == whole.reloads)
+            #expect(items.moves.count == whole.moves.count)
+            let replayed = try SectionedDelta(sectionDelta: delta.sectionDelta ?? IndexDelta(), itemDelta: items).replay(old: old, new: new)
+            #expect(flattened(replayed) == new)
+        }
+    }
+
+    @Test func theThresholdsCountTheWholeCollection() throws {
+        let old = (0..<3).map { section in Shelf(id: section, header: 0, items: (0..<2).map { Thing(id: section * 10 + $0) }) }
+        var new = old
+        new[1].items.reverse()
+        let policy = AnimationPolicy(dataCountAnimationThreshold: 5)
+        let delta = try policy.animatedDelta(from: old, to: new, touched: [1])
+        #expect(delta == (try policy.animatedDelta(from: old, to: new)))
+        #expect(delta.itemDelta == nil)
+    }
+}

@@ -3,7 +3,11 @@ import ByteJSON
 /// Keyed operations on a sectioned session: sections by id, items by id across sections. The
 /// sections the operations changed are written out and read again (with unique ids; every
 /// section, with repeated ones, whose occurrences count across sections); the others are the
-/// held sections themselves. The result is then diffed as an update would be.
+/// held sections themselves. With unique ids, the named ids are found among the held items in
+/// one pass over their stored hashes, and a section's items are listed only where an operation
+/// reaches it; where no operation changed the sections themselves, the delta is the diff of
+/// the changed sections alone (`AnimationPolicy.animatedDelta(from:to:touched:)`). Otherwise
+/// the result is diffed as an update would be.
 struct SectionedKeyedEdit {
     let body: ChangeBody
     let operations: [KeyedOperation]
@@ -18,17 +22,24 @@ struct SectionedKeyedEdit {
         var key: JSONItemID
         /// The section object its own fields come from (its items member is replaced by `rows`).
         var section: LazyJSON
-        var rows: [Row]
+        /// Its items, once an operation has reached it; nil while they are the held section's.
+        var rows: [Row]?
         /// The held section it is, while no operation has changed it.
         var held: Int?
     }
 
     func apply(to sections: [JSONSection], owners: DocumentOwners) throws(APIError) -> EditOutcome {
         let unique = reading.options.unique
+        func rows(of section: JSONSection) -> [Row] { section.items.map { Row(key: $0.uniqueID, text: .text($0.text)) } }
+        // Repeated ids: occurrences count across sections, so every section is listed (and
+        // written out again below).
         var blocks = sections.enumerated().map { index, section in
-            Block(
-                key: section.uniqueID, section: .text(section.text), rows: section.items.map { Row(key: $0.uniqueID, text: .text($0.text)) },
-                held: index)
+            Block(key: section.uniqueID, section: .text(section.text), rows: unique ? nil : rows(of: section), held: index)
+        }
+        /// Lists the rows of block `b` where no operation has reached it yet.
+        func reach(_ b: Int) {
+            guard blocks[b].rows == nil, let held = blocks[b].held else { return }
+            blocks[b].rows = rows(of: sections[held])
         }
         // Every id an operation names, read once; and the items they carry.
         var named = NamedKeys()
@@ -108,13 +119,33 @@ struct SectionedKeyedEdit {
         // The ids and items read point into these until the result is written out.
         defer { withExtendedLifetime((keyOwners, itemOwners)) {} }
         let ids = keys.map(\.uniqueID)
+        // Where the held items with the ids the operations name (and the ids of the sections'
+        // items they insert) are, in one pass over the items' stored hashes.
+        var heldPlaces: [JSONItemID: (section: Int, row: Int)] = [:]
+        if unique {
+            let probes = keys + items
+            let finder = HashFinder(probes)
+            for (s, section) in sections.enumerated() {
+                section.items.withUnsafeBufferPointer { held in
+                    for row in held.indices {
+                        if let found = finder.find(held[row]) { heldPlaces[probes[found].uniqueID] = (s, row) }
+                    }
+                }
+            }
+        }
 
+        /// The item with the id `key`, its block's rows listed.
         func findItem(_ key: JSONItemID) -> (block: Int, row: Int)? {
             for (b, block) in blocks.enumerated() {
-                if let r = block.rows.firstIndex(where: { $0.key == key }) { return (b, r) }
+                if let r = block.rows?.firstIndex(where: { $0.key == key }) { return (b, r) }
             }
-            return nil
+            guard let place = heldPlaces[key], let b = blocks.firstIndex(where: { $0.rows == nil && $0.held == place.section }) else {
+                return nil
+            }
+            reach(b)
+            return (b, place.row)
         }
+        var sectionsChanged = false
         func itemKey(of index: Int, occurrence: UInt32) -> JSONItemID {
             var item = items[index]
             item.occurrence = unique ? 0 : occurrence
@@ -131,6 +162,7 @@ struct SectionedKeyedEdit {
             if let before = step.before, ids[before] == id { throw invalid("before", "nothing goes before itself") }
             switch operation.kind {
             case .removeSection, .moveSection, .updateSection, .insertSection:
+                sectionsChanged = true
                 let found = blocks.firstIndex { $0.key == id }
                 var place = blocks.count
                 if let before = step.before {
@@ -149,6 +181,7 @@ struct SectionedKeyedEdit {
                     blocks.insert(block, at: place > found ? place - 1 : place)
                 case .updateSection:
                     guard let found, let range = operation.section else { throw conflict("id", "there is no section \(id.description) to update") }
+                    reach(found)
                     blocks[found].section = .text(body.text(range))
                     blocks[found].held = nil
                 default:
@@ -177,9 +210,10 @@ struct SectionedKeyedEdit {
                     guard let block = blocks.firstIndex(where: { $0.key == ids[section] }) else {
                         throw conflict("section", "there is no section \(ids[section].description)")
                     }
+                    reach(block)
                     target = (block, nil)
                     if let before = step.before {
-                        guard let row = blocks[block].rows.firstIndex(where: { $0.key == ids[before] }) else {
+                        guard let row = blocks[block].rows?.firstIndex(where: { $0.key == ids[before] }) else {
                             throw conflict("before", "before names \(ids[before].description), which is not in that section")
                         }
                         target = (block, row)
@@ -194,31 +228,36 @@ struct SectionedKeyedEdit {
                     }
                     guard let index = step.item, let target else { throw invalid("item", "insert needs the item and its section") }
                     guard items[index].plainID == keys[step.id].plainID else { throw invalid("item", "the item's id is not the operation's id") }
-                    let rows = blocks[target.block].rows
-                    blocks[target.block].rows.insert(Row(key: id, text: .text(itemTexts[index])), at: target.row ?? rows.count)
+                    let count = blocks[target.block].rows?.count ?? 0
+                    blocks[target.block].rows?.insert(Row(key: id, text: .text(itemTexts[index])), at: target.row ?? count)
                     blocks[target.block].held = nil
                 case .move:
                     guard let found, let target else { throw conflict("id", "there is no item \(id.description) to move") }
-                    let row = blocks[found.block].rows.remove(at: found.row)
-                    var place = target.row ?? blocks[target.block].rows.count
+                    guard let row = blocks[found.block].rows?.remove(at: found.row) else { throw .internalError("a found item was not listed") }
+                    var place = target.row ?? blocks[target.block].rows?.count ?? 0
                     if target.block == found.block, let before = target.row, before > found.row { place = before - 1 }
-                    blocks[target.block].rows.insert(row, at: place)
+                    blocks[target.block].rows?.insert(row, at: place)
                     blocks[found.block].held = nil
                     blocks[target.block].held = nil
                 case .remove:
                     guard let found else { throw conflict("id", "there is no item \(id.description) to remove") }
-                    blocks[found.block].rows.remove(at: found.row)
+                    blocks[found.block].rows?.remove(at: found.row)
                     blocks[found.block].held = nil
                 default:
                     guard let found else { throw conflict("id", "there is no item \(id.description) to update") }
                     blocks[found.block].held = nil
                     if let index = step.item {
                         guard items[index].plainID == keys[step.id].plainID else { throw invalid("item", "an update cannot change the item's id") }
-                        blocks[found.block].rows[found.row].text = .text(itemTexts[index])
-                    } else if let changes = operation.changes {
-                        let old = blocks[found.block].rows[found.row].text.bytes
+                        blocks[found.block].rows?[found.row].text = .text(itemTexts[index])
+                    } else if let changes = operation.changes, let old = blocks[found.block].rows?[found.row].text.bytes {
                         let text = try old.withUnsafeBufferPointer { old throws(APIError) in try changes.applied(to: old, body: body.body.bytes) }
-                        blocks[found.block].rows[found.row].text = .owned(text)
+                        // The changed item keeps its id, as an update with the whole item must.
+                        let (changed, changedOwners) = try text.withUnsafeBufferPointer { text throws(APIError) in
+                            try reading.items([text], origins: [operation.pointer.appending("changes")])
+                        }
+                        let keepsID = withExtendedLifetime(changedOwners) { changed[0].plainID == keys[step.id].plainID }
+                        guard keepsID else { throw invalid("changes", "an update cannot change the item's id") }
+                        blocks[found.block].rows?[found.row].text = .owned(text)
                     }
                 }
             }
@@ -227,6 +266,7 @@ struct SectionedKeyedEdit {
         // So is every section where the session's documents reach `FlatKeyedEdit.maxDocuments`
         // (each edit that keeps sections adds one), which writes the session anew into one.
         let keepsHeld = unique && owners.count < FlatKeyedEdit.maxDocuments
+        if !keepsHeld { blocks.indices.forEach(reach) }
         let rewritten = blocks.filter { !keepsHeld || $0.held == nil }
         var writer = JSONWriter()
         writer.raw("{\"sections\":[")
@@ -236,7 +276,7 @@ struct SectionedKeyedEdit {
             section.open()
             guard case .object(var members) = section else { throw .internalError("a section is not an object") }
             members.removeAll { $0.name == reading.options.itemsKeyBytes }
-            members.append((reading.options.itemsKeyBytes, .array(block.rows.map(\.text))))
+            members.append((reading.options.itemsKeyBytes, .array((block.rows ?? []).map(\.text))))
             LazyJSON.object(members).write(&writer)
         }
         writer.raw("]}")
@@ -247,7 +287,17 @@ struct SectionedKeyedEdit {
         }
         var next = written.makeIterator()
         let result = blocks.compactMap { block in block.held.map { sections[$0] } ?? next.next() }
-        return .collection(.sectioned(result, owners: owners.merging(read.owners)))
+        let resultOwners = owners.merging(read.owners)
+        // Every section where it was, with its own fields: what changed is in the rewritten
+        // sections. No item of theirs has the id of one elsewhere: inserts were checked against
+        // all, and updates keep their ids.
+        if !sectionsChanged {
+            let touched = blocks.indices.filter { blocks[$0].held == nil }
+            if let delta = try? reading.options.policy.animatedDelta(from: sections, to: result, touched: touched) {
+                return .sectioned(result, owners: resultOwners, delta: delta)
+            }
+        }
+        return .collection(.sectioned(result, owners: resultOwners))
     }
 
     /// The `section` member of an item operation: the id of the section it names.

@@ -6,11 +6,14 @@ enum EditOutcome {
     case collection(JSONCollection)
     /// New flat items, with the delta worked out from the edit itself.
     case flat([JSONItem], owners: DocumentOwners, delta: AnimatedDelta)
+    /// New sections, with the delta worked out from the edit itself.
+    case sectioned([JSONSection], owners: DocumentOwners, delta: AnimatedSectionedDelta)
 
     var itemCount: Int {
         switch self {
         case .collection(let collection): collection.itemCount
         case .flat(let items, _, _): items.count
+        case .sectioned(let sections, _, _): sections.itemCount
         }
     }
 
@@ -18,6 +21,7 @@ enum EditOutcome {
         switch self {
         case .collection(let collection): SessionFootprint.of(collection)
         case .flat(let items, let owners, _): SessionFootprint.of(owners, items: items.count)
+        case .sectioned(let sections, let owners, _): SessionFootprint.of(.sectioned(sections, owners: owners))
         }
     }
 }

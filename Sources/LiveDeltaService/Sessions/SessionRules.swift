@@ -186,10 +186,23 @@ enum SessionRules {
             } catch {
                 throw sessionError(error)
             }
+        case (.sectioned(let data), .sectioned(let sections, let owners, let delta)):
+            do {
+                let old = data.sections
+                let update = try data.commit(sections, delta: delta, baseVersion: base)
+                session.owners = owners
+                return SessionChange(
+                    id: session.id, incarnation: session.incarnation, created: false, options: session.options,
+                    outcome: .sectioned(update, old: old, new: sections), owners: owners)
+            } catch {
+                throw sessionError(error)
+            }
         case (_, .collection(let collection)):
             return try update(session, to: collection, condition: .version(base), commit: true, created: false)
         case (.sectioned, .flat):
             throw .internalFailure("an edit made a flat list of a sectioned session")
+        case (.flat, .sectioned):
+            throw .internalFailure("an edit made sections of a flat list")
         }
     }
 
