@@ -4,7 +4,8 @@ memory PORT PID: creates 1,000 sessions of 1,000 movie-like items each (about 10
     and prints the server's resident memory per byte of JSON held.
 bodies DIR: writes two 10,000-item update bodies that differ in 1% of their items.
 changes PORT STORE: on one 100,000-item session, a one-item change (keyed operation) against a
-    full update changing the same item, and a 100-item append (keyed inserts, and /append).
+    full update changing the same item, the same change as a patch and in 100 sections (keyed,
+    and as a patch), and a 100-item append (keyed inserts, and /append).
 """
 import time
 import http.client
@@ -105,6 +106,13 @@ def changes(port, store):
         change = {"operations": [{"op": "update", "id": ident, "changes": {"set": {"rating": n % 10}, "removed": []}}]}
         shelved.append(timed(connection, "POST", "/sessions/shelves/changes", json.dumps(change).encode()))
     print(f"changes {store}: the same change to 100 sections of 1,000 items: p50 {percentile(shelved, 0.5):.2f} ms ({len(shelved)} requests)")
+    shelf_patched = []
+    for n in range(60):
+        ident = (n * 7919) % count
+        patch = [{"op": "replace", "path": f"/sections/{ident // 1000}/items/{ident % 1000}/rating", "value": n % 10}]
+        shelf_patched.append(timed(connection, "POST", "/sessions/shelves/changes", json.dumps(patch).encode(), "application/json-patch+json"))
+    print(f"changes {store}: the same change to 100 sections as an RFC 6902 patch: p50 {percentile(shelf_patched, 0.5):.2f} ms "
+          f"({len(shelf_patched)} requests)")
     keyed, appended = [], []
     for n in range(20):
         base = count + 200 * n

@@ -326,11 +326,27 @@ def patch_case(draw, sectioned=False):
         else:
             rows, prefix = model, ""
         kinds = ["add"] + (["remove", "replace", "move", "test", "copy"] if rows else [])
+        if sectioned and len(model["sections"]) > 1:
+            # Items moved to the other section, a section's own fields, and the sections' order.
+            kinds += (["move across"] if rows else []) + ["retitle", "move section"]
         if not sectioned and rows:
             # Whole items: replaced (same id or a new one), copied and the original taken out
             # (the held item stands elsewhere), and the root itself tested.
             kinds += ["replace item", "copy item", "test root"]
         kind = draw(st.sampled_from(kinds))
+        if kind in ("move across", "retitle", "move section"):
+            other = 1 - s
+            if kind == "move across" and rows:
+                target = model["sections"][other]["items"]
+                operation = {"op": "move", "from": f"{prefix}/{draw(st.integers(0, len(rows) - 1))}",
+                             "path": f"/sections/{other}/items/{draw(st.integers(0, len(target)))}"}
+            elif kind == "retitle":
+                operation = {"op": "add", "path": f"/sections/{s}/title", "value": draw(st.sampled_from(["x", "y"]))}
+            else:
+                operation = {"op": "move", "from": f"/sections/{s}", "path": f"/sections/{other}"}
+            patch.append(operation)
+            model = jsonpatch.apply_patch(model, [operation])
+            continue
         if kind in ("replace item", "copy item", "test root"):
             index = draw(st.integers(0, len(rows) - 1))
             if kind == "replace item":
@@ -375,6 +391,13 @@ def run_patch(servers, document, patch, model, sectioned):
     assert version == 1
     if not sectioned:
         check_step(reader, name, document, model, answer, dry_run)
+        return
+    for stage in ("sectionDelta", "itemDelta"):
+        assert (stage in answer) == (stage in dry_run), (answer, dry_run)
+        if stage in answer:
+            for field in ("deletions", "insertions", "reloads"):
+                assert answer[stage][field] == dry_run[stage][field], (document, patch, answer, dry_run)
+            assert len(answer[stage]["moves"]) == len(dry_run[stage]["moves"]), (document, patch, answer, dry_run)
 
 
 def test_json_patches_on_lists(servers):

@@ -7,8 +7,10 @@ import LiveCollections
 /// operation reached (`PatchedList`), so the patch costs the places it reaches. The items it
 /// wrote are read; the others are the held items themselves, and where ids are unique the delta
 /// follows from the items the patch touched (`Delta(oldCount:…)`), with no diff of the lists.
-/// A sectioned result, or one whose root an operation replaced, is written out, read whole and
-/// diffed as an update would be.
+/// A sectioned result keeps the held sections the patch did not reach and reads the others;
+/// where the sections keep their places and own fields, its delta is the diff of the sections
+/// the patch reached. Repeated ids, and a result whose root an operation replaced, are written
+/// out, read whole and diffed as an update would be.
 struct PatchEdit {
     let body: ChangeBody
     let operations: [PatchOperation]
@@ -67,6 +69,12 @@ struct PatchEdit {
             return try flatItems(list, owners: current.owners)
         }
         let root = document.tree
+        if case .sectioned(let held) = current.shape, reading.options.unique, current.owners.count < FlatKeyedEdit.maxDocuments,
+            case .object(let members) = root, members.count == 1, members[0].name == Array("sections".utf8),
+            case .array(let elements) = members[0].value
+        {
+            return try sections(elements, held: held, owners: current.owners)
+        }
         let text: [UInt8]
         switch (root, sectioned) {
         case (.array, false), (.text, false), (.owned, false): text = root.bytes
@@ -84,114 +92,7 @@ struct PatchEdit {
         return .collection(collection)
     }
 
-    /// The items of a flat result: the held items the patch did not reach, runs copied whole; an
-    /// element that is still the very text of a held item, that item (its id and hashes as they
-    /// were); the others read, together, as a body's items would be.
-    private func flatItems(_ patched: PatchedList, owners: DocumentOwners) throws(APIError) -> EditOutcome {
-        let held = patched.held
-        var written: [UInt8] = []
-        var writtenAt: [(position: Int, range: Range<Int>)] = []
-        /// Held items that are elements now: where they were, and where they are.
-        var heldElements: [(old: Int, new: Int)] = []
-        /// Held items outside every run (each one an operation reached): the gaps between runs.
-        var reached: [Int] = []
-        var afterRuns = 0
-        var position = 0
-        for segment in patched.segments {
-            switch segment {
-            case .held(let run):
-                guard !run.isEmpty else { continue }
-                reached += afterRuns..<run.lowerBound
-                afterRuns = run.upperBound
-                position += run.count
-            case .element(let element):
-                if case .text(let text) = element, let index = patched.heldIndex(of: text) {
-                    heldElements.append((index, position))
-                } else {
-                    let start = written.count
-                    switch element {
-                    case .text(let text): written.append(contentsOf: text)
-                    case .owned(let text): written.append(contentsOf: text)
-                    case .array, .object: written.append(contentsOf: element.bytes)
-                    }
-                    writtenAt.append((position, start..<written.count))
-                }
-                position += 1
-            }
-        }
-        reached += afterRuns..<held.count
-        let (read, readOwners) = try written.withUnsafeBufferPointer { text throws(APIError) in
-            try reading.items(
-                writtenAt.map { UnsafeBufferPointer(rebasing: text[$0.range]) },
-                origins: writtenAt.map { culprit(forItemAt: $0.position, sectioned: false) })
-        }
-        var list: [JSONItem] = []
-        list.reserveCapacity(patched.count)
-        var (nextHeld, nextRead) = (0, 0)
-        for segment in patched.segments {
-            if case .held(let run) = segment {
-                list.append(contentsOf: held[run])
-            } else if nextHeld < heldElements.count, heldElements[nextHeld].new == list.count {
-                list.append(held[heldElements[nextHeld].old])
-                nextHeld += 1
-            } else {
-                list.append(read[nextRead])
-                nextRead += 1
-            }
-        }
-        let documents = owners.merging(readOwners)
-        guard reading.options.unique else {
-            // Occurrences follow the order the patch left.
-            var seen = [JSONItemID: UInt32]()
-            numberOccurrences(&list, seen: &seen)
-            return .collection(.flat(list, owners: documents))
-        }
-        var placed = Set<Int>()
-        var placedTwice: [JSONItem] = []
-        for element in heldElements where !placed.insert(element.old).inserted { placedTwice.append(held[element.old]) }
-        try checkUnique(list, suspects: read + placedTwice)
-        // What the patch touched: the items it wrote (each the same item as a held one it took
-        // out, where their ids match: no other held item can hold that id now), the held items
-        // it reached and left somewhere, and those it left out.
-        let unplaced = reached.filter { !placed.contains($0) }
-        var rewritten = [Int?](repeating: nil, count: read.count)
-        if !read.isEmpty {
-            let finder = HashFinder(read)
-            for index in unplaced { if let found = finder.find(held[index]) { rewritten[found] = index } }
-        }
-        var touched: [TouchedItem] = []
-        for (index, place) in writtenAt.enumerated() {
-            let old = rewritten[index]
-            touched.append(TouchedItem(old: old, new: place.position, changed: old.map { held[$0] != read[index] } ?? false))
-        }
-        for element in heldElements { touched.append(TouchedItem(old: element.old, new: element.new, changed: false)) }
-        let matched = Set(rewritten.compactMap { $0 })
-        for index in unplaced where !matched.contains(index) { touched.append(TouchedItem(old: index, new: nil, changed: false)) }
-        guard let delta = IndexDelta(oldCount: held.count, newCount: list.count, touched: touched) else {
-            return .collection(.flat(list, owners: documents))
-        }
-        return .flat(list, owners: documents, delta: reading.options.policy.animated(delta, oldCount: held.count, newCount: list.count))
-    }
-
-    /// Refuses a flat result that holds an id twice, as matching the whole list would (the
-    /// repeat that comes first), looking closely only at the items whose id is one of
-    /// `suspects`': every repeat involves one of them (an item the patch wrote, or a held item
-    /// placed twice), as the held items' ids were distinct.
-    private func checkUnique(_ list: [JSONItem], suspects: [JSONItem]) throws(APIError) {
-        guard !suspects.isEmpty else { return }
-        let finder = HashFinder(suspects)
-        var first: [JSONItemID: Int] = [:]
-        for position in list.indices where finder.find(list[position]) != nil {
-            let id = list[position].uniqueID
-            if let earlier = first[id] {
-                throw repeated(
-                    id: "\(id)", first: "\(earlier)", second: "\(position)", at: culprit(forItemAt: position, sectioned: false), section: false)
-            }
-            first[id] = position
-        }
-    }
-
-    private func repeated(id: String, first: String, second: String, at pointer: JSONPointer, section: Bool) -> APIError {
+    func repeated(id: String, first: String, second: String, at pointer: JSONPointer, section: Bool) -> APIError {
         APIError(
             .duplicateID,
             message: "the patch would leave the \(section ? "section" : "item") id \(id) twice, at \(first) and \(second); ids must be unique",
@@ -199,7 +100,7 @@ struct PatchEdit {
     }
 
     /// Repeated ids are the patch's fault: named here, at the operation that wrote the item.
-    private func checkUnique(_ collection: JSONCollection, sectioned: Bool) throws(APIError) {
+    func checkUnique(_ collection: JSONCollection, sectioned: Bool) throws(APIError) {
         if reading.options.unique {
             do throws(SessionError) {
                 _ = try SessionRules.holder(for: collection, options: reading.options)
@@ -220,7 +121,7 @@ struct PatchEdit {
 
     /// The operation a refusal about the result's item (or section) `index` is put on: the last
     /// that wrote at that place, else the last that wrote anything.
-    private func culprit(forItemAt index: Int, sectioned: Bool) -> JSONPointer {
+    func culprit(forItemAt index: Int, sectioned: Bool) -> JSONPointer {
         let token = Array(String(index).utf8)
         let writes = operations.filter { $0.kind != .test && $0.kind != .remove }
         let place = sectioned ? 1 : 0

@@ -1,0 +1,110 @@
+import LiveCollections
+
+extension PatchEdit {
+    /// The items of a flat result: the held items the patch did not reach, runs copied whole; an
+    /// element that is still the very text of a held item, that item (its id and hashes as they
+    /// were); the others read, together, as a body's items would be.
+    func flatItems(_ patched: PatchedList, owners: DocumentOwners) throws(APIError) -> EditOutcome {
+        let held = patched.held
+        var written: [UInt8] = []
+        var writtenAt: [(position: Int, range: Range<Int>)] = []
+        /// Held items that are elements now: where they were, and where they are.
+        var heldElements: [(old: Int, new: Int)] = []
+        /// Held items outside every run (each one an operation reached): the gaps between runs.
+        var reached: [Int] = []
+        var afterRuns = 0
+        var position = 0
+        for segment in patched.segments {
+            switch segment {
+            case .held(let run):
+                guard !run.isEmpty else { continue }
+                reached += afterRuns..<run.lowerBound
+                afterRuns = run.upperBound
+                position += run.count
+            case .element(let element):
+                if case .text(let text) = element, let index = patched.heldIndex(of: text) {
+                    heldElements.append((index, position))
+                } else {
+                    let start = written.count
+                    switch element {
+                    case .text(let text): written.append(contentsOf: text)
+                    case .owned(let text): written.append(contentsOf: text)
+                    case .array, .object: written.append(contentsOf: element.bytes)
+                    }
+                    writtenAt.append((position, start..<written.count))
+                }
+                position += 1
+            }
+        }
+        reached += afterRuns..<held.count
+        let (read, readOwners) = try written.withUnsafeBufferPointer { text throws(APIError) in
+            try reading.items(
+                writtenAt.map { UnsafeBufferPointer(rebasing: text[$0.range]) },
+                origins: writtenAt.map { culprit(forItemAt: $0.position, sectioned: false) })
+        }
+        var list: [JSONItem] = []
+        list.reserveCapacity(patched.count)
+        var (nextHeld, nextRead) = (0, 0)
+        for segment in patched.segments {
+            if case .held(let run) = segment {
+                list.append(contentsOf: held[run])
+            } else if nextHeld < heldElements.count, heldElements[nextHeld].new == list.count {
+                list.append(held[heldElements[nextHeld].old])
+                nextHeld += 1
+            } else {
+                list.append(read[nextRead])
+                nextRead += 1
+            }
+        }
+        let documents = owners.merging(readOwners)
+        guard reading.options.unique else {
+            // Occurrences follow the order the patch left.
+            var seen = [JSONItemID: UInt32]()
+            numberOccurrences(&list, seen: &seen)
+            return .collection(.flat(list, owners: documents))
+        }
+        var placed = Set<Int>()
+        var placedTwice: [JSONItem] = []
+        for element in heldElements where !placed.insert(element.old).inserted { placedTwice.append(held[element.old]) }
+        try checkUnique(list, suspects: read + placedTwice)
+        // What the patch touched: the items it wrote (each the same item as a held one it took
+        // out, where their ids match: no other held item can hold that id now), the held items
+        // it reached and left somewhere, and those it left out.
+        let unplaced = reached.filter { !placed.contains($0) }
+        var rewritten = [Int?](repeating: nil, count: read.count)
+        if !read.isEmpty {
+            let finder = HashFinder(read)
+            for index in unplaced { if let found = finder.find(held[index]) { rewritten[found] = index } }
+        }
+        var touched: [TouchedItem] = []
+        for (index, place) in writtenAt.enumerated() {
+            let old = rewritten[index]
+            touched.append(TouchedItem(old: old, new: place.position, changed: old.map { held[$0] != read[index] } ?? false))
+        }
+        for element in heldElements { touched.append(TouchedItem(old: element.old, new: element.new, changed: false)) }
+        let matched = Set(rewritten.compactMap { $0 })
+        for index in unplaced where !matched.contains(index) { touched.append(TouchedItem(old: index, new: nil, changed: false)) }
+        guard let delta = IndexDelta(oldCount: held.count, newCount: list.count, touched: touched) else {
+            return .collection(.flat(list, owners: documents))
+        }
+        return .flat(list, owners: documents, delta: reading.options.policy.animated(delta, oldCount: held.count, newCount: list.count))
+    }
+
+    /// Refuses a flat result that holds an id twice, as matching the whole list would (the
+    /// repeat that comes first), looking closely only at the items whose id is one of
+    /// `suspects`': every repeat involves one of them (an item the patch wrote, or a held item
+    /// placed twice), as the held items' ids were distinct.
+    private func checkUnique(_ list: [JSONItem], suspects: [JSONItem]) throws(APIError) {
+        guard !suspects.isEmpty else { return }
+        let finder = HashFinder(suspects)
+        var first: [JSONItemID: Int] = [:]
+        for position in list.indices where finder.find(list[position]) != nil {
+            let id = list[position].uniqueID
+            if let earlier = first[id] {
+                throw repeated(
+                    id: "\(id)", first: "\(earlier)", second: "\(position)", at: culprit(forItemAt: position, sectioned: false), section: false)
+            }
+            first[id] = position
+        }
+    }
+}
