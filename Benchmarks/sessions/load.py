@@ -5,7 +5,7 @@ memory PORT PID: creates 1,000 sessions of 1,000 movie-like items each (about 10
 bodies DIR: writes two 10,000-item update bodies that differ in 1% of their items.
 changes PORT STORE: on one 100,000-item session, a one-item change (keyed operation) against a
     full update changing the same item, the same change as a patch and in 100 sections (keyed,
-    and as a patch), and a 100-item append (keyed inserts, and /append).
+    and as a patch), a section moved, and a 100-item append (keyed inserts, and /append).
 """
 import time
 import http.client
@@ -113,6 +113,11 @@ def changes(port, store):
         shelf_patched.append(timed(connection, "POST", "/sessions/shelves/changes", json.dumps(patch).encode(), "application/json-patch+json"))
     print(f"changes {store}: the same change to 100 sections as an RFC 6902 patch: p50 {percentile(shelf_patched, 0.5):.2f} ms "
           f"({len(shelf_patched)} requests)")
+    moved = []
+    for n in range(60):
+        moved.append(timed(connection, "POST", "/sessions/shelves/changes",
+                           json.dumps({"operations": [{"op": "moveSection", "id": (n * 37) % 100, "before": None}]}).encode()))
+    print(f"changes {store}: one of the 100 sections moved to the end: p50 {percentile(moved, 0.5):.2f} ms ({len(moved)} requests)")
     keyed, appended = [], []
     for n in range(20):
         base = count + 200 * n

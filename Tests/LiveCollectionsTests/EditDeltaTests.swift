@@ -57,29 +57,40 @@ import Testing
 }
 
 @Suite struct SectionedEditDeltaTests {
-    /// Sections kept in place with their headers, the items of some of them dropped, changed,
-    /// joined by new ones and dealt out again among those sections: the delta from the touched
-    /// sections alone is the whole diff's, moves counted, and replays.
+    /// Untouched sections kept as they were, in their order but with the others among them
+    /// anywhere; touched ones kept (their headers sometimes changed), removed, or joined by new
+    /// ones, their items dropped, changed, joined by new ones and dealt out among them: the delta
+    /// from the touched sections alone is the whole diff's, moves counted, and replays.
     @Test func theDeltaOfTheTouchedSectionsIsTheDiffs() async throws {
-        await propertyCheck(count: 400, input: Gens.shelves, Gen.int(in: 0...9).array(of: 1...40)) { old, choices in
+        await propertyCheck(count: 500, input: Gens.shelves, Gen.int(in: 0...9).array(of: 1...40)) { old, choices in
             var drawn = 0
             func choice() -> Int {
                 defer { drawn += 1 }
                 return choices[drawn % choices.count]
             }
-            let touched = old.indices.filter { _ in choice() < 5 }
-            var pool = touched.flatMap { old[$0].items }.filter { _ in choice() != 0 }
+            let touchedOld = old.indices.filter { _ in choice() < 5 }
+            let untouched = old.indices.filter { !touchedOld.contains($0) }.map { old[$0] }
+            var fresh = touchedOld.map { old[$0] }.filter { _ in choice() != 0 }
+            fresh = fresh.map { section in Shelf(id: section.id, header: section.header + (choice() == 1 ? 1 : 0), items: []) }
+            fresh += (0..<choice() % 3).map { Shelf(id: 20 + $0, header: 0, items: []) }
+            var pool = touchedOld.flatMap { old[$0].items }.filter { _ in choice() != 0 }
             pool = pool.map { choice() == 1 ? Thing(id: $0.id, content: $0.content + 1) : $0 }
             pool += (0..<choice()).map { Thing(id: 100 + $0) }
             pool = pool.shuffledDeterministically(by: choices)
-            var new = old
-            for index in touched { new[index].items = [] }
-            if !touched.isEmpty {
-                for item in pool { new[touched[choice() % touched.count]].items.append(item) }
+            if !fresh.isEmpty {
+                for item in pool { fresh[choice() % fresh.count].items.append(item) }
             }
+            // The untouched in order, each touched one put in at a drawn place.
+            var new = untouched
+            var touchedIDs = Set<Int>()
+            for section in fresh.shuffledDeterministically(by: choices.reversed()) {
+                new.insert(section, at: choice() % (new.count + 1))
+                touchedIDs.insert(section.id)
+            }
+            let touchedNew = new.indices.filter { touchedIDs.contains(new[$0].id) }
             let policy = AnimationPolicy()
             let expected = try policy.animatedDelta(from: old, to: new)
-            let delta = try policy.animatedDelta(from: old, to: new, touched: touched)
+            let delta = try #require(try policy.animatedDelta(from: old, to: new, touchedOld: touchedOld, touchedNew: touchedNew))
             #expect(delta.sectionAnimation == expected.sectionAnimation)
             #expect(delta.itemAnimation == expected.itemAnimation)
             #expect(delta.sectionDelta == expected.sectionDelta)
@@ -95,13 +106,19 @@ import Testing
         }
     }
 
+    @Test func aKeptSectionTouchedOnOneSideOnlyIsLeftToTheDiff() throws {
+        let old = (0..<3).map { section in Shelf(id: section, header: 0, items: [Thing(id: section)]) }
+        #expect(try AnimationPolicy().animatedDelta(from: old, to: old, touchedOld: [1], touchedNew: []) == nil)
+        #expect(try AnimationPolicy().animatedDelta(from: old, to: old, touchedOld: [], touchedNew: [2]) == nil)
+    }
+
     @Test func theThresholdsCountTheWholeCollection() throws {
         let old = (0..<3).map { section in Shelf(id: section, header: 0, items: (0..<2).map { Thing(id: section * 10 + $0) }) }
         var new = old
         new[1].items.reverse()
         let policy = AnimationPolicy(dataCountAnimationThreshold: 5)
-        let delta = try policy.animatedDelta(from: old, to: new, touched: [1])
+        let delta = try policy.animatedDelta(from: old, to: new, touchedOld: [1], touchedNew: [1])
         #expect(delta == (try policy.animatedDelta(from: old, to: new)))
-        #expect(delta.itemDelta == nil)
+        #expect(delta?.itemDelta == nil)
     }
 }

@@ -3,10 +3,11 @@ import LiveCollections
 
 extension PatchEdit {
     /// The sections of a result with unique ids: an element that is still the very text of a
-    /// held section is that section; the others are written out and read, together. Where every
-    /// section stands where it stood, with its id and own fields, only the items of the sections
-    /// the patch reached changed, and the delta is theirs alone. Any other result is checked
-    /// and diffed whole, as an update would be.
+    /// held section is that section; the others are written out and read, together. The held
+    /// sections kept are as they were, items and all, so the delta is the diff of the sections
+    /// and of the items of the others alone, unless a held section is kept twice or an item of a
+    /// section read has the id of one in a kept section: that result is checked and diffed
+    /// whole, as an update would be.
     func sections(_ elements: [LazyJSON], held: [JSONSection], owners: DocumentOwners) throws(APIError) -> EditOutcome {
         var heldAt: [UnsafePointer<UInt8>: Int] = [:]
         for (index, section) in held.enumerated() {
@@ -34,13 +35,11 @@ extension PatchEdit {
         var next = written.makeIterator()
         let result = kept.compactMap { index in index.map { held[$0] } ?? next.next() }
         let collection = JSONCollection.sectioned(result, owners: owners.merging(read.owners))
-        if result.count == held.count,
-            result.indices.allSatisfy({ position in
-                kept[position].map { $0 == position }
-                    ?? (result[position].hasSameID(as: held[position]) && result[position].hasEqualSectionContent(to: held[position]))
-            }),
-            !Self.anyID(of: touched.flatMap { result[$0].items }, among: kept.compactMap { $0 }.map { held[$0] }),
-            let delta = try? reading.options.policy.animatedDelta(from: held, to: result, touched: touched)
+        let keptOld = Set(kept.compactMap { $0 })
+        if keptOld.count == kept.count - touched.count,
+            !Self.anyID(of: touched.flatMap { result[$0].items }, among: keptOld.map { held[$0] }),
+            let delta = try? reading.options.policy.animatedDelta(
+                from: held, to: result, touchedOld: held.indices.filter { !keptOld.contains($0) }, touchedNew: touched)
         {
             return .sectioned(result, owners: collection.owners, delta: delta)
         }

@@ -7,10 +7,10 @@ import LiveCollections
 /// operation reached (`PatchedList`), so the patch costs the places it reaches. The items it
 /// wrote are read; the others are the held items themselves, and where ids are unique the delta
 /// follows from the items the patch touched (`Delta(oldCount:…)`), with no diff of the lists.
-/// A sectioned result keeps the held sections the patch did not reach and reads the others;
-/// where the sections keep their places and own fields, its delta is the diff of the sections
-/// the patch reached. Repeated ids, and a result whose root an operation replaced, are written
-/// out, read whole and diffed as an update would be.
+/// A sectioned result keeps the held sections the patch did not reach and reads the others; its
+/// delta is the diff of the sections and of the items of those it reached. Repeated ids, and a
+/// result whose root an operation replaced, are written out, read whole and diffed as an update
+/// would be.
 struct PatchEdit {
     let body: ChangeBody
     let operations: [PatchOperation]

@@ -5,9 +5,10 @@ import ByteJSON
 /// section, with repeated ones, whose occurrences count across sections); the others are the
 /// held sections themselves. With unique ids, the named ids are found among the held items in
 /// one pass over their stored hashes, and a section's items are listed only where an operation
-/// reaches it; where no operation changed the sections themselves, the delta is the diff of
-/// the changed sections alone (`AnimationPolicy.animatedDelta(from:to:touched:)`). Otherwise
-/// the result is diffed as an update would be.
+/// reaches it; the delta is the diff of the sections (ids and own fields) and of the items of
+/// the sections the operations changed alone
+/// (`AnimationPolicy.animatedDelta(from:to:touchedOld:touchedNew:)`). With repeated ids, the
+/// result is diffed as an update would be.
 struct SectionedKeyedEdit {
     let body: ChangeBody
     let operations: [KeyedOperation]
@@ -145,7 +146,6 @@ struct SectionedKeyedEdit {
             reach(b)
             return (b, place.row)
         }
-        var sectionsChanged = false
         func itemKey(of index: Int, occurrence: UInt32) -> JSONItemID {
             var item = items[index]
             item.occurrence = unique ? 0 : occurrence
@@ -162,7 +162,6 @@ struct SectionedKeyedEdit {
             if let before = step.before, ids[before] == id { throw invalid("before", "nothing goes before itself") }
             switch operation.kind {
             case .removeSection, .moveSection, .updateSection, .insertSection:
-                sectionsChanged = true
                 let found = blocks.firstIndex { $0.key == id }
                 var place = blocks.count
                 if let before = step.before {
@@ -288,14 +287,15 @@ struct SectionedKeyedEdit {
         var next = written.makeIterator()
         let result = blocks.compactMap { block in block.held.map { sections[$0] } ?? next.next() }
         let resultOwners = owners.merging(read.owners)
-        // Every section where it was, with its own fields: what changed is in the rewritten
-        // sections. No item of theirs has the id of one elsewhere: inserts were checked against
-        // all, and updates keep their ids.
-        if !sectionsChanged {
-            let touched = blocks.indices.filter { blocks[$0].held == nil }
-            if let delta = try? reading.options.policy.animatedDelta(from: sections, to: result, touched: touched) {
-                return .sectioned(result, owners: resultOwners, delta: delta)
-            }
+        // The held sections kept are as they were, items and all: what changed is in the
+        // rewritten sections and the removed ones. No item of theirs has the id of one in a kept
+        // section: inserts were checked against all, and updates keep their ids.
+        let keptOld = Set(blocks.compactMap(\.held))
+        if let delta = try? reading.options.policy.animatedDelta(
+            from: sections, to: result, touchedOld: sections.indices.filter { !keptOld.contains($0) },
+            touchedNew: blocks.indices.filter { blocks[$0].held == nil })
+        {
+            return .sectioned(result, owners: resultOwners, delta: delta)
         }
         return .collection(.sectioned(result, owners: resultOwners))
     }
