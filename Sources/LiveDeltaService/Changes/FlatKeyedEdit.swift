@@ -68,12 +68,18 @@ struct FlatKeyedEdit {
         }
         var representative = [Int](repeating: 0, count: canonical.count)
         for (position, index) in keyIndex.enumerated().reversed() { representative[index] = position }
-        // Where each key's item is among the held ones, in one pass.
+        // Where each key's item is among the held ones, in one pass; a key (an id, and its
+        // occurrence where ids repeat) names one item at most, so the pass ends once each is
+        // found. Only a key that is not there (an insert's) costs the whole pass.
         var node = [Int?](repeating: nil, count: canonical.count)
         let finder = HashFinder(representative.map { keys[$0] })
         held.withUnsafeBufferPointer { held in
+            var missing = canonical.count
             for index in held.indices {
-                if let found = finder.find(held[index]), node[found] == nil { node[found] = index }
+                guard let found = finder.find(held[index]), node[found] == nil else { continue }
+                node[found] = index
+                missing -= 1
+                if missing == 0 { break }
             }
         }
         let oldIndex = node
