@@ -5,7 +5,8 @@ memory PORT PID: creates 1,000 sessions of 1,000 movie-like items each (about 10
 bodies DIR: writes two 10,000-item update bodies that differ in 1% of their items.
 changes PORT STORE: on one 100,000-item session, a one-item change (keyed operation) against a
     full update changing the same item, the same change as a patch and in 100 sections (keyed,
-    and as a patch), a section moved, and a 100-item append (keyed inserts, and /append).
+    and as a patch), a section moved, changes where ids repeat, and a 100-item append (keyed
+    inserts, and /append).
 """
 import time
 import http.client
@@ -118,6 +119,17 @@ def changes(port, store):
         moved.append(timed(connection, "POST", "/sessions/shelves/changes",
                            json.dumps({"operations": [{"op": "moveSection", "id": (n * 37) % 100, "before": None}]}).encode()))
     print(f"changes {store}: one of the 100 sections moved to the end: p50 {percentile(moved, 0.5):.2f} ms ({len(moved)} requests)")
+    repeated = [dict(movie(i), id=i % (count // 2)) for i in range(count)]
+    timed(connection, "PUT", "/sessions/repeated", json.dumps({"items": repeated, "options": {"unique": False}}, separators=(",", ":")).encode())
+    updates, inserts = [], []
+    for n in range(60):
+        key = {"id": (n * 7919) % (count // 2), "occurrence": 2}
+        change = {"operations": [{"op": "update", "id": key, "changes": {"set": {"rating": n % 10}, "removed": []}}]}
+        updates.append(timed(connection, "POST", "/sessions/repeated/changes", json.dumps(change).encode()))
+        change = {"operations": [{"op": "insert", "id": dict(key, occurrence=3), "before": None, "item": movie(key["id"])}]}
+        inserts.append(timed(connection, "POST", "/sessions/repeated/changes", json.dumps(change).encode()))
+    print(f"changes {store}: 100,000 items, each id twice: one-item change p50 {percentile(updates, 0.5):.2f} ms, "
+          f"an id's third item inserted p50 {percentile(inserts, 0.5):.2f} ms ({len(updates)} requests each)")
     keyed, appended = [], []
     for n in range(20):
         base = count + 200 * n

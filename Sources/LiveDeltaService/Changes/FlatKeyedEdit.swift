@@ -2,9 +2,10 @@ import LiveCollections
 
 /// Keyed operations on a flat session, applied one after another on an `ItemChain`: the cost is
 /// one pass that finds the named ids among the held items (comparing their stored hashes, not
-/// reading their text), one copy of the list, and the operations themselves. Where ids are
-/// unique the delta follows from the items the operations touched (`Delta(oldCount:…)`), with no
-/// diff of the whole lists.
+/// reading their text), one copy of the list, and the operations themselves. The delta follows
+/// from the items the operations touched (`Delta(oldCount:…)`), with no diff of the whole lists;
+/// where ids repeat, also from the items an insert, move or remove renumbered
+/// (`occurrenceDelta`).
 struct FlatKeyedEdit {
     let body: ChangeBody
     let operations: [KeyedOperation]
@@ -86,6 +87,8 @@ struct FlatKeyedEdit {
 
         var chain = ItemChain(held)
         var touched = [Bool](repeating: false, count: canonical.count)
+        /// Keys an insert, move or remove named: where ids repeat, these renumber their id's items.
+        var reordered = [Bool](repeating: false, count: canonical.count)
         for step in steps {
             let operation = step.operation
             let id = keyIndex[step.id]
@@ -156,6 +159,7 @@ struct FlatKeyedEdit {
                 throw .internalError("a section operation reached a flat list")
             }
             touched[id] = true
+            if operation.kind != .update { reordered[id] = true }
         }
         guard chain.count <= maxItems else {
             throw APIError(.tooManyItems, message: "a session holds at most \(maxItems) items; this would make \(chain.count)")
@@ -173,6 +177,17 @@ struct FlatKeyedEdit {
                 })
         {
             return .flat(list, owners: documents, delta: policy.animated(delta, oldCount: held.count, newCount: list.count))
+        }
+        if !unique, documents.count <= Self.maxDocuments {
+            var renumbered = list
+            let updated = touchedKeys.compactMap { key -> (old: Int, new: Int)? in
+                guard !reordered[key], let old = oldIndex[key], let new = node[key].flatMap({ positions[$0] }) else { return nil }
+                return (old, new)
+            }
+            let affected = touchedKeys.filter { reordered[$0] }.map { keys[representative[$0]] }
+            if let delta = Self.occurrenceDelta(held: held, list: &renumbered, affected: affected, updated: updated) {
+                return .flat(renumbered, owners: documents, delta: policy.animated(delta, oldCount: held.count, newCount: renumbered.count))
+            }
         }
         var renumbered = list
         if !unique {
