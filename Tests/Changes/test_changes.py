@@ -181,6 +181,16 @@ def check_step(server, name, old, new, answer, dry_run):
         assert len(answer["delta"]["moves"]) == len(expected["moves"])
 
 
+def assert_settled(server, name, body):
+    """The session holds `body` as it is, identities included: where ids repeat, wrong
+    occurrence numbers would show as changes in a dry run against it."""
+    status, again = server.request("POST", f"/sessions/{name}/delta", body)
+    assert status == 200, again
+    for stage in ("delta", "sectionDelta", "itemDelta"):
+        for field in ("deletions", "insertions", "moves", "reloads"):
+            assert again.get(stage, {}).get(field, []) == [], (stage, field, again)
+
+
 def run_keyed(servers, items, operations, unique):
     writer, reader = servers[0], servers[-1]
     options = {"unique": unique}
@@ -194,6 +204,7 @@ def run_keyed(servers, items, operations, unique):
     assert held == expected, (items, operations, held)
     assert version == 1
     check_step(reader, name, items, expected, answer, dry_run)
+    assert_settled(reader, name, {"items": expected})
 
 
 def test_keyed_operations_on_unique_lists(servers):
@@ -312,8 +323,9 @@ def test_keyed_operations_on_sections(servers):
 
 
 @st.composite
-def patch_case(draw, sectioned=False):
-    ids = draw(st.lists(st.integers(0, 40), max_size=20, unique=True))
+def patch_case(draw, sectioned=False, unique=True):
+    # Where ids repeat, few of them, so that most stand more than once.
+    ids = draw(st.lists(st.integers(0, 40 if unique else 4), max_size=20, unique=unique))
     items = [{"id": i, "v": draw(st.integers(0, 2))} for i in ids]
     document = {"sections": [{"id": "a", "items": items[: len(items) // 2]}, {"id": "b", "items": items[len(items) // 2:]}]} if sectioned else items
     model = copy.deepcopy(document)
@@ -362,7 +374,8 @@ def patch_case(draw, sectioned=False):
             continue
         if kind == "add":
             where = draw(st.sampled_from(["-"] + [str(i) for i in range(len(rows) + 1)]))
-            operation = {"op": "add", "path": f"{prefix}/{where}", "value": {"id": next(fresh), "v": 5}}
+            ident = next(fresh) if unique or draw(st.booleans()) else draw(st.integers(0, 4))
+            operation = {"op": "add", "path": f"{prefix}/{where}", "value": {"id": ident, "v": 5}}
         elif kind == "remove":
             operation = {"op": "remove", "path": f"{prefix}/{draw(st.integers(0, len(rows) - 1))}"}
         elif kind == "replace":
@@ -379,9 +392,9 @@ def patch_case(draw, sectioned=False):
     return document, patch, model
 
 
-def run_patch(servers, document, patch, model, sectioned):
+def run_patch(servers, document, patch, model, sectioned, unique=True):
     writer, reader = servers[0], servers[-1]
-    name = new_session(writer, document if sectioned else {"items": document})
+    name = new_session(writer, document if sectioned else {"items": document, "options": {"unique": unique}})
     status, dry_run = reader.request("POST", f"/sessions/{name}/delta", model if sectioned else {"items": model})
     assert status == 200, dry_run
     status, answer = writer.request("POST", f"/sessions/{name}/changes", patch, content_type="application/json-patch+json")
@@ -389,6 +402,7 @@ def run_patch(servers, document, patch, model, sectioned):
     held, version = items_of(reader, name)
     assert held == (model["sections"] if sectioned else model), (document, patch, held)
     assert version == 1
+    assert_settled(reader, name, model if sectioned else {"items": model})
     if not sectioned:
         check_step(reader, name, document, model, answer, dry_run)
         return
@@ -405,6 +419,14 @@ def test_json_patches_on_lists(servers):
     @given(patch_case())
     def check(case):
         run_patch(servers, *case, sectioned=False)
+    check()
+
+
+def test_json_patches_where_ids_repeat(servers):
+    @checks
+    @given(patch_case(unique=False))
+    def check(case):
+        run_patch(servers, *case, sectioned=False, unique=False)
     check()
 
 

@@ -58,7 +58,12 @@ extension PatchEdit {
         }
         let documents = owners.merging(readOwners)
         guard reading.options.unique else {
-            // Occurrences follow the order the patch left.
+            // Occurrences follow the order the patch left: the items with the id of one the patch
+            // reached or wrote are numbered again, and paired with the held ones by occurrence.
+            let affected = read + reached.map { held[$0] }
+            if let delta = FlatKeyedEdit.occurrenceDelta(held: held, list: &list, affected: affected, updated: []) {
+                return .flat(list, owners: documents, delta: reading.options.policy.animated(delta, oldCount: held.count, newCount: list.count))
+            }
             var seen = [JSONItemID: UInt32]()
             numberOccurrences(&list, seen: &seen)
             return .collection(.flat(list, owners: documents))
