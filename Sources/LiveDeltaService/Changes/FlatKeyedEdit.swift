@@ -165,7 +165,7 @@ struct FlatKeyedEdit {
             throw APIError(.tooManyItems, message: "a session holds at most \(maxItems) items; this would make \(chain.count)")
         }
         let touchedKeys = touched.indices.filter { touched[$0] }
-        let (list, positions) = chain.materialize(finding: touchedKeys.compactMap { node[$0] })
+        var (list, positions) = chain.materialize(finding: touchedKeys.compactMap { node[$0] })
         let policy = reading.options.policy
         if unique, documents.count <= Self.maxDocuments,
             let delta = IndexDelta(
@@ -179,14 +179,14 @@ struct FlatKeyedEdit {
             return .flat(list, owners: documents, delta: policy.animated(delta, oldCount: held.count, newCount: list.count))
         }
         if !unique, documents.count <= Self.maxDocuments {
-            var renumbered = list
             let updated = touchedKeys.compactMap { key -> (old: Int, new: Int)? in
                 guard !reordered[key], let old = oldIndex[key], let new = node[key].flatMap({ positions[$0] }) else { return nil }
                 return (old, new)
             }
             let affected = touchedKeys.filter { reordered[$0] }.map { keys[representative[$0]] }
-            if let delta = Self.occurrenceDelta(held: held, list: &renumbered, affected: affected, updated: updated) {
-                return .flat(renumbered, owners: documents, delta: policy.animated(delta, oldCount: held.count, newCount: renumbered.count))
+            // Renumbered in place: where this answers nil, every item is numbered again below.
+            if let delta = Self.occurrenceDelta(held: held, list: &list, affected: affected, updated: updated) {
+                return .flat(list, owners: documents, delta: policy.animated(delta, oldCount: held.count, newCount: list.count))
             }
         }
         var renumbered = list

@@ -201,27 +201,21 @@ struct PatchEdit {
         }
     }
 
+    /// The list index `token` names, of an element that is there.
+    private static func existing(_ token: [UInt8], in list: PatchedList, path: ArraySlice<[UInt8]>) throws -> Int {
+        guard let index = arrayIndex(token, count: list.count, end: false) else { throw Failure.missing("there is nothing at \(describe(path))") }
+        return index
+    }
+
     private static func value(at path: ArraySlice<[UInt8]>, in document: inout Document) throws -> LazyJSON {
         try reach(
-            path, in: &document,
-            place: { list, token in
-                guard let index = arrayIndex(token, count: list.count, end: false) else {
-                    throw Failure.missing("there is nothing at \(describe(path))")
-                }
-                return list.element(at: index)
-            },
+            path, in: &document, place: { list, token in list.element(at: try existing(token, in: list, path: path)) },
             tree: { root in try value(at: path, in: &root) })
     }
 
     private static func remove(at path: ArraySlice<[UInt8]>, in document: inout Document) throws -> LazyJSON {
         try reach(
-            path, in: &document,
-            place: { list, token in
-                guard let index = arrayIndex(token, count: list.count, end: false) else {
-                    throw Failure.missing("there is nothing at \(describe(path))")
-                }
-                return list.remove(at: index)
-            },
+            path, in: &document, place: { list, token in list.remove(at: try existing(token, in: list, path: path)) },
             tree: { root in try remove(at: path, in: &root) })
     }
 

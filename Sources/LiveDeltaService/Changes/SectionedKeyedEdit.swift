@@ -254,7 +254,7 @@ struct SectionedKeyedEdit {
                         let (changed, changedOwners) = try text.withUnsafeBufferPointer { text throws(APIError) in
                             try reading.items([text], origins: [operation.pointer.appending("changes")])
                         }
-                        let keepsID = withExtendedLifetime(changedOwners) { changed[0].plainID == keys[step.id].plainID }
+                        let keepsID = withExtendedLifetime(changedOwners) { changed.first?.plainID == keys[step.id].plainID }
                         guard keepsID else { throw invalid("changes", "an update cannot change the item's id") }
                         blocks[found.block].rows?[found.row].text = .owned(text)
                     }

@@ -174,36 +174,35 @@ enum SessionRules {
     /// is committed with it; a new collection is diffed as an update would diff it.
     static func commit(_ session: HeldSession, _ outcome: EditOutcome) throws(SessionError) -> SessionChange {
         let base = session.holder.version
+        let change: SessionChange.Outcome
+        let owners: DocumentOwners
         switch (session.holder, outcome) {
-        case (.flat(let data), .flat(let items, let owners, let delta)):
-            do {
-                let old = data.items
-                let update = try data.commit(items, delta: delta, baseVersion: base)
-                session.owners = owners
-                return SessionChange(
-                    id: session.id, incarnation: session.incarnation, created: false, options: session.options,
-                    outcome: .flat(update, old: old, new: items), owners: owners)
-            } catch {
-                throw sessionError(error)
-            }
-        case (.sectioned(let data), .sectioned(let sections, let owners, let delta)):
-            do {
-                let old = data.sections
-                let update = try data.commit(sections, delta: delta, baseVersion: base)
-                session.owners = owners
-                return SessionChange(
-                    id: session.id, incarnation: session.incarnation, created: false, options: session.options,
-                    outcome: .sectioned(update, old: old, new: sections), owners: owners)
-            } catch {
-                throw sessionError(error)
-            }
         case (_, .collection(let collection)):
             return try update(session, to: collection, condition: .version(base), commit: true, created: false)
+        case (.flat(let data), .flat(let items, let newOwners, let delta)):
+            let old = data.items
+            do {
+                change = .flat(try data.commit(items, delta: delta, baseVersion: base), old: old, new: items)
+            } catch {
+                throw sessionError(error)
+            }
+            owners = newOwners
+        case (.sectioned(let data), .sectioned(let sections, let newOwners, let delta)):
+            let old = data.sections
+            do {
+                change = .sectioned(try data.commit(sections, delta: delta, baseVersion: base), old: old, new: sections)
+            } catch {
+                throw sessionError(error)
+            }
+            owners = newOwners
         case (.sectioned, .flat):
             throw .internalFailure("an edit made a flat list of a sectioned session")
         case (.flat, .sectioned):
             throw .internalFailure("an edit made sections of a flat list")
         }
+        session.owners = owners
+        return SessionChange(
+            id: session.id, incarnation: session.incarnation, created: false, options: session.options, outcome: change, owners: owners)
     }
 
     /// What refuses a change whatever it holds, checked before a store makes room for it (so
