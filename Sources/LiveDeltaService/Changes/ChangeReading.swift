@@ -27,6 +27,17 @@ struct ChangeReading {
         return (items, collection.owners)
     }
 
+    /// What an update's `changes` make of the item whose text is `old`: the new text, and it
+    /// read as an item (refusals point at `origin`, the operation's `changes`).
+    func item(
+        _ old: UnsafeBufferPointer<UInt8>, changedBy changes: FieldEdits, body: UnsafeBufferPointer<UInt8>, origin: JSONPointer
+    ) throws(APIError) -> (item: JSONItem, text: [UInt8], owners: DocumentOwners) {
+        let text = try changes.applied(to: old, body: body)
+        let (read, owners) = try text.withUnsafeBufferPointer { text throws(APIError) in try items([text], origins: [origin]) }
+        guard let item = read.first else { throw .internalError("a changed item was not read") }
+        return (item, text, owners)
+    }
+
     /// A whole collection from its text as `SessionCodec` writes it (`[…]`, or
     /// `{"sections": […]}`): a session written anew into one document.
     func collection(encoded text: [UInt8], sectioned: Bool, origin: (Int) -> JSONPointer = { _ in JSONPointer() }) throws(APIError) -> JSONCollection

@@ -140,13 +140,10 @@ struct FlatKeyedEdit {
                     item = items[index]
                 } else {
                     guard let changes = operation.changes else { throw .internalError("an update with neither item nor changes was read") }
-                    let text = try changes.applied(to: chain.element(current).text, body: body.body.bytes)
-                    let origin = operation.pointer.appending("changes")
-                    let (read, readOwners) = try text.withUnsafeBufferPointer { text throws(APIError) in
-                        try reading.items([text], origins: [origin])
-                    }
-                    documents = documents.merging(readOwners)
-                    item = read[0]
+                    let changed = try reading.item(
+                        chain.element(current).text, changedBy: changes, body: body.body.bytes, origin: operation.pointer.appending("changes"))
+                    documents = documents.merging(changed.owners)
+                    item = changed.item
                 }
                 guard item.plainID == chain.element(current).plainID else {
                     throw APIError(

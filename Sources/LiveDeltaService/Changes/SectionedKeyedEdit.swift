@@ -249,14 +249,13 @@ struct SectionedKeyedEdit {
                         guard items[index].plainID == keys[step.id].plainID else { throw invalid("item", "an update cannot change the item's id") }
                         blocks[found.block].rows?[found.row].text = .text(itemTexts[index])
                     } else if let changes = operation.changes, let old = blocks[found.block].rows?[found.row].text.bytes {
-                        let text = try old.withUnsafeBufferPointer { old throws(APIError) in try changes.applied(to: old, body: body.body.bytes) }
-                        // The changed item keeps its id, as an update with the whole item must.
-                        let (changed, changedOwners) = try text.withUnsafeBufferPointer { text throws(APIError) in
-                            try reading.items([text], origins: [operation.pointer.appending("changes")])
+                        let changed = try old.withUnsafeBufferPointer { old throws(APIError) in
+                            try reading.item(old, changedBy: changes, body: body.body.bytes, origin: operation.pointer.appending("changes"))
                         }
-                        let keepsID = withExtendedLifetime(changedOwners) { changed.first?.plainID == keys[step.id].plainID }
+                        // The changed item keeps its id, as an update with the whole item must.
+                        let keepsID = withExtendedLifetime(changed.owners) { changed.item.plainID == keys[step.id].plainID }
                         guard keepsID else { throw invalid("changes", "an update cannot change the item's id") }
-                        blocks[found.block].rows?[found.row].text = .owned(text)
+                        blocks[found.block].rows?[found.row].text = .owned(changed.text)
                     }
                 }
             }

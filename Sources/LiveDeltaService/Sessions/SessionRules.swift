@@ -176,29 +176,26 @@ enum SessionRules {
         let base = session.holder.version
         let change: SessionChange.Outcome
         let owners: DocumentOwners
-        switch (session.holder, outcome) {
-        case (_, .collection(let collection)):
-            return try update(session, to: collection, condition: .version(base), commit: true, created: false)
-        case (.flat(let data), .flat(let items, let newOwners, let delta)):
-            let old = data.items
-            do {
+        do {
+            switch (session.holder, outcome) {
+            case (_, .collection(let collection)):
+                return try update(session, to: collection, condition: .version(base), commit: true, created: false)
+            case (.flat(let data), .flat(let items, let newOwners, let delta)):
+                let old = data.items
                 change = .flat(try data.commit(items, delta: delta, baseVersion: base), old: old, new: items)
-            } catch {
-                throw sessionError(error)
-            }
-            owners = newOwners
-        case (.sectioned(let data), .sectioned(let sections, let newOwners, let delta)):
-            let old = data.sections
-            do {
+                owners = newOwners
+            case (.sectioned(let data), .sectioned(let sections, let newOwners, let delta)):
+                let old = data.sections
                 change = .sectioned(try data.commit(sections, delta: delta, baseVersion: base), old: old, new: sections)
-            } catch {
-                throw sessionError(error)
+                owners = newOwners
+            case (.sectioned, .flat):
+                throw SessionError.internalFailure("an edit made a flat list of a sectioned session")
+            case (.flat, .sectioned):
+                throw SessionError.internalFailure("an edit made sections of a flat list")
             }
-            owners = newOwners
-        case (.sectioned, .flat):
-            throw .internalFailure("an edit made a flat list of a sectioned session")
-        case (.flat, .sectioned):
-            throw .internalFailure("an edit made sections of a flat list")
+        } catch {
+            // A SessionError passes through as it is; a holder's error is translated.
+            throw sessionError(error)
         }
         session.owners = owners
         return SessionChange(
