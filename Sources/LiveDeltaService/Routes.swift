@@ -67,7 +67,7 @@ struct RouteTable: Sendable {
         var seen = Set<String>()
         templates = routes.compactMap { route in
             guard seen.insert(route.template).inserted else { return nil }
-            return (route.template, route.template.split(separator: "/", omittingEmptySubsequences: false).dropFirst().map { $0 })
+            return (route.template, Self.segments(of: route.template))
         }
         let parameterised = Set(templates.filter { $0.template.contains("{") }.map(\.segments.count))
         exact = Dictionary(
@@ -78,7 +78,7 @@ struct RouteTable: Sendable {
     /// The template a path matches, and its parameters; nil where none does.
     func match(_ path: String) -> (template: String, parameters: RouteParameters)? {
         if let template = exact[path] { return (template, RouteParameters()) }
-        let segments = path.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
+        let segments = Self.segments(of: path)
         candidates: for (template, pattern) in templates where pattern.count == segments.count {
             var parameters = RouteParameters()
             for (expected, actual) in zip(pattern, segments) {
@@ -91,6 +91,13 @@ struct RouteTable: Sendable {
             return (template, parameters)
         }
         return nil
+    }
+
+    /// A path's segments after its leading `/`, split at each `/` byte. Not at each `/`
+    /// Character: a segment that begins with a combining scalar (U+1F3FB, a skin tone) makes
+    /// one grapheme with the slash before it, and the path would match no template.
+    private static func segments(of path: String) -> [Substring] {
+        path.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false).dropFirst().map { Substring($0) }
     }
 
     /// The methods a template takes, as `Allow` lists them.

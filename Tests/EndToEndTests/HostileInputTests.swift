@@ -202,6 +202,12 @@ import Testing
             let reply = try server.connection().request("PUT", "/sessions/\(id)", json: #"{"items":[1]}"#)
             #expect(reply.status == 400 && reply.errorCode == "invalid_session_id", "\(id): \(reply)")
         }
+        // A segment that begins with a combining scalar (a skin tone, U+1F3FB) still splits
+        // from the slash before it: the id is refused, not the path unknown.
+        for path in ["/sessions/%F0%9F%8F%BB", "/live/%F0%9F%8F%BB", "/sessions/%CC%81/events"] {
+            let reply = try server.connection().request("GET", path)
+            #expect(reply.status == 400 && reply.errorCode == "invalid_session_id", "\(path): \(reply)")
+        }
     }
 
     /// Two different lone surrogates must not both read as U+FFFD in a message.
