@@ -178,11 +178,14 @@ package struct JSONPointer: Sendable, CustomStringConvertible {
 }
 
 extension String {
-    func replacingOccurrences(_ target: Character, _ replacement: String) -> String {
-        var result = ""
-        for character in self {
-            if character == target { result += replacement } else { result.append(character) }
+    /// The text with each `target` scalar replaced. By scalar, not by Character: a `/` followed
+    /// by a combining mark (U+0301) is one Character that is not `/`, and a pointer that left
+    /// it unescaped would name another member.
+    func replacingOccurrences(_ target: Unicode.Scalar, _ replacement: String) -> String {
+        var result = String.UnicodeScalarView()
+        for scalar in unicodeScalars {
+            if scalar == target { result.append(contentsOf: replacement.unicodeScalars) } else { result.append(scalar) }
         }
-        return result
+        return String(result)
     }
 }

@@ -335,8 +335,11 @@ def normalized(changes):
     return {"set": changes["set"], "removed": sorted(changes["removed"])}
 
 
+# Names a pointer must escape; the last two put a combining mark (U+0301) after the / and the
+# ~, where the two make one grapheme that an escaper working by grapheme would pass over.
+FIELD_NAMES = ["a", "b", "c/d", "e~", "f/\u0301", "g~\u0301"]
 fielded = st.lists(st.builds(lambda i, fields: {"id": i, **fields}, st.integers(0, 20),
-                             st.dictionaries(st.sampled_from(["a", "b", "c/d", "e~"]), st.integers(0, 2), max_size=4)),
+                             st.dictionaries(st.sampled_from(FIELD_NAMES), st.integers(0, 2), max_size=4)),
                    max_size=20, unique_by=lambda item: item["id"])
 filters = st.sampled_from([{}, {"ignoreKeys": ["b"]}, {"compareKeys": ["a", "c/d"]}])
 
