@@ -32,6 +32,16 @@ import Testing
         #expect(items("far") == ids)
     }
 
+    /// A pointer whose first token begins with a combining mark is still a pointer: the path
+    /// is not found, rather than the pointer misread.
+    @Test func aTokenThatBeginsWithACombiningMarkIsAPointer() {
+        #expect(send("PUT", "/sessions/c", #"{"items":[{"id":1}]}"#).status == 201)
+        let answer = patch("c", #"[{"op":"remove","path":"/\u0301"}]"#)
+        #expect(answer.status == 409 && answer.json?["error"]?["code"]?.stringValue == "change_conflict", "\(answer)")
+        #expect(answer.json?["error"]?["message"]?.stringValue == "there is nothing at /\u{301}")
+        #expect(items("c") == (try? JSONValue(parsing: #"[{"id":1}]"#)))
+    }
+
     @Test func aCopiedItemRepeatsItsIdAndIsRefusedInAUniqueList() {
         #expect(send("PUT", "/sessions/u", #"{"items":[{"id":1},{"id":2}]}"#).status == 201)
         let answer = patch("u", #"[{"op":"copy","from":"/0","path":"/2"}]"#)

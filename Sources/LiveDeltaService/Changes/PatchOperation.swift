@@ -44,7 +44,8 @@ struct PatchOperation {
     /// A JSON Pointer's reference tokens, unescaped; nil where it is not one.
     static func tokens(_ text: String) -> [[UInt8]]? {
         guard !text.isEmpty else { return [] }
-        guard text.hasPrefix("/") else { return nil }
+        // By byte: hasPrefix compares Characters, and "/" before a combining mark is not one.
+        guard text.utf8.first == UInt8(ascii: "/") else { return nil }
         var tokens: [[UInt8]] = []
         for part in text.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false).dropFirst() {
             var token: [UInt8] = []
