@@ -42,6 +42,23 @@ import Testing
         #expect(items("c") == (try? JSONValue(parsing: #"[{"id":1}]"#)))
     }
 
+    /// Copies of a value into itself double it with each operation: a patch of a few
+    /// kilobytes would ask for terabytes. Copies pay for what they write, up to a bound.
+    @Test func copiesThatWouldWritePastTheirBoundAreRefusedWhole() throws {
+        #expect(send("PUT", "/sessions/grow", #"{"items":[{"id":1}]}"#).status == 201)
+        let doubling = (0..<60).map { #"{"op":"copy","from":"/0","path":"/0/\#($0 % 2 == 0 ? "a" : "b")"}"# }
+        let answer = patch("grow", "[" + doubling.joined(separator: ",") + "]")
+        #expect(answer.status == 413 && answer.json?["error"]?["code"]?.stringValue == "session_too_large", "\(answer)")
+        let pointer = try #require(answer.json?["error"]?["pointer"]?.stringValue)
+        #expect(pointer.hasPrefix("/") && Int(pointer.dropFirst()).map { (20..<60).contains($0) } == true, "\(pointer)")
+        #expect(items("grow") == (try? JSONValue(parsing: #"[{"id":1}]"#)))
+        #expect(send("GET", "/sessions/grow", "").json?["version"] == (try? JSONValue(parsing: "0")))
+        // Within the bound, the same copies apply.
+        let few = patch("grow", "[" + doubling.prefix(2).joined(separator: ",") + "]")
+        #expect(few.status == 200)
+        #expect(items("grow") == (try? JSONValue(parsing: #"[{"id":1,"a":{"id":1},"b":{"id":1,"a":{"id":1}}}]"#)))
+    }
+
     @Test func aCopiedItemRepeatsItsIdAndIsRefusedInAUniqueList() {
         #expect(send("PUT", "/sessions/u", #"{"items":[{"id":1},{"id":2}]}"#).status == 201)
         let answer = patch("u", #"[{"op":"copy","from":"/0","path":"/2"}]"#)

@@ -94,6 +94,31 @@ enum LazyJSON {
         }
     }
 
+    /// The bytes `write` would write (names counted as their raw bytes and quotes), or nil
+    /// where that is more than `limit`. Stops at the limit: a value built by copies may share
+    /// its parts many times over, and its size may be far past anything worth walking.
+    func byteCount(upTo limit: Int) -> Int? {
+        var total = 0
+        func add(_ node: LazyJSON) -> Bool {
+            switch node {
+            case .text(let text): total += text.count
+            case .owned(let text): total += text.count
+            case .array(let elements):
+                total += 1 + max(elements.count, 1)
+                guard total <= limit else { return false }
+                for element in elements where !add(element) { return false }
+            case .object(let members):
+                total += 1 + max(members.count, 1)
+                for member in members {
+                    total += member.name.count + 3
+                    guard total <= limit, add(member.value) else { return false }
+                }
+            }
+            return total <= limit
+        }
+        return add(self) ? total : nil
+    }
+
     var bytes: [UInt8] {
         var writer = JSONWriter()
         write(&writer)

@@ -14,6 +14,9 @@ extension PatchEdit {
         var reached: [Int] = []
         var afterRuns = 0
         var position = 0
+        /// Held items placed so far as elements: one placed again (a copy) is written out, so
+        /// that it takes the memory it is counted for.
+        var placed = Set<Int>()
         for segment in patched.segments {
             switch segment {
             case .held(let run):
@@ -22,7 +25,7 @@ extension PatchEdit {
                 afterRuns = run.upperBound
                 position += run.count
             case .element(let element):
-                if case .text(let text) = element, let index = patched.heldIndex(of: text) {
+                if case .text(let text) = element, let index = patched.heldIndex(of: text), placed.insert(index).inserted {
                     heldElements.append((index, position))
                 } else {
                     let start = written.count
@@ -68,10 +71,7 @@ extension PatchEdit {
             numberOccurrences(&list, seen: &seen)
             return .collection(.flat(list, owners: documents))
         }
-        var placed = Set<Int>()
-        var placedTwice: [JSONItem] = []
-        for element in heldElements where !placed.insert(element.old).inserted { placedTwice.append(held[element.old]) }
-        try checkUnique(list, suspects: read + placedTwice)
+        try checkUnique(list, suspects: read)
         // What the patch touched: the items it wrote (each the same item as a held one it took
         // out, where their ids match: no other held item can hold that id now), the held items
         // it reached and left somewhere, and those it left out.
@@ -97,8 +97,8 @@ extension PatchEdit {
 
     /// Refuses a flat result that holds an id twice, as matching the whole list would (the
     /// repeat that comes first), looking closely only at the items whose id is one of
-    /// `suspects`': every repeat involves one of them (an item the patch wrote, or a held item
-    /// placed twice), as the held items' ids were distinct.
+    /// `suspects`': every repeat involves one of them (an item the patch wrote, a held item's
+    /// copy among them), as the held items' ids were distinct.
     private func checkUnique(_ list: [JSONItem], suspects: [JSONItem]) throws(APIError) {
         guard !suspects.isEmpty else { return }
         let finder = HashFinder(suspects)

@@ -47,9 +47,10 @@ struct PatchEdit {
             sectioned = true
             document = .tree(.object([(Array("sections".utf8), .array(sections.map { .text($0.text) }))]))
         }
+        var copyBudget = Self.maxCopiedBytes
         for operation in operations {
             do {
-                try apply(operation, to: &document)
+                try apply(operation, to: &document, copyBudget: &copyBudget)
             } catch let failure as Failure {
                 switch failure {
                 case .missing(let message):
@@ -128,7 +129,13 @@ struct PatchEdit {
         return (writes.last { $0.path.count > place && $0.path[place] == token } ?? writes.last ?? operations.last)?.pointer ?? JSONPointer()
     }
 
-    private func apply(_ operation: PatchOperation, to root: inout Document) throws {
+    /// The most a patch's `copy` operations may write together: what the largest body (32 MiB by
+    /// default) could have sent as values. A copy costs the bytes it writes, like an `add`; left
+    /// unbounded, copies of a value into itself double it with each operation, and a patch of a
+    /// kilobyte would ask for terabytes.
+    static let maxCopiedBytes = 32 << 20
+
+    private func apply(_ operation: PatchOperation, to root: inout Document, copyBudget: inout Int) throws {
         let path = operation.path[...]
         switch operation.kind {
         case .add: try Self.add(value(operation), at: path, in: &root)
@@ -150,7 +157,15 @@ struct PatchEdit {
             let moved = try Self.remove(at: from, in: &root)
             try Self.add(moved, at: path, in: &root)
         case .copy:
-            try Self.add(try Self.value(at: (operation.from ?? [])[...], in: &root), at: path, in: &root)
+            let value = try Self.value(at: (operation.from ?? [])[...], in: &root)
+            guard let size = value.byteCount(upTo: copyBudget) else {
+                throw APIError(
+                    .sessionTooLarge,
+                    message: "a patch's copies write at most \(Self.maxCopiedBytes) bytes together; this copy would go past that",
+                    pointer: operation.pointer.description)
+            }
+            copyBudget -= size
+            try Self.add(value, at: path, in: &root)
         case .test:
             let found = try Self.value(at: path, in: &root)
             guard let expected = value(operation).value, found.value == expected else {
