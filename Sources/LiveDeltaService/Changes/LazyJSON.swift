@@ -3,10 +3,11 @@ import ByteJSON
 /// A JSON document under a patch, opened only where the patch goes: a value stays as its text
 /// until a path goes into it, and then only that level is opened (members keep their order and
 /// their text). Writing it back copies the untouched texts as they are.
-enum LazyJSON {
+enum LazyJSON: Weighed {
     case text(UnsafeBufferPointer<UInt8>)
     case owned([UInt8])
-    case array([LazyJSON])
+    /// In chunks, so that a patch's inserts and removes in a long array move one chunk each.
+    case array(ChunkedList<LazyJSON>)
     case object([(name: [UInt8], value: LazyJSON)])
 
     /// Opens one level: an array's elements, an object's members (scalars stay text).
@@ -38,7 +39,7 @@ enum LazyJSON {
                     elements.append(.text(scanner.slice(value.start..<value.end)))
                     more = try scanner.nextElement()
                 }
-                return .array(elements)
+                return .array(ChunkedList(elements))
             case UInt8(ascii: "{"):
                 var members: [(name: [UInt8], value: LazyJSON)] = []
                 var key = try scanner.beginObject()
@@ -66,7 +67,7 @@ enum LazyJSON {
         switch node {
         case .text(let text): .owned(Array(text))
         case .owned: node
-        case .array(let elements): .array(elements.map(owning))
+        case .array(let elements): .array(ChunkedList(elements.lazy.map(owning)))
         case .object(let members): .object(members.map { ($0.name, owning($0.value)) })
         }
     }
@@ -118,6 +119,9 @@ enum LazyJSON {
         }
         return add(self) ? total : nil
     }
+
+    /// Each value counts for one place in an array.
+    var weight: Int { 1 }
 
     var bytes: [UInt8] {
         var writer = JSONWriter()

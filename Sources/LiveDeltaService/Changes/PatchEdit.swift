@@ -45,7 +45,7 @@ struct PatchEdit {
             document = .list(PatchedList(items))
         case .sectioned(let sections):
             sectioned = true
-            document = .tree(.object([(Array("sections".utf8), .array(sections.map { .text($0.text) }))]))
+            document = .tree(.object([(Array("sections".utf8), .array(ChunkedList(sections.map { LazyJSON.text($0.text) })))]))
         }
         var copyBudget = Self.maxCopiedBytes
         for operation in operations {
@@ -74,7 +74,7 @@ struct PatchEdit {
             case .object(let members) = root, members.count == 1, members[0].name == Array("sections".utf8),
             case .array(let elements) = members[0].value
         {
-            return try sections(elements, held: held, owners: current.owners)
+            return try sections(Array(elements), held: held, owners: current.owners)
         }
         let text: [UInt8]
         switch (root, sectioned) {

@@ -1,9 +1,10 @@
 /// A flat session's list under a patch: runs of held items that no operation has reached, in
-/// their order, and the elements operations have reached, as `LazyJSON`. Finding an index walks
-/// the segments, so an operation costs the places the patch has reached so far, not the list;
-/// a held item leaves its run (becomes an element) only when an operation reaches it.
+/// their order, and the elements operations have reached, as `LazyJSON`. The segments are kept
+/// in chunks (`ChunkedList`), found by the items they stand for, so an operation costs about
+/// the square root of the places the patch has reached so far, not the list; a held item
+/// leaves its run (becomes an element) only when an operation reaches it.
 struct PatchedList {
-    enum Segment {
+    enum Segment: Weighed {
         /// Held items, in their order.
         case held(Range<Int>)
         case element(LazyJSON)
@@ -14,10 +15,12 @@ struct PatchedList {
             case .element: 1
             }
         }
+
+        var weight: Int { count }
     }
 
     let held: [JSONItem]
-    private(set) var segments: [Segment]
+    private(set) var segments: ChunkedList<Segment>
     private(set) var count: Int
     /// The held items taken out of their runs, by where their text starts: an element that is
     /// still such a text is that held item, wherever the patch put it.
@@ -25,7 +28,7 @@ struct PatchedList {
 
     init(_ held: [JSONItem]) {
         self.held = held
-        segments = held.isEmpty ? [] : [.held(held.indices)]
+        segments = ChunkedList(held.isEmpty ? [] : [.held(held.indices)])
         count = held.count
     }
 
@@ -68,13 +71,13 @@ struct PatchedList {
             segments.append(.element(value))
             return
         }
-        let (segment, offset) = locate(index)
+        let (segment, offset) = segments.locate(weight: index)
         guard offset > 0, case .held(let run) = segments[segment] else {
             segments.insert(.element(value), at: segment)
             return
         }
         let split = run.lowerBound + offset
-        segments.replaceSubrange(segment...segment, with: [.held(run.lowerBound..<split), .element(value), .held(split..<run.upperBound)])
+        segments.replace(at: segment, with: [.held(run.lowerBound..<split), .element(value), .held(split..<run.upperBound)])
     }
 
     /// The whole list as one `LazyJSON` array, for a patch that goes on to work on the root.
@@ -87,22 +90,12 @@ struct PatchedList {
             case .element(let value): elements.append(value)
             }
         }
-        return .array(elements)
-    }
-
-    /// The segment that holds `index` (below `count`), and where in it.
-    private func locate(_ index: Int) -> (segment: Int, offset: Int) {
-        var start = 0
-        for (position, segment) in segments.enumerated() {
-            if index < start + segment.count { return (position, index - start) }
-            start += segment.count
-        }
-        return (segments.count, 0)
+        return .array(ChunkedList(elements))
     }
 
     /// Makes the item at `index` an element of its own; answers its segment.
     private mutating func isolate(_ index: Int) -> Int {
-        let (segment, offset) = locate(index)
+        let (segment, offset) = segments.locate(weight: index)
         guard case .held(let run) = segments[segment] else { return segment }
         let item = run.lowerBound + offset
         if let start = held[item].text.baseAddress { isolated[start] = item }
@@ -110,7 +103,7 @@ struct PatchedList {
         if offset > 0 { parts.append(.held(run.lowerBound..<item)) }
         parts.append(.element(.text(held[item].text)))
         if item + 1 < run.upperBound { parts.append(.held(item + 1..<run.upperBound)) }
-        segments.replaceSubrange(segment...segment, with: parts)
+        segments.replace(at: segment, with: parts)
         return segment + (offset > 0 ? 1 : 0)
     }
 }

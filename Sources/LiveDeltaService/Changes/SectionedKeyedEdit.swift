@@ -274,7 +274,7 @@ struct SectionedKeyedEdit {
             section.open()
             guard case .object(var members) = section else { throw .internalError("a section is not an object") }
             members.removeAll { $0.name == reading.options.itemsKeyBytes }
-            members.append((reading.options.itemsKeyBytes, .array((block.rows ?? []).map(\.text))))
+            members.append((reading.options.itemsKeyBytes, .array(ChunkedList((block.rows ?? []).map(\.text)))))
             LazyJSON.object(members).write(&writer)
         }
         writer.raw("]}")
