@@ -11,6 +11,12 @@ struct ChangeReading {
     /// Items, one for each text; `origins[k]` is where text k came from. Ids are read this way
     /// too, as items that are their own id (which gives them the id a held item has).
     func items(_ texts: [UnsafeBufferPointer<UInt8>], origins: [JSONPointer]) throws(APIError) -> ([JSONItem], DocumentOwners) {
+        try items(texts) { origins[$0] }
+    }
+
+    /// Items, one for each text; `origin(k)` says where text k came from, asked only for a
+    /// refusal (finding it may cost a walk over the operations).
+    func items(_ texts: [UnsafeBufferPointer<UInt8>], origin: (Int) -> JSONPointer) throws(APIError) -> ([JSONItem], DocumentOwners) {
         guard !texts.isEmpty else { return ([], DocumentOwners()) }
         var writer = JSONWriter(capacity: texts.reduce(16) { $0 + $1.count + 1 })
         writer.raw("{\"items\":[")
@@ -22,7 +28,7 @@ struct ChangeReading {
         var reading = options
         // Occurrences are the operations' to say, not the order of these texts.
         reading.unique = true
-        let collection = try read(writer.bytes, member: "items", options: reading) { index in origins[index] }
+        let collection = try read(writer.bytes, member: "items", options: reading, origin: origin)
         guard case .flat(let items) = collection.shape else { throw .internalError("items read as sections") }
         return (items, collection.owners)
     }

@@ -200,7 +200,9 @@ struct FlatKeyedEdit {
 
 /// Finds which of a few items each of many has the id of, by the ids' stored hashes (an open
 /// addressing table), confirming a match by bytes. Most items are turned away by their id's
-/// hash alone (`IDHashFilter`).
+/// hash alone (`IDHashFilter`). Keys with one id are kept once, the first: a change may name
+/// an id in every operation (a sectioned one names its section each time), and equal keys would
+/// lie in one run of slots that each of them walks.
 struct HashFinder {
     private let keys: [JSONItem]
     private let slots: [Int32]
@@ -213,9 +215,14 @@ struct HashFinder {
         while size < keys.count * 2 { size *= 2 }
         mask = size - 1
         var slots = [Int32](repeating: -1, count: size)
-        for (index, key) in keys.enumerated() {
-            var slot = key.identityHash & mask
-            while slots[slot] >= 0 { slot = (slot + 1) & mask }
+        keys: for (index, key) in keys.enumerated() {
+            let hash = key.identityHash
+            var slot = hash & mask
+            while slots[slot] >= 0 {
+                let other = keys[Int(slots[slot])]
+                if other.identityHash == hash, other.hasSameID(as: key) { continue keys }
+                slot = (slot + 1) & mask
+            }
             slots[slot] = Int32(index)
         }
         self.slots = slots

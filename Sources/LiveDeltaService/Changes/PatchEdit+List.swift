@@ -41,9 +41,9 @@ extension PatchEdit {
         }
         reached += afterRuns..<held.count
         let (read, readOwners) = try written.withUnsafeBufferPointer { text throws(APIError) in
-            try reading.items(
-                writtenAt.map { UnsafeBufferPointer(rebasing: text[$0.range]) },
-                origins: writtenAt.map { culprit(forItemAt: $0.position, sectioned: false) })
+            try reading.items(writtenAt.map { UnsafeBufferPointer(rebasing: text[$0.range]) }) { index in
+                culprit(forItemAt: writtenAt[index].position, sectioned: false)
+            }
         }
         var list: [JSONItem] = []
         list.reserveCapacity(patched.count)

@@ -20,13 +20,26 @@ struct SectionedKeyedEdit {
     }
 
     private struct Block {
+        /// Its index in `blocks` and its node in `order`, wherever it moves: the held sections'
+        /// first, in their order, then those operations inserted.
+        let uid: Int
         var key: JSONItemID
         /// The section object its own fields come from (its items member is replaced by `rows`).
         var section: LazyJSON
+        /// The held section its items began as; nil for a section an operation inserted.
+        let origin: Int?
         /// Its items, once an operation has reached it; nil while they are the held section's.
-        var rows: [Row]?
+        /// A chain, so that an insert, move or remove by id costs the same in a section of any
+        /// length (a node of the held items is the item's index in its held section).
+        var rows: ItemChain<Row>?
         /// The held section it is, while no operation has changed it.
         var held: Int?
+    }
+
+    /// Where an item is that an operation put somewhere (or took out), by block and node.
+    private enum Place {
+        case at(block: Int, node: Int)
+        case removed
     }
 
     func apply(to sections: [JSONSection], owners: DocumentOwners) throws(APIError) -> EditOutcome {
@@ -35,12 +48,29 @@ struct SectionedKeyedEdit {
         // Repeated ids: occurrences count across sections, so every section is listed (and
         // written out again below).
         var blocks = sections.enumerated().map { index, section in
-            Block(key: section.uniqueID, section: .text(section.text), rows: unique ? nil : rows(of: section), held: index)
+            Block(
+                uid: index, key: section.uniqueID, section: .text(section.text), origin: index,
+                rows: unique ? nil : ItemChain(rows(of: section)), held: index)
+        }
+        /// The blocks in the order the operations leave, as a chain of their uids, so that
+        /// moving or removing a section costs the same in a list of any length.
+        var order = ItemChain(Array(blocks.indices))
+        /// The uid of each section in the list, by id.
+        var sectionUID = [JSONItemID: Int](minimumCapacity: blocks.count)
+        for block in blocks { sectionUID[block.key] = block.uid }
+        /// The items operations put somewhere else (or took out), by their key. With unique ids,
+        /// any other named item is where its held section's block is, at its held row; with
+        /// repeated ones, every item is here from the start.
+        var placed: [JSONItemID: Place] = [:]
+        if !unique {
+            for block in blocks {
+                for (row, item) in (block.rows?.base ?? []).enumerated() { placed[item.key] = .at(block: block.uid, node: row) }
+            }
         }
         /// Lists the rows of block `b` where no operation has reached it yet.
         func reach(_ b: Int) {
-            guard blocks[b].rows == nil, let held = blocks[b].held else { return }
-            blocks[b].rows = rows(of: sections[held])
+            guard blocks[b].rows == nil, let origin = blocks[b].origin else { return }
+            blocks[b].rows = ItemChain(rows(of: sections[origin]))
         }
         // Every id an operation names, read once; and the items they carry.
         var named = NamedKeys()
@@ -135,16 +165,16 @@ struct SectionedKeyedEdit {
             }
         }
 
-        /// The item with the id `key`, its block's rows listed.
-        func findItem(_ key: JSONItemID) -> (block: Int, row: Int)? {
-            for (b, block) in blocks.enumerated() {
-                if let r = block.rows?.firstIndex(where: { $0.key == key }) { return (b, r) }
+        /// The item with the id `key`: its block (its rows listed) and its node there.
+        func findItem(_ key: JSONItemID) -> (block: Int, node: Int)? {
+            if let place = placed[key] {
+                guard case .at(let uid, let node) = place, sectionUID[blocks[uid].key] == uid else { return nil }
+                return (uid, node)
             }
-            guard let place = heldPlaces[key], let b = blocks.firstIndex(where: { $0.rows == nil && $0.held == place.section }) else {
-                return nil
-            }
-            reach(b)
-            return (b, place.row)
+            // A held section's block has its index as uid.
+            guard unique, let held = heldPlaces[key], sectionUID[blocks[held.section].key] == held.section else { return nil }
+            reach(held.section)
+            return (held.section, held.row)
         }
         func itemKey(of index: Int, occurrence: UInt32) -> JSONItemID {
             var item = items[index]
@@ -162,22 +192,23 @@ struct SectionedKeyedEdit {
             if let before = step.before, ids[before] == id { throw invalid("before", "nothing goes before itself") }
             switch operation.kind {
             case .removeSection, .moveSection, .updateSection, .insertSection:
-                let found = blocks.firstIndex { $0.key == id }
-                var place = blocks.count
+                let found = sectionUID[id]
+                var place = ItemChain<Int>.tail
                 if let before = step.before {
-                    guard let index = blocks.firstIndex(where: { $0.key == ids[before] }) else {
+                    guard let uid = sectionUID[ids[before]] else {
                         throw conflict("before", "before names the section \(ids[before].description), which is not in the list")
                     }
-                    place = index
+                    place = uid
                 }
                 switch operation.kind {
                 case .removeSection:
                     guard let found else { throw conflict("id", "there is no section \(id.description) to remove") }
-                    blocks.remove(at: found)
+                    order.unlink(found)
+                    sectionUID[id] = nil
                 case .moveSection:
                     guard let found else { throw conflict("id", "there is no section \(id.description) to move") }
-                    let block = blocks.remove(at: found)
-                    blocks.insert(block, at: place > found ? place - 1 : place)
+                    order.unlink(found)
+                    order.link(found, before: place)
                 case .updateSection:
                     guard let found, let range = operation.section else { throw conflict("id", "there is no section \(id.description) to update") }
                     reach(found)
@@ -191,31 +222,36 @@ struct SectionedKeyedEdit {
                     }
                     guard let range = operation.section else { throw invalid("section", "insertSection needs the section") }
                     var rows: [Row] = []
+                    var rowKeys = Set<JSONItemID>()
                     for (offset, index) in step.rows.enumerated() {
                         let key = step.rowKeys.map { ids[$0[offset]] } ?? itemKey(of: index, occurrence: UInt32(offset + 1))
-                        if findItem(key) != nil || rows.contains(where: { $0.key == key }) {
+                        if findItem(key) != nil || !rowKeys.insert(key).inserted {
                             throw APIError(
                                 .duplicateID, message: "the list already holds an item \(key.description)",
                                 pointer: operation.pointer.appending("section").appending(reading.options.itemsKey).appending(offset).description)
                         }
                         rows.append(Row(key: key, text: .text(itemTexts[index])))
                     }
-                    blocks.insert(Block(key: id, section: .text(body.text(range)), rows: rows), at: place)
+                    let uid = order.add(blocks.count)
+                    blocks.append(Block(uid: uid, key: id, section: .text(body.text(range)), origin: nil, rows: ItemChain(rows), held: nil))
+                    order.link(uid, before: place)
+                    sectionUID[id] = uid
+                    for (node, row) in rows.enumerated() { placed[row.key] = .at(block: uid, node: node) }
                 }
             case .insert, .move, .remove, .update:
                 let found = findItem(id)
-                var target: (block: Int, row: Int?)?
+                var target: (block: Int, before: Int)?
                 if let section = step.section {
-                    guard let block = blocks.firstIndex(where: { $0.key == ids[section] }) else {
+                    guard let block = sectionUID[ids[section]] else {
                         throw conflict("section", "there is no section \(ids[section].description)")
                     }
                     reach(block)
-                    target = (block, nil)
+                    target = (block, ItemChain<Row>.tail)
                     if let before = step.before {
-                        guard let row = blocks[block].rows?.firstIndex(where: { $0.key == ids[before] }) else {
+                        guard let place = findItem(ids[before]), place.block == block else {
                             throw conflict("before", "before names \(ids[before].description), which is not in that section")
                         }
-                        target = (block, row)
+                        target = (block, place.node)
                     }
                 }
                 switch operation.kind {
@@ -227,35 +263,43 @@ struct SectionedKeyedEdit {
                     }
                     guard let index = step.item, let target else { throw invalid("item", "insert needs the item and its section") }
                     guard items[index].plainID == keys[step.id].plainID else { throw invalid("item", "the item's id is not the operation's id") }
-                    let count = blocks[target.block].rows?.count ?? 0
-                    blocks[target.block].rows?.insert(Row(key: id, text: .text(itemTexts[index])), at: target.row ?? count)
+                    guard let node = blocks[target.block].rows?.add(Row(key: id, text: .text(itemTexts[index]))) else {
+                        throw .internalError("a reached section has no rows")
+                    }
+                    blocks[target.block].rows?.link(node, before: target.before)
                     blocks[target.block].held = nil
+                    placed[id] = .at(block: target.block, node: node)
                 case .move:
                     guard let found, let target else { throw conflict("id", "there is no item \(id.description) to move") }
-                    guard let row = blocks[found.block].rows?.remove(at: found.row) else { throw .internalError("a found item was not listed") }
-                    var place = target.row ?? blocks[target.block].rows?.count ?? 0
-                    if target.block == found.block, let before = target.row, before > found.row { place = before - 1 }
-                    blocks[target.block].rows?.insert(row, at: place)
+                    guard let row = blocks[found.block].rows?.element(found.node) else { throw .internalError("a found item was not listed") }
+                    blocks[found.block].rows?.unlink(found.node)
+                    if target.block == found.block {
+                        blocks[found.block].rows?.link(found.node, before: target.before)
+                    } else if let node = blocks[target.block].rows?.add(row) {
+                        blocks[target.block].rows?.link(node, before: target.before)
+                        placed[id] = .at(block: target.block, node: node)
+                    }
                     blocks[found.block].held = nil
                     blocks[target.block].held = nil
                 case .remove:
                     guard let found else { throw conflict("id", "there is no item \(id.description) to remove") }
-                    blocks[found.block].rows?.remove(at: found.row)
+                    blocks[found.block].rows?.unlink(found.node)
                     blocks[found.block].held = nil
+                    placed[id] = .removed
                 default:
                     guard let found else { throw conflict("id", "there is no item \(id.description) to update") }
                     blocks[found.block].held = nil
                     if let index = step.item {
                         guard items[index].plainID == keys[step.id].plainID else { throw invalid("item", "an update cannot change the item's id") }
-                        blocks[found.block].rows?[found.row].text = .text(itemTexts[index])
-                    } else if let changes = operation.changes, let old = blocks[found.block].rows?[found.row].text.bytes {
+                        blocks[found.block].rows?.replace(found.node, with: Row(key: id, text: .text(itemTexts[index])))
+                    } else if let changes = operation.changes, let old = blocks[found.block].rows?.element(found.node).text.bytes {
                         let changed = try old.withUnsafeBufferPointer { old throws(APIError) in
                             try reading.item(old, changedBy: changes, body: body.body.bytes, origin: operation.pointer.appending("changes"))
                         }
                         // The changed item keeps its id, as an update with the whole item must.
                         let keepsID = withExtendedLifetime(changed.owners) { changed.item.plainID == keys[step.id].plainID }
                         guard keepsID else { throw invalid("changes", "an update cannot change the item's id") }
-                        blocks[found.block].rows?[found.row].text = .owned(changed.text)
+                        blocks[found.block].rows?.replace(found.node, with: Row(key: id, text: .owned(changed.text)))
                     }
                 }
             }
@@ -264,8 +308,10 @@ struct SectionedKeyedEdit {
         // So is every section where the session's documents reach `FlatKeyedEdit.maxDocuments`
         // (each edit that keeps sections adds one), which writes the session anew into one.
         let keepsHeld = unique && owners.count < FlatKeyedEdit.maxDocuments
-        if !keepsHeld { blocks.indices.forEach(reach) }
-        let rewritten = blocks.filter { !keepsHeld || $0.held == nil }
+        let uids = order.materialize(finding: []).elements
+        if !keepsHeld { uids.forEach(reach) }
+        let ordered = uids.map { blocks[$0] }
+        let rewritten = ordered.filter { !keepsHeld || $0.held == nil }
         var writer = JSONWriter()
         writer.raw("{\"sections\":[")
         for (index, block) in rewritten.enumerated() {
@@ -274,7 +320,8 @@ struct SectionedKeyedEdit {
             section.open()
             guard case .object(var members) = section else { throw .internalError("a section is not an object") }
             members.removeAll { $0.name == reading.options.itemsKeyBytes }
-            members.append((reading.options.itemsKeyBytes, .array(ChunkedList((block.rows ?? []).map(\.text)))))
+            let rows = block.rows?.materialize(finding: []).elements ?? []
+            members.append((reading.options.itemsKeyBytes, .array(ChunkedList(rows.lazy.map(\.text)))))
             LazyJSON.object(members).write(&writer)
         }
         writer.raw("]}")
@@ -284,15 +331,15 @@ struct SectionedKeyedEdit {
             throw .internalError("the changed sections were not read back")
         }
         var next = written.makeIterator()
-        let result = blocks.compactMap { block in block.held.map { sections[$0] } ?? next.next() }
+        let result = ordered.compactMap { block in block.held.map { sections[$0] } ?? next.next() }
         let resultOwners = owners.merging(read.owners)
         // The held sections kept are as they were, items and all: what changed is in the
         // rewritten sections and the removed ones. No item of theirs has the id of one in a kept
         // section: inserts were checked against all, and updates keep their ids.
-        let keptOld = Set(blocks.compactMap(\.held))
+        let keptOld = Set(ordered.compactMap(\.held))
         if let delta = try? reading.options.policy.animatedDelta(
             from: sections, to: result, touchedOld: sections.indices.filter { !keptOld.contains($0) },
-            touchedNew: blocks.indices.filter { blocks[$0].held == nil })
+            touchedNew: ordered.indices.filter { ordered[$0].held == nil })
         {
             return .sectioned(result, owners: resultOwners, delta: delta)
         }
