@@ -59,6 +59,19 @@ import Testing
         #expect(items("grow") == (try? JSONValue(parsing: #"[{"id":1,"a":{"id":1},"b":{"id":1,"a":{"id":1}}}]"#)))
     }
 
+    /// A test costs the stored value it reads, which whitespace may make far larger than the
+    /// value it gives: tests that would read past their bound are refused whole.
+    @Test func testsThatWouldReadPastTheirBoundAreRefusedWhole() throws {
+        let padding = String(repeating: " ", count: 1 << 20)
+        #expect(send("PUT", "/sessions/pad", #"{"items":[{"id":1,"v":[1,\#(padding)2]}]}"#).status == 201)
+        let test = #"{"op":"test","path":"/0/v","value":[1,2]}"#
+        #expect(patch("pad", "[" + Array(repeating: test, count: 8).joined(separator: ",") + "]").status == 200)
+        let answer = patch("pad", "[" + Array(repeating: test, count: 80).joined(separator: ",") + "]")
+        #expect(answer.status == 422 && answer.json?["error"]?["code"]?.stringValue == "invalid_operation", "\(answer)")
+        #expect(answer.json?["error"]?["pointer"]?.stringValue == "/63")
+        #expect(send("GET", "/sessions/pad", "").json?["version"] == (try? JSONValue(parsing: "1")))
+    }
+
     @Test func aCopiedItemRepeatsItsIdAndIsRefusedInAUniqueList() {
         #expect(send("PUT", "/sessions/u", #"{"items":[{"id":1},{"id":2}]}"#).status == 201)
         let answer = patch("u", #"[{"op":"copy","from":"/0","path":"/2"}]"#)

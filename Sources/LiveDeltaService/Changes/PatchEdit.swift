@@ -47,10 +47,10 @@ struct PatchEdit {
             sectioned = true
             document = .tree(.object([(Array("sections".utf8), .array(ChunkedList(sections.map { LazyJSON.text($0.text) })))]))
         }
-        var copyBudget = Self.maxCopiedBytes
+        var budget = Budget()
         for operation in operations {
             do {
-                try apply(operation, to: &document, copyBudget: &copyBudget)
+                try apply(operation, to: &document, budget: &budget)
             } catch let failure as Failure {
                 switch failure {
                 case .missing(let message):
@@ -134,8 +134,19 @@ struct PatchEdit {
     /// unbounded, copies of a value into itself double it with each operation, and a patch of a
     /// kilobyte would ask for terabytes.
     static let maxCopiedBytes = 32 << 20
+    /// The most of the document a patch's `test` operations may compare together: twice the
+    /// largest body. A test costs the value it reads, which may be far larger than the value it
+    /// gives (whitespace, digits, escapes in the stored text); left unbounded, a body of tests of
+    /// one padded item would hold a thread for hours.
+    static let maxTestedBytes = 64 << 20
 
-    private func apply(_ operation: PatchOperation, to root: inout Document, copyBudget: inout Int) throws {
+    /// What a patch's copies and tests may still spend.
+    private struct Budget {
+        var copied = PatchEdit.maxCopiedBytes
+        var tested = PatchEdit.maxTestedBytes
+    }
+
+    private func apply(_ operation: PatchOperation, to root: inout Document, budget: inout Budget) throws {
         let path = operation.path[...]
         switch operation.kind {
         case .add: try Self.add(value(operation), at: path, in: &root)
@@ -158,16 +169,23 @@ struct PatchEdit {
             try Self.add(moved, at: path, in: &root)
         case .copy:
             let value = try Self.value(at: (operation.from ?? [])[...], in: &root)
-            guard let size = value.byteCount(upTo: copyBudget) else {
+            guard let size = value.byteCount(upTo: budget.copied) else {
                 throw APIError(
                     .sessionTooLarge,
                     message: "a patch's copies write at most \(Self.maxCopiedBytes) bytes together; this copy would go past that",
                     pointer: operation.pointer.description)
             }
-            copyBudget -= size
+            budget.copied -= size
             try Self.add(value, at: path, in: &root)
         case .test:
             let found = try Self.value(at: path, in: &root)
+            guard let size = found.byteCount(upTo: budget.tested) else {
+                throw APIError(
+                    .invalidOperation,
+                    message: "a patch's tests compare at most \(Self.maxTestedBytes) bytes of the document together; this test would go past that",
+                    pointer: operation.pointer.description)
+            }
+            budget.tested -= size
             guard let expected = value(operation).value, found.value == expected else {
                 throw APIError(
                     .testFailed, message: "test failed: the value at \(Self.describe(path)) is not the one given",
