@@ -38,9 +38,10 @@ func appendedDuplicate<Item: UniquelyIdentifiable>(_ old: [Item], _ new: [Item])
 }
 
 /// The slot holding `item`'s id among the appended items placed in `slots` so far, or the
-/// empty slot where it would go (linear probing).
+/// empty slot where it would go (linear probing). The service's `HashFinder` builds its table
+/// with it too.
 @inlinable @inline(__always)
-func appendedSlot<Item: UniquelyIdentifiable>(
+package func appendedSlot<Item: UniquelyIdentifiable>(
     of item: Item, among new: UnsafeBufferPointer<Item>, in slots: UnsafeMutableBufferPointer<Int32>, mask: Int
 ) -> Int {
     let hash = item.identityHash

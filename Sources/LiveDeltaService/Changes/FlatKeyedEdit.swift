@@ -215,15 +215,13 @@ struct HashFinder {
         while size < keys.count * 2 { size *= 2 }
         mask = size - 1
         var slots = [Int32](repeating: -1, count: size)
-        keys: for (index, key) in keys.enumerated() {
-            let hash = key.identityHash
-            var slot = hash & mask
-            while slots[slot] >= 0 {
-                let other = keys[Int(slots[slot])]
-                if other.identityHash == hash, other.hasSameID(as: key) { continue keys }
-                slot = (slot + 1) & mask
+        keys.withUnsafeBufferPointer { keys in
+            slots.withUnsafeMutableBufferPointer { slots in
+                for index in keys.indices {
+                    let slot = appendedSlot(of: keys[index], among: keys, in: slots, mask: size - 1)
+                    if slots[slot] < 0 { slots[slot] = Int32(index) }
+                }
             }
-            slots[slot] = Int32(index)
         }
         self.slots = slots
         filter = IDHashFilter(keys)

@@ -144,6 +144,24 @@ struct PatchEdit {
     private struct Budget {
         var copied = PatchEdit.maxCopiedBytes
         var tested = PatchEdit.maxTestedBytes
+
+        /// Takes `value`'s bytes from what a copy (or a test) may still spend, or refuses the
+        /// operation.
+        mutating func spend(on value: LazyJSON, copying: Bool, by operation: PatchOperation) throws(APIError) {
+            let left = copying ? copied : tested
+            guard let size = value.byteCount(upTo: left) else {
+                throw copying
+                    ? APIError(
+                        .sessionTooLarge,
+                        message: "a patch's copies write at most \(PatchEdit.maxCopiedBytes) bytes together; this copy would go past that",
+                        pointer: operation.pointer.description)
+                    : APIError(
+                        .invalidOperation,
+                        message: "a patch's tests compare at most \(PatchEdit.maxTestedBytes) bytes of the document together; this test would go past that",
+                        pointer: operation.pointer.description)
+            }
+            if copying { copied -= size } else { tested -= size }
+        }
     }
 
     private func apply(_ operation: PatchOperation, to root: inout Document, budget: inout Budget) throws {
@@ -169,23 +187,11 @@ struct PatchEdit {
             try Self.add(moved, at: path, in: &root)
         case .copy:
             let value = try Self.value(at: (operation.from ?? [])[...], in: &root)
-            guard let size = value.byteCount(upTo: budget.copied) else {
-                throw APIError(
-                    .sessionTooLarge,
-                    message: "a patch's copies write at most \(Self.maxCopiedBytes) bytes together; this copy would go past that",
-                    pointer: operation.pointer.description)
-            }
-            budget.copied -= size
+            try budget.spend(on: value, copying: true, by: operation)
             try Self.add(value, at: path, in: &root)
         case .test:
             let found = try Self.value(at: path, in: &root)
-            guard let size = found.byteCount(upTo: budget.tested) else {
-                throw APIError(
-                    .invalidOperation,
-                    message: "a patch's tests compare at most \(Self.maxTestedBytes) bytes of the document together; this test would go past that",
-                    pointer: operation.pointer.description)
-            }
-            budget.tested -= size
+            try budget.spend(on: found, copying: false, by: operation)
             guard let expected = value(operation).value, found.value == expected else {
                 throw APIError(
                     .testFailed, message: "test failed: the value at \(Self.describe(path)) is not the one given",
