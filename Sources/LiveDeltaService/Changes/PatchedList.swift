@@ -1,8 +1,8 @@
 /// A flat session's list under a patch: runs of held items that no operation has reached, in
 /// their order, and the elements operations have reached, as `LazyJSON`. The segments are kept
-/// in chunks (`ChunkedList`), found by the items they stand for, so an operation costs about
-/// the square root of the places the patch has reached so far, not the list; a held item
-/// leaves its run (becomes an element) only when an operation reaches it.
+/// in chunks (`ChunkedList`), found by the items they stand for, so an operation walks the
+/// chunks' counts and one chunk, not every place the patch has reached, nor the list; a held
+/// item leaves its run (becomes an element) only when an operation reaches it.
 struct PatchedList {
     enum Segment: Weighed {
         /// Held items, in their order.
