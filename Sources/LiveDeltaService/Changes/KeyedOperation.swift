@@ -150,12 +150,14 @@ struct FieldEdits {
                 throw APIError(.invalidOperation, message: "set must be an object of fields", pointer: pointer.appending("set").description)
             }
             inner.position = set.start
+            // Names seen, in a table: a body may set hundreds of thousands of fields.
+            var names = Set<[UInt8]>()
             var key = try inner.beginObject()
             while let current = key {
                 let name = inner.decoded(current)
                 inner.skipWhitespace()
                 let field = try inner.scanValue()
-                if self.set.contains(where: { $0.name == name }) {
+                if !names.insert(name).inserted {
                     throw APIError.duplicateMember(pointer.appending("set").appending(inner.text(current)))
                 }
                 self.set.append((name, field.range))

@@ -24,16 +24,17 @@ struct FieldChanges {
     init?(old: UnsafeBufferPointer<UInt8>, new: UnsafeBufferPointer<UInt8>, filter: ContentFilter, excluding excluded: Set<[UInt8]> = []) {
         guard let before = Self.members(of: old, filter: filter), let after = Self.members(of: new, filter: filter) else { return nil }
         existing = before.all
-        var oldValues = [[UInt8]: JSONValue]()
+        var oldValues = [[UInt8]: JSONValue](minimumCapacity: before.counted.count)
         for member in before.counted { oldValues[member.name] = member.value }
-        var seen = Set<[UInt8]>()
+        var seen = Set<[UInt8]>(minimumCapacity: after.counted.count)
         for member in after.counted.reversed() where seen.insert(member.name).inserted && !excluded.contains(member.name) {
             if oldValues[member.name] != member.value { set.append((member.name, member.text)) }
         }
         set.reverse()
-        removed = before.counted.map(\.name).filter { !seen.contains($0) && !excluded.contains($0) }.reduce(into: [[UInt8]]()) { names, name in
-            if !names.contains(name) { names.append(name) }
-        }
+        // Each name once, in the old item's order; a table, as an item may lose hundreds of
+        // thousands of fields.
+        var listed = Set<[UInt8]>()
+        removed = before.counted.map(\.name).filter { !seen.contains($0) && !excluded.contains($0) && listed.insert($0).inserted }
     }
 
     private struct Member {
