@@ -33,11 +33,25 @@ struct ChangeReading {
         return (items, collection.owners)
     }
 
+    /// The most item text one change's `changes` may rewrite together: twice the largest
+    /// body. Each rewrites its item whole, so a body of small edits to one large item would
+    /// otherwise hold a thread for as long as the edits times the item.
+    static let maxRewrittenBytes = 64 << 20
+
     /// What an update's `changes` make of the item whose text is `old`: the new text, and it
-    /// read as an item (refusals point at `origin`, the operation's `changes`).
+    /// read as an item (refusals point at `origin`, the operation's `changes`). The old text is
+    /// taken from `budget`, what the change's edits may still rewrite.
     func item(
-        _ old: UnsafeBufferPointer<UInt8>, changedBy changes: FieldEdits, body: UnsafeBufferPointer<UInt8>, origin: JSONPointer
+        _ old: UnsafeBufferPointer<UInt8>, changedBy changes: FieldEdits, body: UnsafeBufferPointer<UInt8>, origin: JSONPointer,
+        budget: inout Int
     ) throws(APIError) -> (item: JSONItem, text: [UInt8], owners: DocumentOwners) {
+        guard old.count <= budget else {
+            throw APIError(
+                .invalidOperation,
+                message: "the changes of one request's updates rewrite at most \(Self.maxRewrittenBytes) bytes of items together; this one would go past that",
+                pointer: origin.description)
+        }
+        budget -= old.count
         let text = try changes.applied(to: old, body: body)
         let (read, owners) = try text.withUnsafeBufferPointer { text throws(APIError) in try items([text], origins: [origin]) }
         guard let item = read.first else { throw .internalError("a changed item was not read") }
@@ -115,6 +129,10 @@ extension FieldEdits {
         writer.raw("{")
         var first = true
         var written = Set<[UInt8]>()
+        // By name, in tables: an item and its edits may each name hundreds of thousands of
+        // fields, and a search of the edits for each member would cost their product.
+        let setAt = Dictionary(set.map { ($0.name, $0.value) }, uniquingKeysWith: { first, _ in first })
+        let removedNames = Set(removed)
         func member(_ name: [UInt8], _ value: UnsafeBufferPointer<UInt8>) {
             if !first { writer.raw(",") }
             first = false
@@ -129,10 +147,10 @@ extension FieldEdits {
                 let name = scanner.decoded(current)
                 scanner.skipWhitespace()
                 let value = try scanner.scanValue()
-                if let change = set.first(where: { $0.name == name }) {
-                    member(name, text(change.value))
+                if let change = setAt[name] {
+                    member(name, text(change))
                     written.insert(name)
-                } else if !removed.contains(name) {
+                } else if !removedNames.contains(name) {
                     member(name, scanner.slice(value.start..<value.end))
                 }
                 key = try scanner.nextKey()

@@ -89,6 +89,7 @@ struct FlatKeyedEdit {
         var touched = [Bool](repeating: false, count: canonical.count)
         /// Keys an insert, move or remove named: where ids repeat, these renumber their id's items.
         var reordered = [Bool](repeating: false, count: canonical.count)
+        var rewriteBudget = ChangeReading.maxRewrittenBytes
         for step in steps {
             let operation = step.operation
             let id = keyIndex[step.id]
@@ -141,7 +142,8 @@ struct FlatKeyedEdit {
                 } else {
                     guard let changes = operation.changes else { throw .internalError("an update with neither item nor changes was read") }
                     let changed = try reading.item(
-                        chain.element(current).text, changedBy: changes, body: body.body.bytes, origin: operation.pointer.appending("changes"))
+                        chain.element(current).text, changedBy: changes, body: body.body.bytes, origin: operation.pointer.appending("changes"),
+                        budget: &rewriteBudget)
                     documents = documents.merging(changed.owners)
                     item = changed.item
                 }

@@ -181,6 +181,7 @@ struct SectionedKeyedEdit {
             item.occurrence = unique ? 0 : occurrence
             return item.uniqueID
         }
+        var rewriteBudget = ChangeReading.maxRewrittenBytes
         for (operation, step) in zip(operations, steps) {
             let id = ids[step.id]
             func conflict(_ member: String, _ message: String) -> APIError {
@@ -294,7 +295,9 @@ struct SectionedKeyedEdit {
                         blocks[found.block].rows?.replace(found.node, with: Row(key: id, text: .text(itemTexts[index])))
                     } else if let changes = operation.changes, let old = blocks[found.block].rows?.element(found.node).text.bytes {
                         let changed = try old.withUnsafeBufferPointer { old throws(APIError) in
-                            try reading.item(old, changedBy: changes, body: body.body.bytes, origin: operation.pointer.appending("changes"))
+                            try reading.item(
+                                old, changedBy: changes, body: body.body.bytes, origin: operation.pointer.appending("changes"),
+                                budget: &rewriteBudget)
                         }
                         // The changed item keeps its id, as an update with the whole item must.
                         let keepsID = withExtendedLifetime(changed.owners) { changed.item.plainID == keys[step.id].plainID }
