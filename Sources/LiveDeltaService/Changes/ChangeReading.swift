@@ -48,7 +48,9 @@ struct ChangeReading {
         guard old.count <= budget else {
             throw APIError(
                 .invalidOperation,
-                message: "the changes of one request's updates rewrite at most \(Self.maxRewrittenBytes) bytes of items together; this one would go past that",
+                message:
+                    "the changes of one request's updates rewrite at most \(Self.maxRewrittenBytes) bytes of items together; "
+                    + "this one would go past that",
                 pointer: origin.description)
         }
         budget -= old.count

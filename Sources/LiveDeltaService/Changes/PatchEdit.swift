@@ -157,7 +157,9 @@ struct PatchEdit {
                         pointer: operation.pointer.description)
                     : APIError(
                         .invalidOperation,
-                        message: "a patch's tests compare at most \(PatchEdit.maxTestedBytes) bytes of the document together; this test would go past that",
+                        message:
+                            "a patch's tests compare at most \(PatchEdit.maxTestedBytes) bytes of the document together; "
+                            + "this test would go past that",
                         pointer: operation.pointer.description)
             }
             if copying { copied -= size } else { tested -= size }
