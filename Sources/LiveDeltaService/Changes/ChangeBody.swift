@@ -129,12 +129,14 @@ struct OperationMembers {
         guard scanner.peek() == UInt8(ascii: "{") else {
             throw APIError(.invalidOperation, message: "\(what) must be an object", pointer: pointer.description)
         }
+        // Names seen, in a table: an operation may come with any number of members.
+        var names = Set<String>()
         var key = try scanner.beginObject()
         while let current = key {
             let name = scanner.text(current)
             scanner.skipWhitespace()
             let value = try scanner.scanValue()
-            if members.contains(where: { $0.name == name }) { throw APIError.duplicateMember(pointer.appending(name)) }
+            if !names.insert(name).inserted { throw APIError.duplicateMember(pointer.appending(name)) }
             members.append((name, value))
             key = try scanner.nextKey()
         }

@@ -8,7 +8,8 @@ enum LazyJSON: Weighed {
     case owned([UInt8])
     /// In chunks, so that a patch's inserts and removes in a long array move one chunk each.
     case array(ChunkedList<LazyJSON>)
-    case object([(name: [UInt8], value: LazyJSON)])
+    /// By name through a table, so that a patch's operations on a large object cost a lookup.
+    case object(LazyMembers)
 
     /// Opens one level: an array's elements, an object's members (scalars stay text).
     mutating func open() {
@@ -41,15 +42,14 @@ enum LazyJSON: Weighed {
                 }
                 return .array(ChunkedList(elements))
             case UInt8(ascii: "{"):
-                var members: [(name: [UInt8], value: LazyJSON)] = []
+                var members = LazyMembers()
                 var key = try scanner.beginObject()
                 while let current = key {
                     let name = scanner.decoded(current)
                     scanner.skipWhitespace()
                     let value = try scanner.scanValue()
                     // The last of repeated names wins, as everywhere in the service.
-                    members.removeAll { $0.name == name }
-                    members.append((name, .text(scanner.slice(value.start..<value.end))))
+                    members.append(name, .text(scanner.slice(value.start..<value.end)))
                     key = try scanner.nextKey()
                 }
                 return .object(members)
@@ -68,7 +68,7 @@ enum LazyJSON: Weighed {
         case .text(let text): .owned(Array(text))
         case .owned: node
         case .array(let elements): .array(ChunkedList(elements.lazy.map(owning)))
-        case .object(let members): .object(members.map { ($0.name, owning($0.value)) })
+        case .object(let members): .object(LazyMembers(members.map { ($0.name, owning($0.value)) }))
         }
     }
 
@@ -118,6 +118,25 @@ enum LazyJSON: Weighed {
             return total <= limit
         }
         return add(self) ? total : nil
+    }
+
+    /// Runs `body` on an array's elements (nil for any other value), held by nothing else
+    /// meanwhile: a switch over the value in place keeps a second reference to them, and the
+    /// first change would copy them all.
+    mutating func withElements<T>(_ body: (inout ChunkedList<LazyJSON>) throws -> T) rethrows -> T? {
+        guard case .array(var elements) = self else { return nil }
+        self = .owned([])
+        defer { self = .array(elements) }
+        return try body(&elements)
+    }
+
+    /// Runs `body` on an object's members (nil for any other value), held by nothing else
+    /// meanwhile (as `withElements`).
+    mutating func withMembers<T>(_ body: (inout LazyMembers) throws -> T) rethrows -> T? {
+        guard case .object(var members) = self else { return nil }
+        self = .owned([])
+        defer { self = .object(members) }
+        return try body(&members)
     }
 
     /// Each value counts for one place in an array.

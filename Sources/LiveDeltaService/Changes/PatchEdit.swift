@@ -45,7 +45,7 @@ struct PatchEdit {
             document = .list(PatchedList(items))
         case .sectioned(let sections):
             sectioned = true
-            document = .tree(.object([(Array("sections".utf8), .array(ChunkedList(sections.map { LazyJSON.text($0.text) })))]))
+            document = .tree(.object(LazyMembers([(Array("sections".utf8), .array(ChunkedList(sections.map { LazyJSON.text($0.text) })))])))
         }
         var budget = Budget()
         for operation in operations {
@@ -71,8 +71,7 @@ struct PatchEdit {
         }
         let root = document.tree
         if case .sectioned(let held) = current.shape, reading.options.unique, current.owners.count < FlatKeyedEdit.maxDocuments,
-            case .object(let members) = root, members.count == 1, members[0].name == Array("sections".utf8),
-            case .array(let elements) = members[0].value
+            case .object(let members) = root, members.count == 1, case .array(let elements) = members[Array("sections".utf8)]
         {
             return try sections(Array(elements), held: held, owners: current.owners)
         }
@@ -235,9 +234,9 @@ struct PatchEdit {
         return try list.update(at: index) { element in
             // The element as the one member of an object named by the token, so that the tree
             // functions take the path whole and their messages name it whole.
-            var wrapper = LazyJSON.object([(token, element)])
+            var wrapper = LazyJSON.object(LazyMembers([(token, element)]))
             element = .owned([])
-            defer { if case .object(let members) = wrapper, let member = members.first { element = member.value } }
+            defer { if case .object(let members) = wrapper, let value = members[token] { element = value } }
             return try tree(&wrapper)
         }
     }
@@ -279,24 +278,24 @@ struct PatchEdit {
         node.open()
         guard let token = path.first else { throw Failure.invalid("the path is the root") }
         if path.count == 1 { return try last(&node, token) }
-        switch node {
-        case .array(var elements):
+        let rest = path.dropFirst()
+        if let result = try node.withElements({ elements in
             guard let index = arrayIndex(token, count: elements.count, end: false) else {
                 throw Failure.missing("\(describe(path)) leads nowhere: \(String(decoding: token, as: UTF8.self)) is not an index of the array")
             }
-            node = .owned([])
-            defer { node = .array(elements) }
-            return try parent(of: path.dropFirst(), in: &elements[index], last)
-        case .object(var members):
-            guard let index = members.firstIndex(where: { $0.name == token }) else {
+            return try parent(of: rest, in: &elements[index], last)
+        }) {
+            return result
+        }
+        if let result = try node.withMembers({ members in
+            guard let result = try members.modify(token, { try parent(of: rest, in: &$0, last) }) else {
                 throw Failure.missing("\(describe(path)) leads nowhere: there is no member \(String(decoding: token, as: UTF8.self))")
             }
-            node = .owned([])
-            defer { node = .object(members) }
-            return try parent(of: path.dropFirst(), in: &members[index].value, last)
-        default:
-            throw Failure.missing("\(describe(path)) leads nowhere: it goes into a value that is not an array or object")
+            return result
+        }) {
+            return result
         }
+        throw Failure.missing("\(describe(path)) leads nowhere: it goes into a value that is not an array or object")
     }
 
     private static func value(at path: ArraySlice<[UInt8]>, in root: inout LazyJSON) throws -> LazyJSON {
@@ -310,8 +309,8 @@ struct PatchEdit {
                 }
                 return elements[index]
             case .object(let members):
-                guard let member = members.last(where: { $0.name == token }) else { throw Failure.missing("there is nothing at \(describe(path))") }
-                return member.value
+                guard let value = members[token] else { throw Failure.missing("there is nothing at \(describe(path))") }
+                return value
             default: throw Failure.missing("there is nothing at \(describe(path))")
             }
         }
@@ -320,25 +319,13 @@ struct PatchEdit {
     private static func remove(at path: ArraySlice<[UInt8]>, in root: inout LazyJSON) throws -> LazyJSON {
         try parent(of: path, in: &root) { parent, token in
             parent.open()
-            switch parent {
-            case .array(var elements):
-                guard let index = arrayIndex(token, count: elements.count, end: false) else {
-                    throw Failure.missing("there is nothing at \(describe(path))")
-                }
-                parent = .owned([])
-                let removed = elements.remove(at: index)
-                parent = .array(elements)
-                return removed
-            case .object(var members):
-                guard let index = members.firstIndex(where: { $0.name == token }) else {
-                    throw Failure.missing("there is nothing at \(describe(path))")
-                }
-                parent = .owned([])
-                let removed = members.remove(at: index)
-                parent = .object(members)
-                return removed.value
-            default: throw Failure.missing("there is nothing at \(describe(path))")
-            }
+            let removed =
+                try parent.withElements { elements in
+                    guard let index = arrayIndex(token, count: elements.count, end: false) else { return nil }
+                    return elements.remove(at: index)
+                } ?? parent.withMembers { members in members.remove(token) }
+            guard let removed = removed ?? nil else { throw Failure.missing("there is nothing at \(describe(path))") }
+            return removed
         }
     }
 
@@ -349,24 +336,14 @@ struct PatchEdit {
         }
         try parent(of: path, in: &root) { parent, token in
             parent.open()
-            switch parent {
-            case .array(var elements):
-                guard let index = arrayIndex(token, count: elements.count, end: true) else {
-                    throw Failure.missing("\(describe(path)) is not a place in the array: an index from 0 to \(elements.count), or -")
-                }
-                parent = .owned([])
-                elements.insert(value, at: index)
-                parent = .array(elements)
-            case .object(var members):
-                parent = .owned([])
-                if let index = members.firstIndex(where: { $0.name == token }) {
-                    members[index].value = value
-                } else {
-                    members.append((token, value))
-                }
-                parent = .object(members)
-            default: throw Failure.missing("\(describe(path)) goes into a value that is not an array or object")
-            }
+            let added =
+                try parent.withElements { elements in
+                    guard let index = arrayIndex(token, count: elements.count, end: true) else {
+                        throw Failure.missing("\(describe(path)) is not a place in the array: an index from 0 to \(elements.count), or -")
+                    }
+                    elements.insert(value, at: index)
+                } ?? parent.withMembers { members in members.set(value, for: token) }
+            guard added != nil else { throw Failure.missing("\(describe(path)) goes into a value that is not an array or object") }
         }
     }
 

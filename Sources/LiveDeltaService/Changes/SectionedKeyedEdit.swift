@@ -115,7 +115,7 @@ struct SectionedKeyedEdit {
             if operation.kind == .insertSection, let range = operation.section {
                 var value = LazyJSON.text(body.text(range))
                 value.open()
-                guard case .object(let members) = value, let rows = members.last(where: { $0.name == reading.options.itemsKeyBytes })?.value else {
+                guard case .object(let members) = value, let rows = members[reading.options.itemsKeyBytes] else {
                     throw APIError(
                         .invalidOperation, message: "the section needs its items under \"\(reading.options.itemsKey)\"",
                         pointer: operation.pointer.appending("section").description)
@@ -322,9 +322,10 @@ struct SectionedKeyedEdit {
             var section = block.section
             section.open()
             guard case .object(var members) = section else { throw .internalError("a section is not an object") }
-            members.removeAll { $0.name == reading.options.itemsKeyBytes }
+            // At the end, wherever the section had its items.
+            _ = members.remove(reading.options.itemsKeyBytes)
             let rows = block.rows?.materialize(finding: []).elements ?? []
-            members.append((reading.options.itemsKeyBytes, .array(ChunkedList(rows.lazy.map(\.text)))))
+            members.append(reading.options.itemsKeyBytes, .array(ChunkedList(rows.lazy.map(\.text))))
             LazyJSON.object(members).write(&writer)
         }
         writer.raw("]}")
