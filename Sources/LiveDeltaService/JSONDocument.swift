@@ -148,6 +148,19 @@ package struct DocumentOwners: Sendable {
         return merged
     }
 
+    /// These and all of `others`, each document once, in one pass.
+    func merging(_ others: [DocumentOwners]) -> DocumentOwners {
+        guard !others.isEmpty else { return self }
+        var merged = self
+        var known = Set(documents.map(ObjectIdentifier.init))
+        for other in others {
+            for document in other.documents where known.insert(ObjectIdentifier(document)).inserted {
+                if merged.first == nil { merged.first = document } else { merged.more.append(document) }
+            }
+        }
+        return merged
+    }
+
     private var documents: [JSONDocument] { (first.map { [$0] } ?? []) + more }
 
     /// The bytes the documents hold: each one's body (as it came, whitespace and all) and arena.

@@ -58,6 +58,9 @@ struct FlatKeyedEdit {
         // The keys are only looked up: their document lives as long as this edit, not the session.
         defer { withExtendedLifetime(keyOwners) {} }
         var documents = heldOwners.merging(itemOwners)
+        /// The documents of items that updates' `changes` rewrote, joined once after the
+        /// operations: joining each as it comes copied the list of documents each time.
+        var rewrittenOwners: [DocumentOwners] = []
 
         // Each distinct key once: 1 and 1.0 name one item.
         var canonical = [JSONItemID: Int]()
@@ -144,7 +147,7 @@ struct FlatKeyedEdit {
                     let changed = try reading.item(
                         chain.element(current).text, changedBy: changes, body: body.body.bytes, origin: operation.pointer.appending("changes"),
                         budget: &rewriteBudget)
-                    documents = documents.merging(changed.owners)
+                    rewrittenOwners.append(changed.owners)
                     item = changed.item
                 }
                 guard item.plainID == chain.element(current).plainID else {
@@ -160,6 +163,7 @@ struct FlatKeyedEdit {
             touched[id] = true
             if operation.kind != .update { reordered[id] = true }
         }
+        documents = documents.merging(rewrittenOwners)
         guard chain.count <= maxItems else {
             throw APIError(.tooManyItems, message: "a session holds at most \(maxItems) items; this would make \(chain.count)")
         }
