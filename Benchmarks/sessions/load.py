@@ -5,12 +5,14 @@ memory PORT PID: creates 1,000 sessions of 1,000 movie-like items each (about 10
 bodies DIR: writes two 10,000-item update bodies that differ in 1% of their items.
 changes PORT STORE: on one 100,000-item session, a one-item change (keyed operation) against a
     full update changing the same item, the same change as a patch and in 100 sections (keyed,
-    and as a patch), a section moved, changes where ids repeat, and a 100-item append (keyed
-    inserts, and /append).
+    and as a patch), a section moved, changes where ids repeat, a 100-item append (keyed
+    inserts, and /append), and one change of 100,000 operations (keyed, a patch, keyed in
+    sections).
 """
 import time
 import http.client
 import json
+import random
 import sys
 
 
@@ -139,6 +141,51 @@ def changes(port, store):
         appended.append(timed(connection, "POST", "/sessions/big/append", json.dumps({"items": rows}).encode()))
     print(f"changes {store}: 100-item append onto 100,000 items: keyed inserts p50 {percentile(keyed, 0.5):.2f} ms, "
           f"/append p50 {percentile(appended, 0.5):.2f} ms ({len(keyed)} requests each)")
+    many_operations(connection, store, count)
+
+
+def many_operations(connection, store, count):
+    """One change of as many operations as a change may hold, on a fresh 100,000-item session and
+    on 100 sections of 1,000: each operation should cost the same whatever the list's length."""
+    random.seed(7)
+    keyed, patched, shelved = [], [], []
+    for _ in range(3):
+        timed(connection, "PUT", "/sessions/many", json.dumps({"items": [movie(i) for i in range(count)]}, separators=(",", ":")).encode())
+        ids, operations = list(range(count)), []
+        for n in range(count):
+            if n % 3 == 0:
+                operations.append({"op": "insert", "id": 10 * count + n, "before": random.choice(ids), "item": movie(10 * count + n)})
+                ids.append(10 * count + n)
+            elif n % 3 == 1:
+                moved, before = random.sample(ids, 2)
+                operations.append({"op": "move", "id": moved, "before": before})
+            else:
+                operations.append({"op": "update", "id": random.choice(ids), "changes": {"set": {"rating": n % 10}, "removed": []}})
+        keyed.append(timed(connection, "POST", "/sessions/many/changes", json.dumps({"operations": operations}).encode()))
+        size, patch = len(ids), []
+        for n in range(count):
+            if n % 2 == 0:
+                patch.append({"op": "add", "path": f"/{random.randint(0, size)}", "value": movie(20 * count + n)})
+                size += 1
+            else:
+                patch.append({"op": "remove", "path": f"/{random.randrange(size)}"})
+                size -= 1
+        patched.append(timed(connection, "POST", "/sessions/many/changes", json.dumps(patch).encode(), "application/json-patch+json"))
+        sections = [{"id": s, "items": [movie(s * 1000 + n) for n in range(1000)]} for s in range(count // 1000)]
+        timed(connection, "PUT", "/sessions/many", json.dumps({"sections": sections}, separators=(",", ":")).encode())
+        where = {s * 1000 + n: s for s in range(count // 1000) for n in range(1000)}
+        operations = []
+        for n in range(count):
+            moved, before = random.sample(range(count), 2)
+            if n % 2 == 0 and moved != before:
+                operations.append({"op": "move", "id": moved, "section": where[before], "before": before})
+                where[moved] = where[before]
+            else:
+                operations.append({"op": "update", "id": moved, "changes": {"set": {"rating": n % 10}, "removed": []}})
+        shelved.append(timed(connection, "POST", "/sessions/many/changes", json.dumps({"operations": operations}).encode()))
+    print(f"changes {store}: one change of 100,000 operations on 100,000 items: keyed inserts, moves and updates "
+          f"{percentile(keyed, 0.5):.0f} ms, an RFC 6902 patch of adds and removes {percentile(patched, 0.5):.0f} ms, "
+          f"keyed moves and updates in 100 sections {percentile(shelved, 0.5):.0f} ms (medians of {len(keyed)})")
 
 
 if __name__ == "__main__":
