@@ -21,7 +21,9 @@ PARTS = [
     ("service", "bench-service", "The request path in process: the JSON reader, whole /diff bodies, each delta format against batch.",
      "Each format ≤ 1.5× the time of batch."),
     ("load", "bench-load", "POST /diff over HTTP with wrk on the same cores: a 20-item and a 10,000-item body.", ""),
-    ("sessions", "bench-sessions", "Session updates over HTTP, memory store; writes by change (`changes`, `append`) on 100,000 items, memory store and Redis.",
+    ("sessions", "bench-sessions",
+     "Session updates over HTTP, memory store; writes by change (`changes`, `append`) on 100,000 items, memory store and Redis, "
+     "one change at a time and 100,000 operations in one.",
      "≤ 1.5 bytes of memory per byte of JSON held; a one-item change p50 ≤ 1 ms (memory), ≤ 5 ms (Redis)."),
     ("redis", "bench-redis", "Session updates over HTTP, Redis store.", ""),
     ("memory", "bench-memory", "Peak memory under hostile-sized bodies.", ""),
