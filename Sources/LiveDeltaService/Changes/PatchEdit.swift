@@ -320,7 +320,7 @@ struct PatchEdit {
         try parent(of: path, in: &root) { parent, token in
             parent.open()
             let removed =
-                try parent.withElements { elements in
+                parent.withElements { elements in
                     guard let index = arrayIndex(token, count: elements.count, end: false) else { return nil }
                     return elements.remove(at: index)
                 } ?? parent.withMembers { members in members.remove(token) }
@@ -336,7 +336,7 @@ struct PatchEdit {
         }
         try parent(of: path, in: &root) { parent, token in
             parent.open()
-            let added =
+            let added: Void? =
                 try parent.withElements { elements in
                     guard let index = arrayIndex(token, count: elements.count, end: true) else {
                         throw Failure.missing("\(describe(path)) is not a place in the array: an index from 0 to \(elements.count), or -")
