@@ -31,7 +31,7 @@ import Testing
                 case 3 where !model.isEmpty:
                     let index = place % model.count
                     model[index].weight += 1
-                    list[index].weight += 1
+                    list.modify(at: index) { $0.weight += 1 }
                 default:
                     break
                 }
@@ -48,7 +48,7 @@ import Testing
                     #expect(found.index == index && found.offset == offset)
                 }
                 covered += run.weight
-                if !model.isEmpty { #expect(list[index] == run) }
+                if !model.isEmpty { #expect(list.element(at: index) == run) }
             }
             #expect(list.locate(weight: total) == (model.count, 0))
         }
@@ -58,7 +58,13 @@ import Testing
         var list = ChunkedList((0..<1_000).map { Run(weight: 1, tag: $0) }, chunkSize: 4)
         list.replace(at: 500, with: [Run(weight: 2, tag: -1), Run(weight: 0, tag: -2), Run(weight: 3, tag: -3)])
         #expect(list.count == 1_002 && list.weight == 1_004)
-        #expect(list[499].tag == 499 && list[500].tag == -1 && list[502].tag == -3 && list[503].tag == 501)
+        #expect(list.element(at: 499)?.tag == 499 && list.element(at: 500)?.tag == -1)
+        #expect(list.element(at: 502)?.tag == -3 && list.element(at: 503)?.tag == 501)
         #expect(list.locate(weight: 501).index == 500 && list.locate(weight: 502).index == 502)
+        // Past the end, nothing is read or changed, and the process goes on.
+        #expect(list.element(at: 1_002) == nil && list.element(at: -1) == nil && list.remove(at: 1_002) == nil)
+        #expect(!list.insert(Run(weight: 1, tag: 0), at: 1_003) && !list.replace(at: 1_002, with: []))
+        #expect(list.modify(at: 1_002) { _ in true } == nil)
+        #expect(list.count == 1_002 && list.weight == 1_004)
     }
 }

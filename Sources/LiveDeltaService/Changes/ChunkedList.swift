@@ -47,29 +47,34 @@ struct ChunkedList<Element: Weighed>: Sequence {
 
     func makeIterator() -> FlattenSequence<[[Element]]>.Iterator { chunks.joined().makeIterator() }
 
-    /// The chunk that holds `index` (below `count`), and the index's place in it.
-    private func place(of index: Int) -> (chunk: Int, slot: Int) {
+    /// The chunk that holds `index`, and the index's place in it; nil past the end. Each
+    /// access answers nil rather than stopping the process where an index is out of range:
+    /// the callers check their indices, and one that did not is a logged 500, not a crash.
+    private func place(of index: Int) -> (chunk: Int, slot: Int)? {
+        guard index >= 0 else { return nil }
         var start = 0
         for (position, chunk) in chunks.enumerated() {
             if index < start + chunk.count { return (position, index - start) }
             start += chunk.count
         }
-        preconditionFailure("index \(index) is past the list's \(count) elements")
+        return nil
     }
 
-    subscript(index: Int) -> Element {
-        get {
-            let (chunk, slot) = place(of: index)
-            return chunks[chunk][slot]
-        }
-        _modify {
-            let (chunk, slot) = place(of: index)
-            let before = chunks[chunk][slot].weight
-            yield &chunks[chunk][slot]
+    /// The element at `index`; nil past the end.
+    func element(at index: Int) -> Element? {
+        place(of: index).map { chunks[$0.chunk][$0.slot] }
+    }
+
+    /// Runs `body` on the element at `index` where it stands; nil past the end.
+    mutating func modify<T>(at index: Int, _ body: (inout Element) throws -> T) rethrows -> T? {
+        guard let (chunk, slot) = place(of: index) else { return nil }
+        let before = chunks[chunk][slot].weight
+        defer {
             let change = chunks[chunk][slot].weight - before
             weights[chunk] += change
             weight += change
         }
+        return try body(&chunks[chunk][slot])
     }
 
     /// The element whose weight covers `weight` (below the list's weight): its index, and how
@@ -91,20 +96,27 @@ struct ChunkedList<Element: Weighed>: Sequence {
         return (count, 0)
     }
 
-    mutating func append(_ element: Element) { insert(element, at: count) }
-
-    /// Puts `element` at `index` (up to `count`).
-    mutating func insert(_ element: Element, at index: Int) {
-        let (chunk, slot): (Int, Int)
-        if index == count {
-            if chunks.isEmpty || chunks[chunks.count - 1].count >= 2 * chunkSize {
-                chunks.append([])
-                weights.append(0)
-            }
-            (chunk, slot) = (chunks.count - 1, chunks[chunks.count - 1].count)
-        } else {
-            (chunk, slot) = place(of: index)
+    mutating func append(_ element: Element) {
+        if chunks.isEmpty || chunks[chunks.count - 1].count >= 2 * chunkSize {
+            chunks.append([])
+            weights.append(0)
         }
+        insert(element, chunk: chunks.count - 1, slot: chunks[chunks.count - 1].count)
+    }
+
+    /// Puts `element` at `index` (up to `count`); false, and nothing put, past that.
+    @discardableResult
+    mutating func insert(_ element: Element, at index: Int) -> Bool {
+        if index == count {
+            append(element)
+            return true
+        }
+        guard let (chunk, slot) = place(of: index) else { return false }
+        insert(element, chunk: chunk, slot: slot)
+        return true
+    }
+
+    private mutating func insert(_ element: Element, chunk: Int, slot: Int) {
         chunks[chunk].insert(element, at: slot)
         weights[chunk] += element.weight
         count += 1
@@ -119,10 +131,10 @@ struct ChunkedList<Element: Weighed>: Sequence {
         }
     }
 
-    /// Takes out the element at `index` (below `count`).
+    /// Takes out the element at `index`; nil, and nothing taken, past the end.
     @discardableResult
-    mutating func remove(at index: Int) -> Element {
-        let (chunk, slot) = place(of: index)
+    mutating func remove(at index: Int) -> Element? {
+        guard let (chunk, slot) = place(of: index) else { return nil }
         let element = chunks[chunk].remove(at: slot)
         weights[chunk] -= element.weight
         count -= 1
@@ -134,9 +146,12 @@ struct ChunkedList<Element: Weighed>: Sequence {
         return element
     }
 
-    /// Puts `elements` where the element at `index` (below `count`) was.
-    mutating func replace(at index: Int, with elements: [Element]) {
-        remove(at: index)
+    /// Puts `elements` where the element at `index` was; false, and nothing changed, past the
+    /// end.
+    @discardableResult
+    mutating func replace(at index: Int, with elements: [Element]) -> Bool {
+        guard remove(at: index) != nil else { return false }
         for (offset, element) in elements.enumerated() { insert(element, at: index + offset) }
+        return true
     }
 }

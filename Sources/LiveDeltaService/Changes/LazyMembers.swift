@@ -42,7 +42,10 @@ struct LazyMembers: Sequence {
 
     /// Runs `body` on the value of the member `name` where it stands; nil where there is none.
     mutating func modify<T>(_ name: [UInt8], _ body: (inout LazyJSON) throws -> T) rethrows -> T? {
-        guard let position = positions[name], slots[position] != nil else { return nil }
-        return try body(&slots[position]!.value)
+        guard let position = positions[name], var member = slots[position] else { return nil }
+        // Out of its slot while `body` runs, so that changing it copies nothing.
+        slots[position] = nil
+        defer { slots[position] = member }
+        return try body(&member.value)
     }
 }

@@ -249,13 +249,13 @@ struct PatchEdit {
 
     private static func value(at path: ArraySlice<[UInt8]>, in document: inout Document) throws -> LazyJSON {
         try reach(
-            path, in: &document, place: { list, token in list.element(at: try existing(token, in: list, path: path)) },
+            path, in: &document, place: { list, token in try list.element(at: existing(token, in: list, path: path)) },
             tree: { root in try value(at: path, in: &root) })
     }
 
     private static func remove(at path: ArraySlice<[UInt8]>, in document: inout Document) throws -> LazyJSON {
         try reach(
-            path, in: &document, place: { list, token in list.remove(at: try existing(token, in: list, path: path)) },
+            path, in: &document, place: { list, token in try list.remove(at: existing(token, in: list, path: path)) },
             tree: { root in try remove(at: path, in: &root) })
     }
 
@@ -266,7 +266,7 @@ struct PatchEdit {
                 guard let index = arrayIndex(token, count: list.count, end: true) else {
                     throw Failure.missing("\(describe(path)) is not a place in the array: an index from 0 to \(list.count), or -")
                 }
-                list.insert(value, at: index)
+                try list.insert(value, at: index)
             },
             tree: { root in try add(value, at: path, in: &root) })
     }
@@ -283,7 +283,10 @@ struct PatchEdit {
             guard let index = arrayIndex(token, count: elements.count, end: false) else {
                 throw Failure.missing("\(describe(path)) leads nowhere: \(String(decoding: token, as: UTF8.self)) is not an index of the array")
             }
-            return try parent(of: rest, in: &elements[index], last)
+            guard let result = try elements.modify(at: index, { try parent(of: rest, in: &$0, last) }) else {
+                throw APIError.internalError("an array lost its element \(index)")
+            }
+            return result
         }) {
             return result
         }
@@ -307,7 +310,8 @@ struct PatchEdit {
                 guard let index = arrayIndex(token, count: elements.count, end: false) else {
                     throw Failure.missing("there is nothing at \(describe(path))")
                 }
-                return elements[index]
+                guard let element = elements.element(at: index) else { throw APIError.internalError("an array lost its element \(index)") }
+                return element
             case .object(let members):
                 guard let value = members[token] else { throw Failure.missing("there is nothing at \(describe(path))") }
                 return value
@@ -341,7 +345,7 @@ struct PatchEdit {
                     guard let index = arrayIndex(token, count: elements.count, end: true) else {
                         throw Failure.missing("\(describe(path)) is not a place in the array: an index from 0 to \(elements.count), or -")
                     }
-                    elements.insert(value, at: index)
+                    guard elements.insert(value, at: index) else { throw APIError.internalError("an array lost its place \(index)") }
                 } ?? parent.withMembers { members in members.set(value, for: token) }
             guard added != nil else { throw Failure.missing("\(describe(path)) goes into a value that is not an array or object") }
         }

@@ -38,46 +38,58 @@ struct PatchedList {
         return index
     }
 
+    /// A place the patch checked that the segments do not hold: a fault in this code, answered
+    /// as a logged 500 rather than a crash.
+    private static var lost: APIError { .internalError("a patched list lost track of its places") }
+
     /// The element at `index` (below `count`).
-    mutating func element(at index: Int) -> LazyJSON {
-        guard case .element(let value) = segments[isolate(index)] else { return .owned([]) }
+    mutating func element(at index: Int) throws(APIError) -> LazyJSON {
+        // Isolated first: `segments` read in the same expression would be the list before it.
+        let segment = try isolate(index)
+        guard case .element(let value) = segments.element(at: segment) else { throw Self.lost }
         return value
     }
 
     /// Runs `body` on the element at `index` (below `count`).
-    mutating func update<T>(at index: Int, _ body: (inout LazyJSON) throws -> T) rethrows -> T {
-        let segment = isolate(index)
-        var value = LazyJSON.owned([])
-        if case .element(let current) = segments[segment] { value = current }
-        // Out of the array while `body` runs (an empty run stands in), so that changing it
-        // copies nothing.
-        segments[segment] = .held(0..<0)
-        defer { segments[segment] = .element(value) }
-        return try body(&value)
+    mutating func update<T>(at index: Int, _ body: (inout LazyJSON) throws -> T) throws -> T {
+        let segment = try isolate(index)
+        let found: T?? = try segments.modify(at: segment) { segment in
+            guard case .element(var value) = segment else { return nil }
+            // Out of the list while `body` runs (an empty run stands in), so that changing it
+            // copies nothing.
+            segment = .held(0..<0)
+            defer { segment = .element(value) }
+            return try body(&value)
+        }
+        guard let found, let result = found else { throw Self.lost }
+        return result
     }
 
     /// Takes out the element at `index` (below `count`).
-    mutating func remove(at index: Int) -> LazyJSON {
-        let segment = isolate(index)
+    mutating func remove(at index: Int) throws(APIError) -> LazyJSON {
+        let segment = try isolate(index)
+        guard case .element(let value) = segments.remove(at: segment) else { throw Self.lost }
         count -= 1
-        guard case .element(let value) = segments.remove(at: segment) else { return .owned([]) }
         return value
     }
 
     /// Puts `value` at `index` (up to `count`).
-    mutating func insert(_ value: LazyJSON, at index: Int) {
-        defer { count += 1 }
+    mutating func insert(_ value: LazyJSON, at index: Int) throws(APIError) {
         guard index < count else {
             segments.append(.element(value))
+            count += 1
             return
         }
         let (segment, offset) = segments.locate(weight: index)
-        guard offset > 0, case .held(let run) = segments[segment] else {
-            segments.insert(.element(value), at: segment)
-            return
+        var placed: Bool
+        if offset > 0, case .held(let run) = segments.element(at: segment) {
+            let split = run.lowerBound + offset
+            placed = segments.replace(at: segment, with: [.held(run.lowerBound..<split), .element(value), .held(split..<run.upperBound)])
+        } else {
+            placed = segments.insert(.element(value), at: segment)
         }
-        let split = run.lowerBound + offset
-        segments.replace(at: segment, with: [.held(run.lowerBound..<split), .element(value), .held(split..<run.upperBound)])
+        guard placed else { throw Self.lost }
+        count += 1
     }
 
     /// The whole list as one `LazyJSON` array, for a patch that goes on to work on the root.
@@ -94,16 +106,17 @@ struct PatchedList {
     }
 
     /// Makes the item at `index` an element of its own; answers its segment.
-    private mutating func isolate(_ index: Int) -> Int {
+    private mutating func isolate(_ index: Int) throws(APIError) -> Int {
         let (segment, offset) = segments.locate(weight: index)
-        guard case .held(let run) = segments[segment] else { return segment }
+        guard let found = segments.element(at: segment) else { throw Self.lost }
+        guard case .held(let run) = found else { return segment }
         let item = run.lowerBound + offset
         if let start = held[item].text.baseAddress { isolated[start] = item }
         var parts: [Segment] = []
         if offset > 0 { parts.append(.held(run.lowerBound..<item)) }
         parts.append(.element(.text(held[item].text)))
         if item + 1 < run.upperBound { parts.append(.held(item + 1..<run.upperBound)) }
-        segments.replace(at: segment, with: parts)
+        guard segments.replace(at: segment, with: parts) else { throw Self.lost }
         return segment + (offset > 0 ? 1 : 0)
     }
 }
