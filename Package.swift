@@ -3,7 +3,7 @@ import PackageDescription
 
 /// Dependencies point down only:
 /// livedelta (executable) -> LiveDeltaRedis -> (RedisClient -> CHiredis, LiveDeltaService),
-/// LiveDeltaService -> (LiveCollections, ByteJSON, MicroHTTP -> CMicroHTTPD,
+/// LiveDeltaService -> (LiveCollections, ByteJSON, MicroHTTP -> (CMicroHTTPD, CLinuxEvents),
 /// TokenAuth -> ByteJSON, CCurl, jwt-kit).
 let package = Package(
     name: "LiveDelta",
@@ -42,6 +42,8 @@ let package = Package(
             name: "CMicroHTTPD",
             linkerSettings: [.linkedLibrary("microhttpd")]
         ),
+        // Linux's epoll and eventfd headers, which Glibc's Swift module leaves out.
+        .target(name: "CLinuxEvents"),
         // A thin C shim over hiredis (Debian's libhiredis-dev).
         .target(name: "CHiredis", linkerSettings: [.linkedLibrary("hiredis")]),
         // A blocking Redis client on the shim: a bounded pool, timeouts, reconnection. Knows no sessions.
@@ -58,7 +60,7 @@ let package = Package(
             ]
         ),
         // A Swift HTTP server on the shim: requests, responses, limits. Knows no deltas.
-        .target(name: "MicroHTTP", dependencies: ["CMicroHTTPD", .product(name: "NIOConcurrencyHelpers", package: "swift-nio")]),
+        .target(name: "MicroHTTP", dependencies: ["CMicroHTTPD", "CLinuxEvents", .product(name: "NIOConcurrencyHelpers", package: "swift-nio")]),
         // The HTTP API: routes, the JSON wire format, sessions, errors.
         .target(
             name: "LiveDeltaService",

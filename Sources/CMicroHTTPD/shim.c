@@ -33,3 +33,7 @@ size_t cmhd_request_header_size(struct MHD_Connection *connection) {
     const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_REQUEST_HEADER_SIZE);
     return info == NULL ? 0 : info->header_size;
 }
+
+int cmhd_set_connection_timeout(struct MHD_Connection *connection, unsigned int seconds) {
+    return MHD_set_connection_option(connection, MHD_CONNECTION_OPTION_TIMEOUT, seconds) == MHD_YES;
+}

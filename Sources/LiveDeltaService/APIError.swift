@@ -68,7 +68,15 @@ package struct APIError: Error, Sendable {
                 .tooManyConnectionsFromClient,
                 message: "this address already has \(limit) connections open, the most one client may; reuse them, or close some")
         case .tooManyStreams(let limit):
-            apiError = APIError(.tooManySubscribers, message: "all \(limit) event streams the server holds are open; try again shortly")
+            apiError = APIError(
+                .tooManySubscribers,
+                message: "all \(limit) event streams the server holds are open (--max-subscribers, LIVEDELTA_MAX_SUBSCRIBERS); try again shortly")
+        case .tooManyStreamOpens(let perSecond):
+            apiError = APIError(
+                .tooManyStreamOpens,
+                message:
+                    "this address starts event streams and long polls faster than the \(perSecond) a second one client may (--stream-opens-per-second, LIVEDELTA_STREAM_OPENS_PER_SECOND); keep a stream open, or wait between polls"
+            )
         }
         apiError.headers = [("Retry-After", "1")]
         return apiError

@@ -31,6 +31,8 @@ package enum ErrorCode: String, CaseIterable, Sendable {
     case tooManyConnections = "too_many_connections"
     case tooManyConnectionsFromClient = "too_many_connections_from_client"
     case tooManySubscribers = "too_many_subscribers"
+    case tooManyStreamOpens = "too_many_stream_opens"
+    case quotaExceeded = "quota_exceeded"
     case invalidParameter = "invalid_parameter"
     case invalidOperation = "invalid_operation"
     case changeConflict = "change_conflict"
@@ -53,7 +55,7 @@ package enum ErrorCode: String, CaseIterable, Sendable {
         case .unsupportedMediaType: 415
         case .changeConflict, .testFailed: 409
         case .invalidOperation, .invalidShape, .invalidOption, .missingID, .invalidID, .invalidItem, .duplicateID, .duplicateMember: 422
-        case .tooManyConnectionsFromClient: 429
+        case .tooManyConnectionsFromClient, .tooManyStreamOpens, .quotaExceeded: 429
         case .headersTooLarge: 431
         case .internalError: 500
         case .unsupportedTransferCoding: 501

@@ -20,8 +20,14 @@ final class ConnectionGate: Sendable {
     struct Limits: Sendable {
         var connections: Int
         var connectionsPerClient: Int
-        /// Connections sending a streamed response, counted apart from the others.
+        /// Connections sending a streamed response, counted apart from the others (a client's
+        /// streams still count against `connectionsPerClient`).
         var streams: Int = 0
+        /// Streams one client address may start a second, on average (0: no limit), with room
+        /// for `streamOpenBurst` at once: a client opening and closing streams in a loop is
+        /// slowed to this rate, whatever else bounds it.
+        var streamOpensPerSecond: Int = 0
+        var streamOpenBurst: Int = 0
         /// Time for a request head, from accept or from the previous response.
         var headerTimeout: Duration
         /// After the first `headerTimeout` of a body, it must arrive at this many bytes a second.
@@ -32,6 +38,15 @@ final class ConnectionGate: Sendable {
         case admitted
         case serverFull
         case clientFull
+    }
+
+    /// Whether a connection may go on to send a stream.
+    enum StreamAdmission: Equatable {
+        case started
+        /// All `limits.streams` are being sent.
+        case full
+        /// The client has started streams faster than `limits.streamOpensPerSecond`.
+        case tooFast
     }
 
     /// What `sweep` did to a connection.
@@ -45,10 +60,12 @@ final class ConnectionGate: Sendable {
     let limits: Limits
     private struct State {
         var connections: [Int32: ConnectionState] = [:]
-        /// Connections in `connections` that send streams: they count against `limits.streams`
-        /// alone, not against the connection limits.
+        /// Connections in `connections` that send streams: they count against `limits.streams`,
+        /// not against `limits.connections` (but against their client's, in `perClient`).
         var streams = 0
         var perClient: [ClientAddress: Int] = [:]
+        /// Each client's allowance of stream starts (a token bucket), where it has spent some.
+        var streamOpens: [ClientAddress: (tokens: Double, at: Int64)] = [:]
 
         var requestConnections: Int { connections.count - streams }
     }
@@ -64,17 +81,42 @@ final class ConnectionGate: Sendable {
     /// Connections sending streams.
     var streamCount: Int { state.withLockedValue { $0.streams } }
 
-    /// The connection goes on to send a stream: it leaves the connection counts for the stream
-    /// count, where that is below its limit (false, changing nothing, where it is not).
-    func startStream(_ connection: ConnectionState) -> Bool {
+    /// The connection goes on to send a stream: it leaves the connection count for the stream
+    /// count, where that is below its limit and the client has not started streams too fast
+    /// (changing nothing where it may not). It still counts against its client's connections.
+    func startStream(_ connection: ConnectionState, now: Int64 = monotonicNanoseconds()) -> StreamAdmission {
         state.withLockedValue { state in
-            guard state.connections[connection.socket] === connection, !connection.streaming else { return false }
-            guard state.streams < limits.streams else { return false }
+            guard state.connections[connection.socket] === connection, !connection.streaming else { return .full }
+            guard state.streams < limits.streams else { return .full }
+            guard spendStreamOpen(connection.client, now: now, in: &state) else { return .tooFast }
             state.streams += 1
             connection.streaming = true
-            Self.uncount(connection.client, from: &state)
-            return true
+            return .started
         }
+    }
+
+    /// Takes one stream start from the client's bucket, refilled at `streamOpensPerSecond`.
+    private func spendStreamOpen(_ client: ClientAddress, now: Int64, in state: inout State) -> Bool {
+        guard limits.streamOpensPerSecond > 0 else { return true }
+        let burst = Double(max(1, limits.streamOpenBurst))
+        let rate = Double(limits.streamOpensPerSecond)
+        var bucket = state.streamOpens[client] ?? (burst, now)
+        bucket.tokens = min(burst, bucket.tokens + Double(max(0, now - bucket.at)) * rate / 1e9)
+        bucket.at = now
+        guard bucket.tokens >= 1 else {
+            state.streamOpens[client] = bucket
+            return false
+        }
+        bucket.tokens -= 1
+        state.streamOpens[client] = bucket
+        // Buckets that have filled up again are the same as none: drop them now and then, so
+        // that the table holds only clients that opened streams lately.
+        if state.streamOpens.count > 4_096 {
+            state.streamOpens = state.streamOpens.filter { _, bucket in
+                bucket.tokens + Double(max(0, now - bucket.at)) * rate / 1e9 < burst
+            }
+        }
+        return true
     }
 
     /// Counts a new connection unless it would pass a limit.
@@ -97,13 +139,12 @@ final class ConnectionGate: Sendable {
     }
 
     /// The connection's stream has ended and it may carry requests again: it counts as a
-    /// connection once more (even past the limits for a moment, as it was admitted already).
+    /// connection once more (even past the limit for a moment, as it was admitted already).
     func finishStream(_ connection: ConnectionState) {
         state.withLockedValue { state in
             guard state.connections[connection.socket] === connection, connection.streaming else { return }
             state.streams -= 1
             connection.streaming = false
-            state.perClient[connection.client, default: 0] += 1
         }
     }
 
@@ -124,11 +165,8 @@ final class ConnectionGate: Sendable {
 
     private static func remove(_ connection: ConnectionState, from state: inout State) {
         state.connections[connection.socket] = nil
-        if connection.streaming {
-            state.streams -= 1
-        } else {
-            uncount(connection.client, from: &state)
-        }
+        if connection.streaming { state.streams -= 1 }
+        uncount(connection.client, from: &state)
     }
 
     private static func uncount(_ client: ClientAddress, from state: inout State) {

@@ -69,4 +69,6 @@ package enum HTTPServerError: Sendable, Equatable {
     case tooManyConnectionsFromClient(limit: Int)
     /// All `maxStreams` streamed responses are being sent.
     case tooManyStreams(limit: Int)
+    /// This client address has started streams faster than `streamOpensPerSecond`.
+    case tooManyStreamOpens(perSecond: Int)
 }

@@ -60,6 +60,10 @@ package final class HTTPServer: Sendable {
         /// Connections sending streamed responses (`HTTPResponse.stream`) at once, counted apart
         /// from `connectionLimit` and `connectionsPerClient`; past it, `.tooManyStreams`.
         package var maxStreams: Int = 0
+        /// Streams one client address may start a second, on average, with room for
+        /// `streamOpenBurst` at once (`.tooManyStreamOpens` past it); 0: no limit.
+        package var streamOpensPerSecond: Int = 0
+        package var streamOpenBurst: Int = 0
         /// Bodies being received, by all connections together, are held to this many bytes; a
         /// request that would pass it is refused with `errorResponse(.busy)`.
         package var maxBufferedBodyBytes: Int = 1 << 30
@@ -71,7 +75,7 @@ package final class HTTPServer: Sendable {
             switch error {
             case .bodyTooLarge: HTTPResponse(status: 413)
             case .busy, .tooManyConnections, .tooManyStreams: HTTPResponse(status: 503, headers: [("Retry-After", "1")])
-            case .tooManyConnectionsFromClient: HTTPResponse(status: 429, headers: [("Retry-After", "1")])
+            case .tooManyConnectionsFromClient, .tooManyStreamOpens: HTTPResponse(status: 429, headers: [("Retry-After", "1")])
             case .badRequest: HTTPResponse(status: 400)
             case .uriTooLong: HTTPResponse(status: 414)
             case .headersTooLarge: HTTPResponse(status: 431)
@@ -120,6 +124,7 @@ package final class HTTPServer: Sendable {
         let gate = ConnectionGate(
             limits: .init(
                 connections: connectionLimit, connectionsPerClient: max(1, configuration.connectionsPerClient), streams: configuration.maxStreams,
+                streamOpensPerSecond: max(0, configuration.streamOpensPerSecond), streamOpenBurst: max(0, configuration.streamOpenBurst),
                 headerTimeout: .seconds(max(1, configuration.headerTimeoutSeconds)), minBodyRate: max(0, configuration.minBodyRate)))
         let core = ServerCore(configuration: configuration, gate: gate, handler: handler)
         // libmicrohttpd calls back with this pointer; `stop` drops the retain after the daemons end.
@@ -250,6 +255,7 @@ package final class HTTPServer: Sendable {
         // Stopping a daemon with a suspended connection breaks libmicrohttpd's rules.
         guard computing == 0 else { return StopOutcome(cut: cut, computing: computing) }
         for daemon in daemons { MHD_stop_daemon(daemon.pointer) }
+        core.hangups.stop()
         Unmanaged.passUnretained(core).release()
         return StopOutcome(cut: cut, computing: 0)
     }

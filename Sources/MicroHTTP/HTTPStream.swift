@@ -5,13 +5,17 @@ import struct NIOConcurrencyHelpers.NIOLockedValueBox
 /// A response body written while it is being sent (server-sent events, a long answer): any
 /// thread writes to it, libmicrohttpd's event-loop thread sends what has been written, and the
 /// connection is suspended while there is nothing to send, so an idle stream costs no thread
-/// and no polling.
+/// and no polling. A client that closes an idle stream is noticed at once (`HangupWatcher`).
 ///
-/// Bounded: bytes written and not yet sent are held up to `maxBuffered`; a write past it
-/// drops the stream (the connection closes) rather than hold more for a client that does not
-/// read, so a slow reader never delays the writer or anyone else.
+/// Writes are queued as `StreamBytes`, shared with every other stream they go to, not copied.
+/// Bounded: a stream is dropped (its connection closes) when a write finds it more than
+/// `maxBuffered` bytes behind, not counting one write larger than `maxBuffered` that it is
+/// still sending (a large session's whole state goes out as the client reads it); and every
+/// write counts against `budget`, shared by all the writer's streams, which drops the stream
+/// whose write does not fit. So a slow reader never delays the writer or anyone else.
 package final class HTTPStream: Sendable {
     package let maxBuffered: Int
+    package let budget: UnsentBudget?
 
     /// Where the stream is in its life.
     private enum Phase {
@@ -23,31 +27,46 @@ package final class HTTPStream: Sendable {
         case detached
     }
 
+    /// Why a stream was dropped before its writer closed it.
+    package enum Drop: Sendable, Equatable {
+        /// The client fell more than `maxBuffered` bytes behind.
+        case slowReader
+        /// The bytes held for all streams would have passed `budget`.
+        case budget
+        /// The client closed the connection.
+        case hangup
+    }
+
     private struct State {
         var phase = Phase.waiting
-        var pending: [UInt8] = []
-        /// Bytes of `pending` already sent.
-        var sent = 0
-        /// No more writes: the stream ends once `pending` is sent (`abort`: at once).
+        /// What is written and not yet sent: `queue[head...]`, the first from `offset` on.
+        var queue: [StreamBytes] = []
+        var head = 0
+        var offset = 0
+        var buffered = 0
+        /// The bytes left of the one write larger than `maxBuffered` the stream may hold.
+        var oversized: ObjectIdentifier?
+        var oversizedLeft = 0
+        /// No more writes: the stream ends once the queue is sent (`abort`: at once).
         var closed = false
         var aborted = false
+        var dropped: Drop?
         var onClose: (@Sendable () -> Void)?
         /// The server's own note of the end, beside the writer's.
         var onDetach: (@Sendable () -> Void)?
-
-        var buffered: Int { pending.count - sent }
     }
 
-    // @unchecked Sendable inside: `State` holds the connection pointer, which only the lock's
-    // holder uses; see `Phase`.
     private let state: NIOLockedValueBox<StateBox>
 
+    // @unchecked Sendable: `State` holds the connection pointer, which is used only under the
+    // lock (see `wake` and `read`).
     private struct StateBox: @unchecked Sendable {  // the pointer is used under the lock only
         var value = State()
     }
 
-    package init(maxBuffered: Int = 1 << 20) {
+    package init(maxBuffered: Int = 1 << 20, budget: UnsentBudget? = nil) {
         self.maxBuffered = maxBuffered
+        self.budget = budget
         state = NIOLockedValueBox(StateBox())
     }
 
@@ -62,25 +81,34 @@ package final class HTTPStream: Sendable {
         if now { body() }
     }
 
-    /// Adds bytes to send. False, writing nothing, where the stream is closed or gone; where
-    /// the bytes would pass `maxBuffered`, the stream is dropped and false returned.
+    /// Adds bytes to send (see `write(_:)` for shared bytes).
     @discardableResult
-    package func write(_ bytes: [UInt8]) -> Bool {
+    package func write(_ bytes: [UInt8]) -> Bool { write([StreamBytes(bytes)]) }
+
+    /// Queues `chunks`, in order, shared rather than copied. False, writing nothing more, where
+    /// the stream is closed or gone, or where a chunk passes a bound: the stream is then dropped
+    /// (`dropped` says why).
+    @discardableResult
+    package func write(_ chunks: [StreamBytes]) -> Bool {
         state.withLockedValue { box in
-            guard !box.value.closed else { return false }
-            if case .detached = box.value.phase { return false }
-            guard box.value.buffered + bytes.count <= maxBuffered else {
-                box.value.closed = true
-                box.value.aborted = true
-                Self.wake(&box.value)
-                return false
-            }
-            if box.value.buffered == 0 {
-                // Shares the writer's bytes (one event to many streams) rather than copying.
-                box.value.pending = bytes
-                box.value.sent = 0
-            } else {
-                box.value.pending.append(contentsOf: bytes)
+            for chunk in chunks {
+                guard !box.value.closed else { return false }
+                if case .detached = box.value.phase { return false }
+                let exempt = chunk.count > maxBuffered && box.value.oversizedLeft == 0
+                guard exempt || box.value.buffered - box.value.oversizedLeft + chunk.count <= maxBuffered else {
+                    drop(&box.value, .slowReader)
+                    return false
+                }
+                guard chunk.hold(in: budget) else {
+                    drop(&box.value, .budget)
+                    return false
+                }
+                box.value.queue.append(chunk)
+                box.value.buffered += chunk.count
+                if exempt {
+                    box.value.oversized = ObjectIdentifier(chunk)
+                    box.value.oversizedLeft = chunk.count
+                }
             }
             Self.wake(&box.value)
             return true
@@ -101,9 +129,17 @@ package final class HTTPStream: Sendable {
         state.withLockedValue { box in
             box.value.closed = true
             box.value.aborted = true
+            releaseQueue(&box.value)
             Self.wake(&box.value)
         }
     }
+
+    // A stream never handed to a connection (its request failed after it was made) gives
+    // back what it held.
+    deinit { state.withLockedValue { releaseQueue(&$0.value) } }
+
+    /// Why the stream was dropped; nil where it was not.
+    package var dropped: Drop? { state.withLockedValue { $0.value.dropped } }
 
     /// Bytes written and not yet sent.
     package var buffered: Int { state.withLockedValue { $0.value.buffered } }
@@ -116,6 +152,14 @@ package final class HTTPStream: Sendable {
         }
     }
 
+    private func drop(_ state: inout State, _ reason: Drop) {
+        if state.dropped == nil { state.dropped = reason }
+        state.closed = true
+        state.aborted = true
+        releaseQueue(&state)
+        Self.wake(&state)
+    }
+
     /// Resumes a connection suspended for want of bytes. Under the lock: the daemon suspends
     /// only under it too, so a resume can never come before the suspend it answers, and a
     /// suspended connection cannot close, so the pointer is live.
@@ -123,6 +167,17 @@ package final class HTTPStream: Sendable {
         guard case .attached(let connection, true) = state.phase else { return }
         state.phase = .attached(connection: connection, suspended: false)
         MHD_resume_connection(connection)
+    }
+
+    /// Lets go of everything queued, giving it back to the budget.
+    private func releaseQueue(_ state: inout State) {
+        for chunk in state.queue[state.head...] { chunk.release(from: budget) }
+        state.queue = []
+        state.head = 0
+        state.offset = 0
+        state.buffered = 0
+        state.oversized = nil
+        state.oversizedLeft = 0
     }
 
     // MARK: - For the server
@@ -135,26 +190,22 @@ package final class HTTPStream: Sendable {
         }
     }
 
+    /// The client closed the connection (seen while libmicrohttpd was not watching it): the
+    /// stream ends at once, and libmicrohttpd closes its side.
+    func hangUp() {
+        state.withLockedValue { box in
+            guard !box.value.aborted else { return }
+            drop(&box.value, .hangup)
+        }
+    }
+
     /// libmicrohttpd asks for the next bytes (on the connection's event-loop thread): copies
     /// what it can into `buffer`; where there is nothing, suspends the connection until a
     /// write or close wakes it.
     func read(into buffer: UnsafeMutableRawPointer, max: Int) -> Int {
         state.withLockedValue { box -> Int in
             if box.value.aborted { return endWithError }
-            let available = box.value.buffered
-            if available > 0 {
-                let count = min(available, max)
-                box.value.pending.withUnsafeBytes { raw in
-                    buffer.copyMemory(from: raw.baseAddress! + box.value.sent, byteCount: count)
-                }
-                box.value.sent += count
-                if box.value.sent == box.value.pending.count {
-                    // Let go: an idle stream holds no buffer.
-                    box.value.pending = []
-                    box.value.sent = 0
-                }
-                return count
-            }
+            if box.value.buffered > 0 { return copy(&box.value, into: buffer, max: max) }
             if box.value.closed { return endOfStream }
             guard case .attached(let connection, _) = box.value.phase else {
                 return endWithError
@@ -163,6 +214,36 @@ package final class HTTPStream: Sendable {
             MHD_suspend_connection(connection)
             return 0
         }
+    }
+
+    /// Copies up to `max` queued bytes, letting go of each chunk once it is sent.
+    private func copy(_ state: inout State, into buffer: UnsafeMutableRawPointer, max: Int) -> Int {
+        var copied = 0
+        while copied < max && state.head < state.queue.count {
+            let chunk = state.queue[state.head]
+            let count = min(chunk.count - state.offset, max - copied)
+            chunk.bytes.withUnsafeBytes { raw in
+                (buffer + copied).copyMemory(from: raw.baseAddress! + state.offset, byteCount: count)
+            }
+            copied += count
+            state.offset += count
+            if state.oversized == ObjectIdentifier(chunk) { state.oversizedLeft -= count }
+            guard state.offset == chunk.count else { break }
+            chunk.release(from: budget)
+            if state.oversized == ObjectIdentifier(chunk) { state.oversized = nil }
+            state.head += 1
+            state.offset = 0
+        }
+        state.buffered -= copied
+        if state.head == state.queue.count {
+            // Let go: an idle stream holds no buffer.
+            state.queue = []
+            state.head = 0
+        } else if state.head >= 64 && state.head * 2 >= state.queue.count {
+            state.queue.removeFirst(state.head)
+            state.head = 0
+        }
+        return copied
     }
 
     /// What a content reader returns at the end (MHD_CONTENT_READER_END_OF_STREAM, a macro
@@ -175,8 +256,7 @@ package final class HTTPStream: Sendable {
         let (onClose, onDetach) = state.withLockedValue { box in
             box.value.phase = .detached
             box.value.closed = true
-            box.value.pending = []
-            box.value.sent = 0
+            releaseQueue(&box.value)
             return (box.value.onClose.take(), box.value.onDetach.take())
         }
         onDetach?()

@@ -24,6 +24,8 @@ final class ServerCore: Sendable {
     let gate: ConnectionGate
     /// Streams being sent, so that a stop can end those their writers left open.
     let streams = NIOLockedValueBox<[ObjectIdentifier: HTTPStream]>([:])
+    /// Ends a stream as soon as its client closes the connection.
+    let hangups = HangupWatcher()
 
     init(configuration: HTTPServer.Configuration, gate: ConnectionGate, handler: @escaping HTTPServer.Handler) {
         self.configuration = configuration
@@ -202,10 +204,17 @@ final class ServerCore: Sendable {
     /// (where the stream limit allows; else a 503), and libmicrohttpd pulls the stream's bytes
     /// as the socket takes them.
     private func queue(_ response: HTTPResponse, streaming stream: HTTPStream, on connection: OpaquePointer) -> MHD_Result {
-        guard let progress = progress(of: connection), gate.startStream(progress) else {
+        guard let progress = progress(of: connection) else { return .NO }
+        let refusal: HTTPServerError?
+        switch gate.startStream(progress) {
+        case .started: refusal = nil
+        case .full: refusal = .tooManyStreams(limit: gate.limits.streams)
+        case .tooFast: refusal = .tooManyStreamOpens(perSecond: gate.limits.streamOpensPerSecond)
+        }
+        if let refusal {
             stream.detach()
-            configuration.onRefusal(.tooManyStreams(limit: gate.limits.streams))
-            return queue(configuration.errorResponse(.tooManyStreams(limit: gate.limits.streams)), on: connection)
+            configuration.onRefusal(refusal)
+            return queue(configuration.errorResponse(refusal), on: connection)
         }
         // The response holds the stream until libmicrohttpd frees it (`streamFreed`).
         let context = Unmanaged.passRetained(stream).toOpaque()
@@ -220,7 +229,19 @@ final class ServerCore: Sendable {
         }
         let key = ObjectIdentifier(stream)
         streams.withLockedValue { $0[key] = stream }
-        stream.attach(connection) { [streams] in _ = streams.withLockedValue { $0.removeValue(forKey: key) } }
+        // libmicrohttpd's epoll loop finds a closed connection by walking the connections with
+        // the default timeout from the least recently active, stopping at the first one still
+        // open: a stream ended while resumed (its client went away) stays unclosed behind any
+        // older open connection, its socket and its client's place held. Connections with a
+        // timeout of their own are all walked on every pass, so a stream gets one, a second
+        // longer than the rest (where the rest have none, a day: none in effect).
+        let timeout = configuration.connectionTimeoutSeconds
+        _ = cmhd_set_connection_timeout(connection, UInt32(clamping: timeout > 0 ? timeout + 1 : 86_400))
+        let watch = hangups.watch(socket: progress.socket, stream: stream)
+        stream.attach(connection) { [streams, hangups] in
+            hangups.forget(watch)
+            _ = streams.withLockedValue { $0.removeValue(forKey: key) }
+        }
         let result = MHD_queue_response(connection, UInt32(response.status), mhdResponse)
         MHD_destroy_response(mhdResponse)
         return result

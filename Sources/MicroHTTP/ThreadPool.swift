@@ -90,7 +90,7 @@ extension ThreadPool {
     /// A new thread takes the name of the thread that created it (an event-loop thread, here):
     /// each pool's threads say whose they are instead. Glibc's `pthread_setname_np` is not
     /// visible from Swift; /proc/thread-self/comm is the same name (proc(5)).
-    fileprivate static func nameThread(_ name: String) {
+    static func nameThread(_ name: String) {
         let file = open("/proc/thread-self/comm", O_WRONLY)
         guard file >= 0 else { return }
         defer { close(file) }

@@ -87,6 +87,18 @@ struct Serve: ParsableCommand {
     @Option(help: "Most sessions held at once; when full, the least recently used idle one is evicted. [env: LIVEDELTA_MAX_SESSIONS]")
     var maxSessions: Int = Environment.value("LIVEDELTA_MAX_SESSIONS", default: 10_000)
 
+    @Option(
+        help:
+            "Most sessions one tenant (the namespace a token names) may hold; past it the tenant's own least recently used idle session is evicted, never another tenant's (429 where none is idle). [env: LIVEDELTA_MAX_SESSIONS_PER_TENANT]"
+    )
+    var maxSessionsPerTenant: Int = Environment.value("LIVEDELTA_MAX_SESSIONS_PER_TENANT", default: 1_000)
+
+    @Option(
+        help:
+            "Bytes one tenant's sessions may take, as --max-session-bytes counts them; evicts within the tenant only (429 where nothing is idle). [env: LIVEDELTA_MAX_SESSION_BYTES_PER_TENANT]"
+    )
+    var maxSessionBytesPerTenant: Int = Environment.value("LIVEDELTA_MAX_SESSION_BYTES_PER_TENANT", default: 256 << 20)
+
     @Option(help: "Seconds a session may stay unused before it expires. [env: LIVEDELTA_SESSION_IDLE_TIMEOUT]")
     var sessionIdleTimeout: Int = Environment.value("LIVEDELTA_SESSION_IDLE_TIMEOUT", default: 900)
 
@@ -107,6 +119,21 @@ struct Serve: ParsableCommand {
 
     @Option(help: "Live subscribers of one session at once (503 above). [env: LIVEDELTA_MAX_SUBSCRIBERS_PER_SESSION]")
     var maxSubscribersPerSession: Int = Environment.value("LIVEDELTA_MAX_SUBSCRIBERS_PER_SESSION", default: 1_000)
+
+    @Option(help: "Live subscribers of one tenant's sessions at once (429 above). [env: LIVEDELTA_MAX_SUBSCRIBERS_PER_TENANT]")
+    var maxSubscribersPerTenant: Int = Environment.value("LIVEDELTA_MAX_SUBSCRIBERS_PER_TENANT", default: 2_500)
+
+    @Option(
+        help:
+            "Event streams and long polls one client address may start a second, on average, with three seconds' worth at once (429 above); 0: no limit. [env: LIVEDELTA_STREAM_OPENS_PER_SECOND]"
+    )
+    var streamOpensPerSecond: Int = Environment.value("LIVEDELTA_STREAM_OPENS_PER_SECOND", default: 20)
+
+    @Option(
+        help:
+            "Bytes sent to all subscribers and not yet read, each event counted once however many it goes to; past it the subscriber whose event does not fit is dropped and new ones get 503. [env: LIVEDELTA_MAX_UNSENT_BYTES]"
+    )
+    var maxUnsentBytes: Int = Environment.value("LIVEDELTA_MAX_UNSENT_BYTES", default: 256 << 20)
 
     @Option(help: "Seconds between heartbeat comments on an idle event stream. [env: LIVEDELTA_HEARTBEAT_INTERVAL]")
     var heartbeatInterval: Int = Environment.value("LIVEDELTA_HEARTBEAT_INTERVAL", default: 15)
@@ -186,6 +213,16 @@ struct Serve: ParsableCommand {
             throw ValidationError(
                 "--heartbeat-interval must be from 1 to 3600 seconds, --live-history from 1 to 1000000, --live-history-bytes from 1 to 1 TiB")
         }
+        guard (1...10_000_000).contains(maxSessionsPerTenant), (1...(1 << 40)).contains(maxSessionBytesPerTenant),
+            (1...1_000_000).contains(maxSubscribersPerTenant)
+        else {
+            throw ValidationError(
+                "--max-sessions-per-tenant must be from 1 to 10000000, --max-session-bytes-per-tenant from 1 to 1 TiB, --max-subscribers-per-tenant from 1 to 1000000"
+            )
+        }
+        guard (0...1_000_000).contains(streamOpensPerSecond), ((1 << 20)...(1 << 40)).contains(maxUnsentBytes) else {
+            throw ValidationError("--stream-opens-per-second must be from 0 to 1000000, --max-unsent-bytes from 1048576 to 1 TiB")
+        }
         guard (4_096...(1 << 30)).contains(subscriberBufferBytes), (1...4_096).contains(waitingThreads) else {
             throw ValidationError("--subscriber-buffer-bytes must be from 4096 to 1073741824, --waiting-threads from 1 to 4096")
         }
@@ -209,6 +246,8 @@ struct Serve: ParsableCommand {
         live.historyVersions = liveHistory
         live.historyBytes = liveHistoryBytes
         live.subscriberBufferBytes = subscriberBufferBytes
+        live.maxUnsentBytes = maxUnsentBytes
+        live.maxSubscribersPerTenant = maxSubscribersPerTenant
         let accessPolicy: AccessPolicy
         do {
             accessPolicy = try access.accessPolicy(logger: logger, host: host)
@@ -231,6 +270,8 @@ struct Serve: ParsableCommand {
         configuration.headerTimeoutSeconds = headerTimeout
         configuration.minBodyRate = minBodyRate
         configuration.maxStreams = maxSubscribers
+        configuration.streamOpensPerSecond = streamOpensPerSecond
+        configuration.streamOpenBurst = streamOpensPerSecond * 3
         configuration.waitingThreads = waitingThreads
         configuration.mayWait = { service.mayWait($0) }
         configuration.errorResponse = { service.errorResponse($0) }
@@ -294,6 +335,8 @@ struct Serve: ParsableCommand {
             limits.idleTimeout = .seconds(sessionIdleTimeout)
             limits.maxItemsPerSession = maxSessionItems
             limits.maxBytes = maxSessionBytes
+            limits.maxSessionsPerTenant = maxSessionsPerTenant
+            limits.maxBytesPerTenant = maxSessionBytesPerTenant
             return InMemorySessionStore(limits: limits, logger: logger, events: { metrics.session($0) })
         }
         redis.connectTimeout = .milliseconds(redisTimeout)

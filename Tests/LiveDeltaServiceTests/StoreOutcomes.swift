@@ -44,6 +44,7 @@ final class StoreOutcomes: Sendable {
         case .storeFull: "storeFull"
         case .tooLarge: "tooLarge"
         case .bytesFull: "bytesFull"
+        case .tenantFull: "tenantFull"
         case .optionsChanged: "optionsChanged"
         case .conflict: "conflict"
         case .storeUnavailable: "storeUnavailable"

@@ -42,19 +42,46 @@ import Testing
         #expect(gate.admit(socket: -5, client: Self.client(1)) == .serverFull)
     }
 
-    @Test func aStreamLeavesTheConnectionCountsUpToItsOwnLimit() throws {
+    @Test func aStreamLeavesTheConnectionCountButNotItsClients() throws {
         let gate = Self.gate(connections: 1, perClient: 1, streams: 1)
         #expect(gate.admit(socket: -1, client: Self.client(1)) == .admitted)
         let first = try #require(gate.connection(on: -1))
-        #expect(gate.startStream(first))
+        #expect(gate.startStream(first) == .started)
         #expect(gate.streamCount == 1)
-        // Its place is free for another connection, from the same client too.
-        #expect(gate.admit(socket: -2, client: Self.client(1)) == .admitted)
-        #expect(!gate.startStream(try #require(gate.connection(on: -2))))
+        // Its place is free for another connection, but not from the same client: a client's
+        // streams count against what it may hold, or one could keep any number open.
+        #expect(gate.admit(socket: -2, client: Self.client(1)) == .clientFull)
+        #expect(gate.admit(socket: -2, client: Self.client(2)) == .admitted)
+        #expect(gate.startStream(try #require(gate.connection(on: -2))) == .full)
         gate.finishStream(first)
         #expect(gate.streamCount == 0 && gate.count == 2)
         gate.release(first)
         #expect(gate.admit(socket: -3, client: Self.client(2)) == .serverFull)
+        #expect(gate.admit(socket: -3, client: Self.client(1)) == .serverFull)
+    }
+
+    @Test func streamStartsAreLimitedPerClientByATokenBucket() throws {
+        var limits = ConnectionGate.Limits(
+            connections: 100, connectionsPerClient: 100, streams: 100, headerTimeout: .seconds(10), minBodyRate: 0)
+        limits.streamOpensPerSecond = 2
+        limits.streamOpenBurst = 3
+        let gate = ConnectionGate(limits: limits)
+        let start = monotonicNanoseconds()
+        func open(_ socket: Int32, _ client: UInt8, at offset: Int64) throws -> ConnectionGate.StreamAdmission {
+            #expect(gate.admit(socket: socket, client: Self.client(client)) == .admitted)
+            let connection = try #require(gate.connection(on: socket))
+            let admission = gate.startStream(connection, now: start + offset)
+            gate.release(connection)
+            return admission
+        }
+        // A burst of three, then one every half second.
+        #expect(try (0..<5).map { try open(-1 - Int32($0), 1, at: 0) } == [.started, .started, .started, .tooFast, .tooFast])
+        #expect(try open(-10, 1, at: Self.second / 4) == .tooFast)
+        #expect(try open(-11, 1, at: Self.second / 2) == .started)
+        // Another client has its own bucket.
+        #expect(try open(-12, 2, at: Self.second / 2) == .started)
+        // Streams that closed gave their slots back, whatever the bucket said.
+        #expect(gate.streamCount == 0)
     }
 
     @Test func aHeadPastItsTimeoutIsASlowRequestOnceAndAnIdleConnectionIsClosedSilently() {

@@ -32,8 +32,9 @@ public final class EventStreamClient {
     private var text: [UInt8] = []
     private var ended = false
 
-    public init(port: UInt16, path: String, headers extra: [(String, String)] = [], timeoutSeconds: Int = 30) throws {
-        connection = try HTTPConnection(port: port, timeoutSeconds: timeoutSeconds)
+    /// - Parameter source: the loopback address to connect from (127.0.0.2 is another client).
+    public init(port: UInt16, path: String, headers extra: [(String, String)] = [], timeoutSeconds: Int = 30, source: String? = nil) throws {
+        connection = try HTTPConnection(port: port, timeoutSeconds: timeoutSeconds, source: source)
         var head = "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n"
         for (name, value) in extra { head += "\(name): \(value)\r\n" }
         head += "\r\n"
@@ -106,13 +107,17 @@ public final class EventStreamClient {
     }
 
     private func nextLine() throws -> String? {
+        // Where the search for a line feed left off: a long line (a large session's data) is
+        // searched once, not again with every chunk that adds to it.
+        var searched = 0
         while true {
-            if let newline = text.firstIndex(of: 10) {
+            if let newline = text[searched...].firstIndex(of: 10) {
                 var line = Array(text[..<newline])
                 text.removeFirst(newline + 1)
                 if line.last == 13 { line.removeLast() }
                 return String(decoding: line, as: UTF8.self)
             }
+            searched = text.count
             guard try decodeChunk() else { return nil }
         }
     }

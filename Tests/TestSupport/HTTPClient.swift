@@ -30,7 +30,7 @@ public enum ClientError: Error {
 /// A minimal blocking HTTP/1.1 client over one TCP connection to 127.0.0.1, for tests: it
 /// writes requests byte for byte as asked, and reads a response by its Content-Length.
 public final class HTTPConnection {
-    let socket: Int32
+    public let socket: Int32
     private var buffer: [UInt8] = []
 
     /// - Parameter source: the loopback address to connect from (127.0.0.2 is another client).
@@ -60,6 +60,10 @@ public final class HTTPConnection {
     }
 
     deinit { close(socket) }
+
+    /// Ends the connection in both directions now, as a client that goes away does (the
+    /// descriptor itself is closed with the object).
+    public func shutDown() { _ = Glibc.shutdown(socket, Int32(SHUT_RDWR)) }
 
     public func send(raw bytes: [UInt8]) throws {
         var sent = 0

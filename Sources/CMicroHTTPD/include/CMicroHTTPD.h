@@ -36,4 +36,8 @@ void *cmhd_socket_context(struct MHD_Connection *connection);
 /// Bytes of the request line and headers of the request being handled, or 0.
 size_t cmhd_request_header_size(struct MHD_Connection *connection);
 
+/// Gives the connection a timeout of its own (MHD_set_connection_option, variadic); non-zero
+/// where it was set.
+int cmhd_set_connection_timeout(struct MHD_Connection *connection, unsigned int seconds);
+
 #endif

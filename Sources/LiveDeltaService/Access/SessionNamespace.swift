@@ -11,6 +11,13 @@ enum SessionNamespace {
         return grant.tenant + "/" + id
     }
 
+    /// The tenant whose namespace a store key is in; nil where tokens are not checked (one
+    /// namespace, no tenants).
+    static func tenant(of key: String) -> Substring? {
+        guard let slash = key.lastIndex(of: "/") else { return nil }
+        return key[..<slash]
+    }
+
     /// The id a store key shows its tenant.
     static func shown(_ key: String) -> Substring {
         guard let slash = key.lastIndex(of: "/") else { return Substring(key) }

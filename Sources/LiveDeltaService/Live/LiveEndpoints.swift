@@ -36,7 +36,7 @@ struct LiveEndpoints {
     ///   stream ends then with an `expired` event, and the client resumes with a new token.
     func events(_ request: HTTPRequest, id: String, expires: Int64?) throws(APIError) -> HTTPResponse {
         let asked = try Request(request)
-        let stream = HTTPStream(maxBuffered: hub.limits.subscriberBufferBytes)
+        let stream = HTTPStream(maxBuffered: hub.limits.subscriberBufferBytes, budget: hub.unsent)
         // A client's reconnection delay, before any event.
         stream.write(Array("retry: \(hub.limits.retryMilliseconds)\n\n".utf8))
         let sink = EventStreamSink(
@@ -60,7 +60,9 @@ struct LiveEndpoints {
         } else {
             wait = min(20, hub.limits.maxWaitSeconds)
         }
-        let stream = HTTPStream(maxBuffered: max(hub.limits.subscriberBufferBytes, 64 << 20))
+        // A poll is answered in one write, which a stream takes whole however large: its events
+        // are shared with every other poll and stream, and the hub's budget bounds them all.
+        let stream = HTTPStream(maxBuffered: hub.limits.subscriberBufferBytes, budget: hub.unsent)
         // A poll answers (empty) by its token's expiry at the latest.
         let deadline = min(monotonicNow() + Int64(wait) * 1_000_000_000, expires.map(Self.monotonic) ?? .max)
         let sink = LongPollSink(stream: stream, deadline: deadline)
@@ -76,32 +78,74 @@ struct LiveEndpoints {
 
     private func subscribe(id: String, _ asked: Request, sink: any LiveSink, stream: HTTPStream) throws(APIError) {
         let store = sessions.store
+        guard hub.unsent.bytes < hub.unsent.limit else { throw Self.unsentFull(hub.unsent.limit) }
+        let subscriber: LiveSubscriber
         do throws(LiveHub.SubscribeError) {
-            let subscriber = try hub.subscribe(
+            subscriber = try hub.subscribe(
                 id: id, spelling: asked.spelling, sink: sink, from: asked.token, coalesce: asked.coalesce,
                 snapshot: { () throws(SessionError) in
                     // Followed before it is read: no step committed after the read goes unlogged.
                     store.follow([id])
                     return try store.snapshot(id: id)
                 })
-            stream.onClose { [hub] in hub.leave(subscriber, id: id) }
         } catch {
-            switch error {
-            case .session(let failure): throw sessions.translate(failure, location: .sessionBody)
-            case .stopping:
-                var apiError = APIError(.tooManySubscribers, message: "the server is stopping; reconnect to another")
-                apiError.headers = [("Retry-After", "1")]
-                throw apiError
-            case .full(let perSession):
-                var apiError = APIError(
-                    .tooManySubscribers,
-                    message: perSession
-                        ? "session \(SessionNamespace.shown(id)) has all the \(hub.limits.maxSubscribersPerSession) subscribers one session may have; try again shortly"
-                        : "the server holds all the \(hub.limits.maxSubscribers) subscribers it may; try again shortly")
-                apiError.headers = [("Retry-After", "5")]
-                throw apiError
-            }
+            throw refusal(error, id: id)
         }
+        stream.onClose { [hub] in hub.leave(subscriber, id: id) }
+        // Its first events did not fit in what the server holds for clients that have not
+        // read yet: a refusal now says so, where a stream would say nothing and close.
+        if stream.dropped == .budget {
+            hub.leave(subscriber, id: id)
+            throw Self.unsentFull(hub.unsent.limit)
+        }
+    }
+
+    private func refusal(_ error: LiveHub.SubscribeError, id: String) -> APIError {
+        switch error {
+        case .session(let failure): return sessions.translate(failure, location: .sessionBody)
+        case .stopping:
+            var apiError = APIError(.tooManySubscribers, message: "the server is stopping; reconnect to another")
+            apiError.headers = [("Retry-After", "1")]
+            return apiError
+        case .full(let which):
+            let message: String
+            var code = ErrorCode.tooManySubscribers
+            switch which {
+            case .session:
+                message =
+                    "session \(SessionNamespace.shown(id)) has all the \(hub.limits.maxSubscribersPerSession) subscribers one session may have (--max-subscribers-per-session, LIVEDELTA_MAX_SUBSCRIBERS_PER_SESSION); try again shortly"
+            case .server:
+                message =
+                    "the server holds all the \(hub.limits.maxSubscribers) subscribers it may (--max-subscribers, LIVEDELTA_MAX_SUBSCRIBERS); try again shortly"
+            case .tenant:
+                code = .quotaExceeded
+                message =
+                    "this tenant's sessions have all the \(hub.limits.maxSubscribersPerTenant) subscribers one tenant may have (--max-subscribers-per-tenant, LIVEDELTA_MAX_SUBSCRIBERS_PER_TENANT); close some, or try again shortly"
+            }
+            var apiError = APIError(code, message: message)
+            apiError.details = [("limit", .string(Self.limitName(which)))]
+            apiError.headers = [("Retry-After", "5")]
+            return apiError
+        }
+    }
+
+    private static func limitName(_ which: LiveHub.Full) -> String {
+        switch which {
+        case .server: "max-subscribers"
+        case .session: "max-subscribers-per-session"
+        case .tenant: "max-subscribers-per-tenant"
+        }
+    }
+
+    private static func unsentFull(_ limit: Int) -> APIError {
+        var apiError = APIError(
+            .tooManySubscribers,
+            message:
+                "the server holds all the \(limit) bytes it keeps for subscribers that have not read them yet (--max-unsent-bytes, LIVEDELTA_MAX_UNSENT_BYTES); try again shortly"
+        )
+        apiError.details = [("limit", .string("max-unsent-bytes"))]
+        apiError.headers = [("Retry-After", "5")]
+        return apiError
     }
 }
 

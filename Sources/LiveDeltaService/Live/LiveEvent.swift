@@ -1,4 +1,6 @@
 import ByteJSON
+import MicroHTTP
+import Synchronization
 
 /// Where a subscriber is: one life of a session (its incarnation) and a version in it. As an
 /// event id it reads `<incarnation>.<version>`; clients keep it whole and send it back
@@ -68,7 +70,9 @@ struct LiveEvent: Sendable {
     /// of subscribers. The data's line breaks (JSON allows them between tokens; an item's text
     /// is kept as it was sent) each start a `data:` line of their own, which a client joins
     /// again with line feeds: the same JSON.
-    let serverSent: [UInt8]
+    let serverSent: StreamBytes
+    /// As a long poll lists it, rendered the first time a poll asks, then shared the same way.
+    private let polled: PolledForm
 
     init(name: Name, id: String?, data: [UInt8]) {
         self.name = name
@@ -90,20 +94,32 @@ struct LiveEvent: Sendable {
             index += 1
         }
         bytes += [0x0A, 0x0A]
-        serverSent = bytes
+        serverSent = StreamBytes(bytes)
+        polled = PolledForm()
     }
 
-    /// As a long poll lists it: `{"event", "id", "data"}`.
-    func write(to writer: inout JSONWriter) {
-        writer.raw("{\"event\":")
-        writer.string(name.rawValue)
-        if let id {
-            writer.raw(",\"id\":")
-            writer.string(id)
+    /// As a long poll lists it: `{"event", "id", "data"}`, rendered once for every poll.
+    var pollListed: StreamBytes {
+        polled.form.withLock { form in
+            if let form { return form }
+            var writer = JSONWriter()
+            writer.raw("{\"event\":")
+            writer.string(name.rawValue)
+            if let id {
+                writer.raw(",\"id\":")
+                writer.string(id)
+            }
+            writer.raw(",\"data\":")
+            data.withUnsafeBufferPointer { writer.raw($0) }
+            writer.raw("}")
+            let made = StreamBytes(writer.bytes)
+            form = made
+            return made
         }
-        writer.raw(",\"data\":")
-        data.withUnsafeBufferPointer { writer.raw($0) }
-        writer.raw("}")
+    }
+
+    private final class PolledForm: Sendable {
+        let form = Mutex<StreamBytes?>(nil)
     }
 
     static func end(_ reason: SessionEnd, id: String?) -> LiveEvent {

@@ -32,8 +32,17 @@ package final class LiveHub: SessionObserver {
         /// latest is always kept).
         package var historyVersions = 256
         package var historyBytes = 64 << 20
-        /// Bytes written to one subscriber and not yet read by it, past which it is dropped.
+        /// Bytes written to one subscriber and not yet read by it, past which it is dropped
+        /// (besides one event larger than this, such as a large session's reset, that it is
+        /// still reading).
         package var subscriberBufferBytes = 4 << 20
+        /// Bytes written to all subscribers and not yet read, each event counted once however
+        /// many subscribers it goes to; a subscriber whose event does not fit is dropped, and a
+        /// new one refused (503).
+        package var maxUnsentBytes = 256 << 20
+        /// Subscribers of one tenant's sessions at once (429 past it); tokens name the tenant,
+        /// so without them there is one tenant, bounded by `maxSubscribers` alone.
+        package var maxSubscribersPerTenant = 2_500
         /// Seconds a feed is kept after its last subscriber left, so that one reconnecting can
         /// resume from the history.
         package var lingerSeconds = 300
@@ -44,8 +53,12 @@ package final class LiveHub: SessionObserver {
     }
 
     package let limits: Limits
+    /// What every subscriber's stream counts its unsent bytes against.
+    package let unsent: UnsentBudget
     private let feeds = NIOLockedValueBox<[String: LiveFeed]>([:])
     private let subscribers = Atomic<Int>(0)
+    /// Subscribers of each tenant's sessions, where it has some.
+    private let tenantSubscribers = NIOLockedValueBox<[Substring: Int]>([:])
     private let stopping = Atomic<Bool>(false)
     private let fanOut = DispatchQueue(label: "livedelta.live.fanout", attributes: .concurrent)
     private let logger: Logger
@@ -57,6 +70,7 @@ package final class LiveHub: SessionObserver {
         limits: Limits = Limits(), logger: Logger = Logger(label: "livedelta.live"), follow: @escaping @Sendable ([String]) -> Void = { _ in }
     ) {
         self.limits = limits
+        self.unsent = UnsentBudget(limit: limits.maxUnsentBytes)
         self.logger = logger
         self.follow = follow
         startTicker()
@@ -88,9 +102,14 @@ package final class LiveHub: SessionObserver {
     // MARK: - Subscribing
 
     enum SubscribeError: Error {
-        case full(perSession: Bool)
+        case full(Full)
         case stopping
         case session(SessionError)
+    }
+
+    /// Which limit a refused subscriber met.
+    enum Full {
+        case server, session, tenant
     }
 
     /// Adds a subscriber to a session's feed, made where there is none yet (before the
@@ -102,10 +121,7 @@ package final class LiveHub: SessionObserver {
         snapshot: () throws(SessionError) -> SessionSnapshot
     ) throws(SubscribeError) -> LiveSubscriber {
         guard !stopping.load(ordering: .relaxed) else { throw .stopping }
-        guard subscribers.add(1, ordering: .relaxed).newValue <= limits.maxSubscribers else {
-            subscribers.subtract(1, ordering: .relaxed)
-            throw .full(perSession: false)
-        }
+        try admit(id)
         var subscriber: LiveSubscriber?
         var read: SessionSnapshot?
         for _ in 0..<4 {
@@ -114,7 +130,7 @@ package final class LiveHub: SessionObserver {
                 let feed = LiveFeed(
                     id: id,
                     limits: .init(subscribers: limits.maxSubscribersPerSession, versions: limits.historyVersions, bytes: limits.historyBytes),
-                    fanOut: fanOut, onLeave: { [weak self] in _ = self?.subscribers.subtract($0, ordering: .relaxed) })
+                    fanOut: fanOut, onLeave: { [weak self] in self?.left($0, id: id) })
                 feeds[id] = feed
                 return feed
             }
@@ -125,7 +141,7 @@ package final class LiveHub: SessionObserver {
                     subscriber = LiveSubscriber(spelling: spelling(session.options), sink: sink)
                     read = session
                 } catch {
-                    subscribers.subtract(1, ordering: .relaxed)
+                    left(1, id: id)
                     throw .session(error)
                 }
             }
@@ -133,17 +149,48 @@ package final class LiveHub: SessionObserver {
             switch feed.join(subscriber, from: token, coalesce: coalesce, read: session) {
             case .joined: return subscriber
             case .full:
-                subscribers.subtract(1, ordering: .relaxed)
-                throw .full(perSession: true)
+                left(1, id: id)
+                throw .full(.session)
             case .removed:
                 // Let go of meanwhile: a new feed, read from the store again.
                 read = nil
                 continue
             }
         }
-        subscribers.subtract(1, ordering: .relaxed)
-        throw .full(perSession: true)
+        left(1, id: id)
+        throw .full(.session)
     }
+
+    /// Counts one more subscriber, in all and in the session's tenant, unless either is full.
+    private func admit(_ id: String) throws(SubscribeError) {
+        guard subscribers.add(1, ordering: .relaxed).newValue <= limits.maxSubscribers else {
+            subscribers.subtract(1, ordering: .relaxed)
+            throw .full(.server)
+        }
+        guard let tenant = SessionNamespace.tenant(of: id) else { return }
+        let admitted = tenantSubscribers.withLockedValue { counts in
+            guard counts[tenant, default: 0] < limits.maxSubscribersPerTenant else { return false }
+            counts[tenant, default: 0] += 1
+            return true
+        }
+        guard admitted else {
+            subscribers.subtract(1, ordering: .relaxed)
+            throw .full(.tenant)
+        }
+    }
+
+    /// `count` subscribers of session `id` have left (or were never let in after `admit`).
+    private func left(_ count: Int, id: String) {
+        subscribers.subtract(count, ordering: .relaxed)
+        guard let tenant = SessionNamespace.tenant(of: id) else { return }
+        tenantSubscribers.withLockedValue { counts in
+            let remaining = counts[tenant, default: count] - count
+            counts[tenant] = remaining > 0 ? remaining : nil
+        }
+    }
+
+    /// Subscribers of one tenant's sessions now.
+    package func subscriberCount(tenant: String) -> Int { tenantSubscribers.withLockedValue { $0[Substring(tenant)] ?? 0 } }
 
     /// A subscriber's stream closed (the client went away).
     func leave(_ subscriber: LiveSubscriber, id: String) {

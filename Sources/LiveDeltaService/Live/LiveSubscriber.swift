@@ -48,10 +48,9 @@ final class EventStreamSink: LiveSink {
 
     func send(_ events: [LiveEvent], reaching position: LivePosition?) -> Bool {
         guard !events.isEmpty else { return stream.isOpen }
-        // The usual single event goes as it was rendered, shared, not copied.
-        let bytes = events.count == 1 ? events[0].serverSent : events.flatMap(\.serverSent)
+        // Each event goes as it was rendered, shared with every stream it goes to, not copied.
         lastWrite.store(monotonicNow(), ordering: .relaxed)
-        return stream.write(bytes)
+        return stream.write(events.map(\.serverSent))
     }
 
     func finish(with events: [LiveEvent]) {
@@ -69,8 +68,10 @@ final class EventStreamSink: LiveSink {
         }
         guard now - lastWrite.load(ordering: .relaxed) >= heartbeat else { return true }
         lastWrite.store(now, ordering: .relaxed)
-        return stream.write(Array(": keep-alive\n\n".utf8))
+        return stream.write([Self.heartbeat])
     }
+
+    private static let heartbeat = StreamBytes(Array(": keep-alive\n\n".utf8))
 }
 
 /// One long-poll answer: `{"events": [...], "next": token}`, written once, with the first
@@ -99,20 +100,26 @@ final class LongPollSink: LiveSink {
         return false
     }
 
+    /// The answer is written as parts: each event as its feed rendered it for every poll,
+    /// shared, between a few bytes of this poll's own.
     private func answer(_ events: [LiveEvent], next: LivePosition?) {
         guard !done.exchange(true, ordering: .relaxed) else { return }
-        var writer = JSONWriter()
-        writer.raw("{\"events\":[")
+        var parts = [Self.opening]
         for (index, event) in events.enumerated() {
-            if index > 0 { writer.raw(",") }
-            event.write(to: &writer)
+            if index > 0 { parts.append(Self.comma) }
+            parts.append(event.pollListed)
         }
+        var writer = JSONWriter()
         writer.raw("],\"next\":")
         if let next { writer.string(next.token) } else { writer.raw("null") }
         writer.raw("}")
-        stream.write(writer.bytes)
+        parts.append(StreamBytes(writer.bytes))
+        stream.write(parts)
         stream.close()
     }
+
+    private static let opening = StreamBytes(Array("{\"events\":[".utf8))
+    private static let comma = StreamBytes([UInt8(ascii: ",")])
 }
 
 /// Monotonic nanoseconds since the process first asked.

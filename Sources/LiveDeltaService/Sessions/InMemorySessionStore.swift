@@ -22,6 +22,11 @@ import struct NIOConcurrencyHelpers.NIOLockedValueBox
 /// when either is reached, the least recently used idle sessions are evicted, found from a
 /// recency list), each idle for at most `idleTimeout`, each holding at most
 /// `maxItemsPerSession` items. A session a request is using is never evicted or expired.
+///
+/// Tenants (the namespaces tokens give, `SessionNamespace`) are bounded apart as well, each to
+/// `maxSessionsPerTenant` sessions and `maxBytesPerTenant` bytes, and a tenant that needs room
+/// evicts only its own idle sessions, never another's: one tenant filling the store cannot
+/// push out the rest. Without tokens there is one namespace, bounded by the store's limits.
 /// Event callbacks and logs run after the store's lock is released.
 package final class InMemorySessionStore: SessionStore {
     package struct Limits: Sendable {
@@ -31,6 +36,9 @@ package final class InMemorySessionStore: SessionStore {
         /// Bytes all sessions take together, as `SessionFootprint` counts them (mostly the
         /// request bodies their items point into, as sent).
         package var maxBytes = 1 << 30
+        /// Sessions, and their bytes, of one tenant.
+        package var maxSessionsPerTenant = 1_000
+        package var maxBytesPerTenant = 256 << 20
 
         package init() {}
     }
@@ -38,11 +46,38 @@ package final class InMemorySessionStore: SessionStore {
     package let limits: Limits
     private struct Table: Sendable {
         var sessions: [String: HeldSession] = [:]
-        var recency = RecencyList<String>()
+        /// Each namespace's sessions (`SessionNamespace.tenant`; "" without tokens).
+        var tenants: [Substring: TenantSessions] = [:]
         /// The bytes the sessions in `sessions` hold (`HeldSession.countedBytes`, summed).
         var bytes = 0
 
         var held: Held { Held(open: sessions.count, bytes: bytes) }
+    }
+
+    /// One tenant's sessions: how many, their bytes, and their order of use, from which its
+    /// least recently used idle sessions are evicted.
+    private struct TenantSessions: Sendable {
+        var count = 0
+        var bytes = 0
+        var recency = RecencyList<String>()
+    }
+
+    /// The namespace of a store key ("" where tokens are not checked), and whether the
+    /// tenant quotas apply to it (they do to tenants' namespaces only).
+    private static func tenant(of id: String) -> (name: Substring, quota: Bool) {
+        guard let tenant = SessionNamespace.tenant(of: id) else { return ("", false) }
+        return (tenant, true)
+    }
+
+    /// Whether `id`'s tenant has room for `added` more sessions and its bytes changed by
+    /// `delta`; nil where it has, else the quota it would pass.
+    private func tenantShort(_ table: Table, _ id: String, added: Int, delta: Int) -> SessionError? {
+        let (name, quota) = Self.tenant(of: id)
+        guard quota else { return nil }
+        let tenant = table.tenants[name] ?? TenantSessions()
+        if tenant.count + added > limits.maxSessionsPerTenant { return .tenantFull(limit: limits.maxSessionsPerTenant, bytes: false) }
+        if tenant.bytes + delta > limits.maxBytesPerTenant { return .tenantFull(limit: limits.maxBytesPerTenant, bytes: true) }
+        return nil
     }
 
     /// What the sessions hold, for the gauges.
@@ -233,6 +268,26 @@ package final class InMemorySessionStore: SessionStore {
         tell(held)
     }
 
+    /// Followed sessions that have expired go now, and their subscribers are told: a session
+    /// nobody writes to or reads would otherwise expire only when next asked for, and its
+    /// streams would never hear of it. The hub calls this about every ten seconds.
+    package func follow(_ ids: [String]) {
+        var dropped = Dropped()
+        var held: Held?
+        table.withLockedValue { table in
+            let now = clock()
+            for id in ids {
+                guard let stored = table.sessions[id], isExpired(stored, now: now) else { continue }
+                Self.remove(id, from: &table)
+                dropped.expired += 1
+                dropped.ends.append((id, stored.incarnation, .expired))
+            }
+            if dropped.expired > 0 { held = table.held }
+        }
+        report(dropped)
+        if let held { tell(held) }
+    }
+
     // MARK: - One step on one session
 
     /// Runs a change as one step: no other change to the session runs meanwhile.
@@ -277,10 +332,15 @@ package final class InMemorySessionStore: SessionStore {
                 return .success((before, nil))
             }
             if growing {
-                dropped = dropIdle(from: &table, sparing: stored.id, now: clock()) { $0.bytes - before + bytes <= limits.maxBytes }
+                let fits = { (table: Table) in
+                    table.bytes - before + bytes <= self.limits.maxBytes && self.tenantShort(table, stored.id, added: 0, delta: bytes - before) == nil
+                }
+                dropped = dropIdle(from: &table, for: stored.id, now: clock(), until: fits)
+                if let short = tenantShort(table, stored.id, added: 0, delta: bytes - before) { return .failure(short) }
                 guard table.bytes - before + bytes <= limits.maxBytes else { return .failure(.bytesFull(limit: limits.maxBytes)) }
             }
             table.bytes += bytes - before
+            table.tenants[Self.tenant(of: stored.id).name, default: TenantSessions()].bytes += bytes - before
             stored.countedBytes = bytes
             return .success((before, table.held))
         }
@@ -330,7 +390,7 @@ package final class InMemorySessionStore: SessionStore {
     private static func markUsed(_ stored: HeldSession, now: UInt64, in table: inout Table) {
         stored.users.add(1, ordering: .relaxed)
         stored.lastUsed.store(now, ordering: .relaxed)
-        table.recency.touch(stored.id)
+        table.tenants[tenant(of: stored.id).name, default: TenantSessions()].recency.touch(stored.id)
     }
 
     private func release(_ stored: HeldSession) {
@@ -339,8 +399,24 @@ package final class InMemorySessionStore: SessionStore {
     }
 
     private static func remove(_ id: String, from table: inout Table) {
-        if let gone = table.sessions.removeValue(forKey: id) { table.bytes -= gone.countedBytes }
-        table.recency.remove(id)
+        guard let gone = table.sessions.removeValue(forKey: id) else { return }
+        table.bytes -= gone.countedBytes
+        let name = tenant(of: id).name
+        guard var tenant = table.tenants[name] else { return }
+        tenant.count -= 1
+        tenant.bytes -= gone.countedBytes
+        tenant.recency.remove(id)
+        table.tenants[name] = tenant.count > 0 ? tenant : nil
+    }
+
+    /// Adds a session to the table and its tenant (the caller has made room).
+    private static func add(_ stored: HeldSession, bytes: Int, to table: inout Table) {
+        table.sessions[stored.id] = stored
+        stored.countedBytes = bytes
+        table.bytes += bytes
+        let name = tenant(of: stored.id).name
+        table.tenants[name, default: TenantSessions()].count += 1
+        table.tenants[name, default: TenantSessions()].bytes += bytes
     }
 
     /// Sessions dropped to make room, reported once the table's lock is released.
@@ -351,25 +427,45 @@ package final class InMemorySessionStore: SessionStore {
         var ends: [(id: String, incarnation: String, reason: SessionEnd)] = []
     }
 
-    /// From the least recently used end, drops sessions until `fits`: expired ones, and idle
-    /// ones (evicted). Sessions in use are skipped (there are at most as many as requests in
-    /// flight), as is `sparing`, so this is O(1) per session dropped.
-    private func dropIdle(from table: inout Table, sparing: String, now: UInt64, until fits: (Table) -> Bool) -> Dropped {
+    /// From the least recently used end of `id`'s tenant, drops sessions until `fits`: expired
+    /// ones, and idle ones (evicted). Sessions in use are skipped (there are at most as many as
+    /// requests in flight), as is `id` itself, so this is O(1) per session dropped. Where that
+    /// is not enough, other tenants' expired sessions go too, but never one that is live:
+    /// one tenant's need never evicts another's.
+    private func dropIdle(from table: inout Table, for id: String, now: UInt64, until fits: (Table) -> Bool) -> Dropped {
         var dropped = Dropped()
-        var candidate = table.recency.oldest
+        let own = Self.tenant(of: id).name
+        drop(from: &table, tenant: own, sparing: id, evicting: true, now: now, into: &dropped, until: fits)
+        guard !fits(table) else { return dropped }
+        for name in table.tenants.keys where name != own {
+            drop(from: &table, tenant: name, sparing: id, evicting: false, now: now, into: &dropped, until: fits)
+            if fits(table) { break }
+        }
+        return dropped
+    }
+
+    /// Walks one tenant's sessions from the least recently used, dropping expired ones and,
+    /// where `evicting`, idle ones, until `fits`. Not evicting, it stops at the first session
+    /// that has not expired: the ones after it were used later still.
+    private func drop(
+        from table: inout Table, tenant: Substring, sparing: String, evicting: Bool, now: UInt64, into dropped: inout Dropped,
+        until fits: (Table) -> Bool
+    ) {
+        var candidate = table.tenants[tenant]?.recency.oldest
         while !fits(table), let id = candidate {
-            candidate = table.recency.newer(than: id)
+            candidate = table.tenants[tenant]?.recency.newer(than: id)
             guard id != sparing, let old = table.sessions[id], old.users.load(ordering: .relaxed) == 0 else { continue }
             if isExpired(old, now: now) {
                 dropped.expired += 1
                 dropped.ends.append((id, old.incarnation, .expired))
-            } else {
+            } else if evicting {
                 dropped.evicted.append(id)
                 dropped.ends.append((id, old.incarnation, .evicted))
+            } else {
+                return
             }
             Self.remove(id, from: &table)
         }
-        return dropped
     }
 
     /// Counts, events and a log line for each session dropped (outside the table's lock).
@@ -423,15 +519,17 @@ package final class InMemorySessionStore: SessionStore {
             let maxSessions = limits.maxSessions, maxBytes = limits.maxBytes
             let roomForCount = { (table: Table) in table.sessions.count + added <= maxSessions }
             let roomForBytes = { (table: Table) in table.bytes - freed + bytes <= maxBytes }
-            let more = dropIdle(from: &table, sparing: stored.id, now: now) { roomForCount($0) && roomForBytes($0) }
+            let roomInTenant = { (table: Table) in self.tenantShort(table, stored.id, added: added, delta: bytes - freed) == nil }
+            let more = dropIdle(from: &table, for: stored.id, now: now) { roomForCount($0) && roomForBytes($0) && roomInTenant($0) }
             dropped.expired += more.expired
             dropped.evicted += more.evicted
+            // Every session dropped is owed an end to its subscribers, whatever dropped it.
+            dropped.ends += more.ends
+            if let short = tenantShort(table, stored.id, added: added, delta: bytes - freed) { return .failure(short) }
             guard roomForCount(table) else { return .failure(.storeFull(limit: maxSessions)) }
             guard roomForBytes(table) else { return .failure(.bytesFull(limit: maxBytes)) }
             if replaced != nil { Self.remove(stored.id, from: &table) }
-            table.sessions[stored.id] = stored
-            stored.countedBytes = bytes
-            table.bytes += bytes
+            Self.add(stored, bytes: bytes, to: &table)
             Self.markUsed(stored, now: now, in: &table)
             return .success(((stored, replaced == nil, replaced), table.held))
         }

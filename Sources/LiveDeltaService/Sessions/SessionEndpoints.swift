@@ -172,6 +172,16 @@ struct SessionEndpoints {
             var apiError = APIError(.tooManySessions, message: "sessions in use take all \(limit) bytes sessions may take; try again shortly")
             apiError.headers = [("Retry-After", "1")]
             return apiError
+        case .tenantFull(let limit, let bytes):
+            var apiError = APIError(
+                .quotaExceeded,
+                message: bytes
+                    ? "this tenant's sessions in use take all \(limit) bytes one tenant's may (--max-session-bytes-per-tenant, LIVEDELTA_MAX_SESSION_BYTES_PER_TENANT); delete some, or try again shortly"
+                    : "this tenant holds all \(limit) sessions one tenant may, none of them idle (--max-sessions-per-tenant, LIVEDELTA_MAX_SESSIONS_PER_TENANT); delete some, or try again shortly"
+            )
+            apiError.details = [("limit", .string(bytes ? "max-session-bytes-per-tenant" : "max-sessions-per-tenant"))]
+            apiError.headers = [("Retry-After", "1")]
+            return apiError
         case .optionsChanged:
             return APIError(.busy, message: "the session was replaced while this request was read; send it again")
         case .conflict:

@@ -69,6 +69,9 @@ package enum SessionError: Error, Sendable {
     case tooLarge(limit: Int, bytes: Int)
     /// The sessions in use hold all the bytes sessions may hold.
     case bytesFull(limit: Int)
+    /// The session's tenant holds all the sessions (`bytes` false) or bytes one tenant may,
+    /// none of them idle; other tenants' sessions are never evicted for it.
+    case tenantFull(limit: Int, bytes: Bool)
     /// The session was replaced, with options that read items differently, while this request
     /// was being read; reading again with `options` will do.
     case optionsChanged(DiffOptions)
