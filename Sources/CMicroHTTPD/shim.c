@@ -1,5 +1,16 @@
 #include "CMicroHTTPD.h"
 
+#include <string.h>
+
+// Leaves the path and query arguments as sent: the server decodes them itself, the path one
+// segment at a time, so that an encoded `/` stays inside its segment and `%00` cannot cut a
+// path short (libmicrohttpd decodes the whole path in place, into a C string).
+static size_t cmhd_keep_escaped(void *context, struct MHD_Connection *connection, char *text) {
+    (void)context;
+    (void)connection;
+    return strlen(text);
+}
+
 struct MHD_Daemon *cmhd_start(const CMicroHTTPDConfig *config,
                               MHD_AccessHandlerCallback handler, void *handler_context,
                               MHD_RequestCompletedCallback completed, void *completed_context,
@@ -13,6 +24,7 @@ struct MHD_Daemon *cmhd_start(const CMicroHTTPDConfig *config,
         {MHD_OPTION_THREAD_STACK_SIZE, (intptr_t)config->thread_stack_size, NULL},
         {MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)completed, completed_context},
         {MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)notify, notify_context},
+        {MHD_OPTION_UNESCAPE_CALLBACK, (intptr_t)cmhd_keep_escaped, NULL},
         {MHD_OPTION_END, 0, NULL},
     };
     return MHD_start_daemon(flags, 0, NULL, NULL, handler, handler_context,

@@ -107,7 +107,9 @@ package final class LiveDeltaService: Sendable {
     /// Whether a request may wait (for a session's lock, or the session store): such requests
     /// run on the server's waiting threads, never on an event-loop thread.
     package func mayWait(_ request: HTTPRequest) -> Bool {
-        request.path.utf8.starts(with: "/sessions".utf8)
+        // By the template the path matches, decoded: `/%73essions/…` is a session route too.
+        guard request.path.utf8.contains(UInt8(ascii: "%")) else { return request.path.utf8.starts(with: "/sessions".utf8) }
+        return Self.routeTable.match(request.path)?.template.utf8.starts(with: "/sessions".utf8) ?? false
     }
 
     /// A body must say it is JSON: `application/json` or any `+json` type, parameters allowed.

@@ -75,10 +75,11 @@ struct RouteTable: Sendable {
             uniquingKeysWith: { first, _ in first })
     }
 
-    /// The template a path matches, and its parameters; nil where none does.
+    /// The template a path matches, and its parameters (decoded); nil where none does, or the
+    /// path cannot be decoded (`pathProblem` says why).
     func match(_ path: String) -> (template: String, parameters: RouteParameters)? {
         if let template = exact[path] { return (template, RouteParameters()) }
-        let segments = Self.segments(of: path)
+        guard let segments = Self.decodedSegments(of: path) else { return nil }
         candidates: for (template, pattern) in templates where pattern.count == segments.count {
             var parameters = RouteParameters()
             for (expected, actual) in zip(pattern, segments) {
@@ -100,6 +101,39 @@ struct RouteTable: Sendable {
         path.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false).dropFirst().map { Substring($0) }
     }
 
+    /// The segments of a path as sent, each percent-decoded after the split, so that an encoded
+    /// `/` stays in its segment (`/sessions/a%2Fupdate` names the session `a/update`, which no
+    /// id can be, never an update of `a`); nil where one cannot be decoded or decodes to a
+    /// control character.
+    private static func decodedSegments(of path: String) -> [Substring]? {
+        var decoded: [Substring] = []
+        for segment in segments(of: path) {
+            guard let text = PercentDecoding.decode(segment), !PercentDecoding.hasControlCharacter(text) else { return nil }
+            decoded.append(Substring(text))
+        }
+        return decoded
+    }
+
+    /// Why a path cannot be routed at all (a 400 where a 404 would hide the reason); nil where
+    /// it can.
+    static func pathProblem(_ path: String) -> APIError? {
+        for (index, segment) in segments(of: path).enumerated() {
+            guard let text = PercentDecoding.decode(segment) else {
+                return APIError(
+                    .badRequest,
+                    message:
+                        "segment \(index + 1) of the path is not percent-encoded UTF-8 (each % must be followed by two hex digits); encode it with RFC 3986 rules"
+                )
+            }
+            if PercentDecoding.hasControlCharacter(text) {
+                return APIError(
+                    .badRequest,
+                    message: "segment \(index + 1) of the path holds a control character (such as %00 or %0A), which no path of this API takes")
+            }
+        }
+        return nil
+    }
+
     /// The methods a template takes, as `Allow` lists them.
     func methods(of template: String) -> [String] {
         routes.filter { $0.template == template }.flatMap { $0.method == "GET" ? ["GET", "HEAD"] : [$0.method] }
@@ -111,7 +145,7 @@ struct RouteTable: Sendable {
     func respond(
         to request: HTTPRequest, matched: (template: String, parameters: RouteParameters)?, in service: LiveDeltaService
     ) throws(APIError) -> HTTPResponse {
-        guard let (template, found) = matched else { throw .notFound(request.path) }
+        guard let (template, found) = matched else { throw Self.pathProblem(request.path) ?? .notFound(request.path) }
         let method = request.method == "HEAD" ? "GET" : request.method
         guard let route = routes.first(where: { $0.template == template && $0.method == method }) else {
             throw .methodNotAllowed(request.method, request.path, allowed: methods(of: template))

@@ -1,7 +1,8 @@
 /// A request with its whole body.
 package struct HTTPRequest: Sendable {
     package var method: String
-    /// The path without the query string, percent-decoded by libmicrohttpd.
+    /// The path without the query string, as sent (percent-encoded): a router decodes it one
+    /// segment at a time (`PercentDecoding`), so that an encoded `/` stays in its segment.
     package var path: String
     /// Header fields as sent; look one up with `header(_:)`, which ignores case.
     package var fields: HeaderFields

@@ -80,8 +80,12 @@ struct RequestHead {
                 connection, .GET_ARGUMENT_KIND,
                 { context, _, name, value in
                     guard let context, let name else { return .YES }
+                    // As sent (see cmhd_start): decoded here, and kept as sent where they
+                    // cannot be, as libmicrohttpd's own decoding did.
+                    let rawName = String(cString: name)
+                    let rawValue = value.map { String(cString: $0) } ?? ""
                     context.assumingMemoryBound(to: [(name: String, value: String)].self).pointee.append(
-                        (String(cString: name), value.map { String(cString: $0) } ?? ""))
+                        (PercentDecoding.decode(rawName) ?? rawName, PercentDecoding.decode(rawValue) ?? rawValue))
                     return .YES
                 }, pointer)
         }

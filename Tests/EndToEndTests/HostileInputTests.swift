@@ -30,6 +30,32 @@ import Testing
 
     /// Nesting past the limit anywhere in a body, options and baseVersion included, is a 400;
     /// 16,000 levels in options used to overflow the stack.
+    /// Paths are decoded one segment at a time: an encoded `/` stays in its segment (a session
+    /// id cannot hold one, so it is refused as an id, never routed elsewhere), and a control
+    /// character, `%00` among them, is a 400 rather than a path cut short. What proxies and
+    /// WAF rules match on is what the server routes.
+    @Test func encodedSlashesStayInTheirSegmentAndControlCharactersAre400() throws {
+        let server = try ServerProcess()
+        let connection = try server.connection()
+        #expect(try connection.request("PUT", "/sessions/s1", json: #"{"items":[1]}"#).status == 201)
+        let slash = try connection.request("PUT", "/sessions/s1%2Fupdate", json: #"{"items":[2]}"#)
+        #expect(slash.status == 400 && slash.errorCode == "invalid_session_id", "\(slash)")
+        #expect(try connection.request("POST", "/sessions/s1%2Fupdate", json: #"{"items":[2]}"#).status == 405)
+        for path in ["/sessions/s1/update%00/events", "/sessions/s1%00/update", "/x%0A2026-01-01T00:00:00Z%20critical%20FORGED", "/sessions/s%1B"] {
+            let refused = try connection.request("POST", path, json: #"{"items":[2]}"#)
+            #expect(refused.status == 400 && refused.errorCode == "bad_request" && refused.text.contains("control character"), "\(path): \(refused)")
+        }
+        let broken = try connection.request("GET", "/sessions/s%zz")
+        #expect(broken.status == 400 && broken.text.contains("percent-encoded"))
+        // Nothing above reached the session; an encoded letter is still that letter.
+        #expect(try connection.request("GET", "/sessions/s1").json["version"]?.int == 0)
+        #expect(try connection.request("POST", "/%73essions/s%31/update", json: #"{"items":[3]}"#).status == 200)
+        #expect(try connection.request("GET", "/sessions/s1/changes?wait=0&format=ke%79ed").status == 200)
+        // One request, one line: the text log writes the path as sent, never a decoded line break.
+        #expect(server.logShows("path=/x%0A2026"))
+        #expect(!server.log.split(separator: "\n").contains { $0.hasPrefix("2026-01-01T00:00:00Z") })
+    }
+
     @Test func nestingPastTheLimitIsA400Everywhere() throws {
         let server = try ServerProcess()
         let connection = try server.connection()
@@ -220,7 +246,7 @@ import Testing
     /// Flag values that do not fit stop start-up with a message instead of trapping or wrapping.
     @Test(arguments: [
         ["--max-body-size", "99999999999"], ["--connection-timeout", "5000000000"], ["--threads", "0"], ["--max-connections", "0"],
-        ["--max-connections-per-client", "5000"], ["--header-timeout", "0"], ["--max-items-per-request", "0"], ["--max-session-bytes", "0"],
+        ["--max-connections-per-client", "50000"], ["--header-timeout", "0"], ["--max-items-per-request", "0"], ["--max-session-bytes", "0"],
     ])
     func outOfRangeFlagsStopStartUp(_ flags: [String]) throws {
         let (status, output) = try Self.start(flags)
