@@ -29,8 +29,11 @@ struct LineLogHandler: LogHandler {
         var line: String
         switch format {
         case .text:
-            line = "\(Self.timestamp()) \(event.level) \(event.message)"
-            for key in keys { line += " \(key)=\(fields[key]!)" }
+            // Values come from requests and tokens (a path, a token's `alg` or `kid`): each is
+            // written bare only where it holds nothing that could end the line or the field, so
+            // one event is always one line, and `key=value` pairs read back as they were.
+            line = "\(Self.timestamp()) \(event.level) \(Self.textValue("\(event.message)", bareSpaces: true))"
+            for key in keys { line += " \(Self.textValue(key))=\(Self.textValue("\(fields[key]!)"))" }
         case .json:
             line = "{\"time\":\"\(Self.timestamp())\",\"level\":\"\(event.level)\",\"message\":\(Self.quoted("\(event.message)"))"
             for key in keys { line += ",\(Self.quoted(key)):\(Self.quoted("\(fields[key]!)"))" }
@@ -55,6 +58,24 @@ struct LineLogHandler: LogHandler {
             + "\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec)).\(millisText)Z"
     }
 
+    /// `text` as it is where it holds only printable characters (and spaces where
+    /// `bareSpaces`), none of `"`, `=` and `\`; else quoted as a JSON string, every control
+    /// character and line separator escaped.
+    static func textValue(_ text: String, bareSpaces: Bool = false) -> String {
+        let bare =
+            !text.isEmpty
+            && text.unicodeScalars.allSatisfy { scalar in
+                !needsEscape(scalar) && scalar != "\"" && scalar != "=" && scalar != "\\" && (bareSpaces || scalar != " ")
+            }
+        return bare ? text : quoted(text)
+    }
+
+    /// Control characters (C0, DEL, C1) and the Unicode line and paragraph separators, which
+    /// some log readers take for the end of a line.
+    private static func needsEscape(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) || scalar.value == 0x2028 || scalar.value == 0x2029
+    }
+
     static func quoted(_ text: String) -> String {
         var result = "\""
         for scalar in text.unicodeScalars {
@@ -64,7 +85,9 @@ struct LineLogHandler: LogHandler {
             case "\n": result += "\\n"
             case "\r": result += "\\r"
             case "\t": result += "\\t"
-            case _ where scalar.value < 0x20: result += "\\u00" + (scalar.value < 16 ? "0" : "") + String(scalar.value, radix: 16)
+            case _ where needsEscape(scalar):
+                let hex = String(scalar.value, radix: 16)
+                result += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
             default: result.unicodeScalars.append(scalar)
             }
         }

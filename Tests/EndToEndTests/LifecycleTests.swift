@@ -11,7 +11,8 @@ import Testing
         let server = try ServerProcess(descriptorLimit: 1_024)
         let reply = try server.connection().request("POST", "/diff", json: #"{"old":[1,2,3],"new":[3,1,4]}"#)
         #expect(reply.status == 200 && reply.json["changeCount"]?.int == 3)
-        #expect(server.logShows("connection limits lowered", "descriptors=1024", "max_connections=480 of 1000", "max_subscribers=480 of 10000"))
+        #expect(
+            server.logShows("connection limits lowered", "descriptors=1024", "max_connections=\"480 of 1000\"", "max_subscribers=\"480 of 10000\""))
         #expect(server.stop() == 0)
     }
 
