@@ -631,3 +631,68 @@ def test_many_small_changes_keep_sections_exact(servers):
         assert status == 200, answer
         item["v"] = step
     assert items_of(servers[-1], name) == (sections, 1100)
+
+
+# MARK: - Any change at all: never a 500
+
+
+PATCH_PATHS = ["", "/sections", "/sections/0", "/sections/1", "/sections/-", "/sections/9", "/sections/0/items", "/sections/0/items/0",
+               "/sections/0/items/-", "/sections/0/id", "/sections/0/items/0/id", "/0", "/1", "/-", "/0/id", "/0/v", "/items", "/x", "/0/x/y",
+               "/~1", "/sections/0/items/0/v", "/sections/x"]
+ANY_VALUES = st.one_of(
+    st.sampled_from([{}, [], None, 1, "s", True, {"id": 1}, {"id": 77, "v": 1}, {"id": "a"}, {"sections": []}, {"items": []},
+                     {"id": "z", "items": []}, {"id": "z", "items": [{"id": 1}]}, [{"id": 1}], [{"id": "q", "items": []}],
+                     {"sections": [{"id": "a", "items": [{"id": 1}]}]}, [[]], {"id": [1]}, {"id": None}]),
+    st.integers(-2, 50))
+
+
+@st.composite
+def any_patch(draw):
+    operations = []
+    for _ in range(draw(st.integers(1, 4))):
+        op = draw(st.sampled_from(["add", "remove", "replace", "move", "copy", "test", "nope"]))
+        operation = {"op": op, "path": draw(st.sampled_from(PATCH_PATHS))}
+        if op in ("add", "replace", "test") or draw(st.booleans()):
+            operation["value"] = draw(ANY_VALUES)
+        if op in ("move", "copy") or draw(st.integers(0, 5)) == 0:
+            operation["from"] = draw(st.sampled_from(PATCH_PATHS))
+        operations.append(operation)
+    return operations
+
+
+@st.composite
+def any_keyed(draw):
+    operations = []
+    ids = st.one_of(st.integers(-1, 12), st.sampled_from(["a", "b", "z", None, [], {}, {"id": 1, "occurrence": 0}, {"id": 1, "occurrence": 5}]))
+    for _ in range(draw(st.integers(1, 4))):
+        op = draw(st.sampled_from(["insert", "update", "move", "remove", "insertSection", "updateSection", "moveSection", "removeSection",
+                                   "nope"]))
+        operation = {"op": op}
+        for member, values in [("id", ids), ("before", ids), ("section", ids), ("item", ANY_VALUES), ("changes", st.sampled_from(
+                [{"set": {"v": 3}, "removed": []}, {"set": {"id": 4}}, {"removed": ["id"]}, {}, [], {"set": 1}]))]:
+            if draw(st.integers(0, 2)) > 0:
+                operation[member] = draw(values)
+        operations.append(operation)
+    return {"operations": operations}
+
+
+def test_any_patch_or_keyed_change_is_answered_below_500(servers):
+    """Arbitrary patches (the root and `/sections` included) and keyed operations, on flat and
+    sectioned sessions: each is applied or refused with a 4xx, never a 500, and a refused
+    one leaves the session as it was."""
+    writer = servers[0]
+
+    @checks
+    @given(st.booleans(), st.one_of(any_patch(), any_keyed()))
+    def check(sectioned, change):
+        document = ({"sections": [{"id": "a", "items": [{"id": 1, "v": 0}, {"id": 2, "v": 0}]}, {"id": "b", "items": [{"id": 3, "v": 0}]}]}
+                    if sectioned else {"items": [{"id": 1, "v": 0}, {"id": 2, "v": 0}, {"id": 3, "v": 0}]})
+        name = new_session(writer, document)
+        patch = isinstance(change, list)
+        status, answer = writer.request("POST", f"/sessions/{name}/changes", change,
+                                        content_type="application/json-patch+json" if patch else "application/json")
+        assert status < 500, (document, change, answer)
+        if status >= 400:
+            held, version = items_of(writer, name)
+            assert version == 0 and held == document["sections" if sectioned else "items"], (change, answer, held)
+    check()

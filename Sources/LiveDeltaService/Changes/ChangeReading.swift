@@ -77,7 +77,14 @@ struct ChangeReading {
                 ByteBuffer(text), members: member == "items" ? ["items": .items] : ["sections": .sections], readingWith: options,
                 limits: ReadLimits(maxDepth: maxDepth + 2, maxItems: Int.max))
             var collections = try envelope.collections(readWith: options)
-            guard let collection = collections.take(member) else { throw APIError.internalError("the operations' \(member) were not read") }
+            // A patch may leave a document without the member (`remove /sections`, the root
+            // replaced with `{}`): refused as the member's absence, like a body without it.
+            guard let collection = collections.take(member) else {
+                throw APIError.invalidShape(
+                    JSONPointer(member),
+                    member == "items"
+                        ? "\"items\" must be an array of items" : "\"sections\" must be an array of section objects; the change would leave none")
+            }
             return collection
         } catch {
             throw Self.moved(error, from: member, to: origin)
