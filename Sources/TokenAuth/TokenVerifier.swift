@@ -5,7 +5,8 @@ import struct NIOConcurrencyHelpers.NIOLockedValueBox
 
 /// Checks bearer tokens (JWS compact JWTs, RFC 7519) against the configured keys and policy,
 /// and remembers the ones it accepted until they expire, so that a client sending the same
-/// token on every request pays for its signature once.
+/// token on every request pays for its signature once. A remembered token goes with the key
+/// that verified it: a key dropped from the JWK Set refuses its tokens from the set's next read.
 ///
 /// The signature is jwt-kit's to check; this reads the header and the claims (with ByteJSON,
 /// as the service reads everything else) and decides.
@@ -26,6 +27,10 @@ package final class TokenVerifier: Sendable {
         package var keySetFloorSeconds: Int64 = 10
         /// Accepted tokens remembered at once; 0 remembers none.
         package var cacheLimit = 10_000
+        /// The longest a token may live: `exp - iat`, and `exp - now` (a token without `iat`
+        /// cannot say when it was issued); nil for no limit. A leaked token then works for at
+        /// most this long, whatever its issuer wrote.
+        package var maxLifetimeSeconds: Int64? = 86_400
 
         package init() {}
     }
@@ -44,7 +49,25 @@ package final class TokenVerifier: Sendable {
         var keySetRead: Int64 = .min
         var keySetReads = 0
         var reading = false
-        var accepted: [String: TokenGrant] = [:]
+        var accepted: [String: Accepted] = [:]
+    }
+
+    /// A token remembered, with the set key that verified it (nil: a key from a file).
+    private struct Accepted {
+        var grant: TokenGrant
+        var setKey: KeyName?
+    }
+
+    /// A JWK Set key as tokens name it.
+    private struct KeyName: Hashable {
+        var kid: String
+        var algorithm: String
+
+        init?(_ key: VerificationKey) {
+            guard let kid = key.kid else { return nil }
+            self.kid = kid
+            algorithm = key.algorithm
+        }
     }
 
     /// - Parameters:
@@ -64,31 +87,49 @@ package final class TokenVerifier: Sendable {
 
     /// Adds the set's keys as first read (at start, where failing to read it stops the server).
     package func useKeySet(_ keys: [VerificationKey]) {
-        state.withLockedValue { $0.keySet = keys }
+        state.withLockedValue { Self.replaceKeySet(with: keys, in: &$0) }
+    }
+
+    /// The set's keys become `keys`, and tokens remembered for a key no longer in it are
+    /// forgotten: checked again, they are refused.
+    private static func replaceKeySet(with keys: [VerificationKey], in state: inout State) {
+        state.keySet = keys
+        let names = Set(keys.compactMap(KeyName.init))
+        state.accepted = state.accepted.filter { _, accepted in accepted.setKey.map(names.contains) ?? true }
     }
 
     /// The token's grant, or why it is refused. `now`: seconds since 1970.
     package func verify(_ token: Substring, now: Int64) -> Result<TokenGrant, TokenRejection> {
         let text = String(token)
-        let cached = state.withLockedValue { $0.accepted[text] }
-        if let cached, now <= cached.expires + policy.leewaySeconds { return .success(cached) }
+        // Before the remembered tokens are asked: a read of the set is what lets go of those
+        // whose key it no longer holds.
         refreshKeySet(now: now, becauseOfUnknownKid: false)
+        let cached = state.withLockedValue { $0.accepted[text] }
+        if let cached, now <= cached.grant.expires + policy.leewaySeconds { return .success(cached.grant) }
         let result = check(Array(text.utf8), now: now)
-        if case .success(let grant) = result, policy.cacheLimit > 0 {
-            state.withLockedValue { state in
-                if state.accepted.count >= policy.cacheLimit {
-                    state.accepted = state.accepted.filter { now <= $0.value.expires + policy.leewaySeconds }
-                    if state.accepted.count >= policy.cacheLimit / 2 { state.accepted.removeAll() }
-                }
-                state.accepted[text] = grant
-            }
+        switch result {
+        case .failure(let rejection): return .failure(rejection)
+        case .success(let (grant, key)):
+            if policy.cacheLimit > 0 { remember(text, Accepted(grant: grant, setKey: KeyName(key)), now: now) }
+            return .success(grant)
         }
-        return result
+    }
+
+    private func remember(_ token: String, _ accepted: Accepted, now: Int64) {
+        state.withLockedValue { state in
+            // A key dropped while its token was being checked: not remembered.
+            if let setKey = accepted.setKey, !state.keySet.contains(where: { KeyName($0) == setKey }) { return }
+            if state.accepted.count >= policy.cacheLimit {
+                state.accepted = state.accepted.filter { now <= $0.value.grant.expires + policy.leewaySeconds }
+                if state.accepted.count >= policy.cacheLimit / 2 { state.accepted.removeAll() }
+            }
+            state.accepted[token] = accepted
+        }
     }
 
     // MARK: - Checking
 
-    private func check(_ token: [UInt8], now: Int64) -> Result<TokenGrant, TokenRejection> {
+    private func check(_ token: [UInt8], now: Int64) -> Result<(TokenGrant, VerificationKey), TokenRejection> {
         guard token.count <= 16 << 10 else { return .failure(TokenRejection("longer than 16 KiB")) }
         let parts = token.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
         guard parts.count == 3 else { return .failure(TokenRejection("not three dot-separated parts (JWS compact)")) }
@@ -117,13 +158,13 @@ package final class TokenVerifier: Sendable {
             return .failure(TokenRejection("no key for alg \(algorithm)\(kid.map { " and kid \($0)" } ?? "")"))
         }
         let signingInput = token[..<(parts[1].endIndex)]
-        guard candidates.contains(where: { $0.verifies(signature, signs: signingInput) }) else {
+        guard let key = candidates.first(where: { $0.verifies(signature, signs: signingInput) }) else {
             return .failure(TokenRejection("the signature does not verify"))
         }
         guard let payloadBytes = base64URLDecoded(parts[1]), let claims = Self.object(payloadBytes) else {
             return .failure(TokenRejection("the payload is not base64url JSON"))
         }
-        return grant(from: claims, now: now)
+        return grant(from: claims, now: now).map { ($0, key) }
     }
 
     /// Keys that may have signed a token with this header: those of its algorithm, and of its
@@ -147,6 +188,12 @@ package final class TokenVerifier: Sendable {
         if claims["iat"] != nil {
             guard let issued = Self.seconds(claims["iat"]) else { return .failure(TokenRejection("iat is not a number")) }
             guard issued <= now + leeway else { return .failure(TokenRejection("issued in the future (\(issued))")) }
+            if let longest = policy.maxLifetimeSeconds, expires - issued > longest {
+                return .failure(TokenRejection("lives \(expires - issued) s from iat to exp, past the \(longest) s allowed"))
+            }
+        }
+        if let longest = policy.maxLifetimeSeconds, expires - now > longest + leeway {
+            return .failure(TokenRejection("expires \(expires - now) s from now, past the \(longest) s a token may live"))
         }
         if let issuer = policy.issuer, claims["iss"]?.stringValue != issuer {
             return .failure(TokenRejection("iss is not \(issuer)"))
@@ -204,7 +251,7 @@ package final class TokenVerifier: Sendable {
         DispatchQueue.global().async { [state] in
             let keys = try? keySetSource()
             state.withLockedValue { state in
-                if let keys { state.keySet = keys }
+                if let keys { Self.replaceKeySet(with: keys, in: &state) }
                 state.reading = false
             }
         }

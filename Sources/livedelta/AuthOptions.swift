@@ -36,6 +36,12 @@ struct AuthOptions: ParsableArguments {
     @Option(help: "Seconds between reads of the --jwks set. [env: LIVEDELTA_JWKS_REFRESH]")
     var jwksRefresh: Int = Environment.value("LIVEDELTA_JWKS_REFRESH", default: 300)
 
+    @Option(
+        help:
+            "Seconds a token may live: exp - iat, and exp - now; longer-lived tokens are refused (0: no limit). [env: LIVEDELTA_JWT_MAX_LIFETIME]"
+    )
+    var jwtMaxLifetime: Int = Environment.value("LIVEDELTA_JWT_MAX_LIFETIME", default: 86_400)
+
     @Option(help: "Tokens' iss must equal it (unchecked when empty). [env: LIVEDELTA_JWT_ISSUER]")
     var jwtIssuer: String = Environment.value("LIVEDELTA_JWT_ISSUER", default: "")
 
@@ -59,6 +65,9 @@ struct AuthOptions: ParsableArguments {
             throw ValidationError("--auth jwt needs keys: --jwt-secret-file, --jwt-public-key-file or --jwks")
         }
         guard (10...86_400).contains(jwksRefresh) else { throw ValidationError("--jwks-refresh must be from 10 to 86400 seconds") }
+        guard (0...31_536_000).contains(jwtMaxLifetime) else {
+            throw ValidationError("--jwt-max-lifetime must be from 0 (no limit) to 31536000 seconds")
+        }
         guard !tenantClaim.isEmpty, !authCookie.isEmpty else { throw ValidationError("--tenant-claim and --auth-cookie must not be empty") }
     }
 
@@ -81,6 +90,7 @@ struct AuthOptions: ParsableArguments {
         policy.audience = jwtAudience.isEmpty ? nil : jwtAudience
         policy.tenantClaim = tenantClaim
         policy.keySetRefreshSeconds = Int64(jwksRefresh)
+        policy.maxLifetimeSeconds = jwtMaxLifetime > 0 ? Int64(jwtMaxLifetime) : nil
         var keySet: TokenVerifier.KeySetSource?
         var firstSet: [VerificationKey] = []
         if !jwks.isEmpty {

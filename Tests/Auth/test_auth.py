@@ -397,17 +397,113 @@ def test_tenants_are_apart_in_redis_across_two_replicas(keys, redis_url, tmp_pat
 
 
 def test_tenants_are_apart_under_eviction(keys, tmp_path):
+    """A tenant that needs room evicts its own least recently used idle session, never
+    another tenant's, even when the store as a whole is full."""
     evicting = Server(keys.flags() + ["--max-sessions", "2"], str(tmp_path / "evicting.log"))
     try:
         a, b = hs256(keys, tenant="alpha"), hs256(keys, tenant="beta")
         assert evicting.request("PUT", "/sessions/one", {"items": [1]}, token=a)[0] == 201
         assert evicting.request("PUT", "/sessions/one", {"items": [2]}, token=b)[0] == 201
-        # A third session evicts the least recently used: alpha's, never merged into beta's.
+        # The store is full: beta's second session takes the place of beta's first.
         assert evicting.request("PUT", "/sessions/two", {"items": [3]}, token=b)[0] == 201
-        assert evicting.request("GET", "/sessions/one", token=a)[0] == 404
-        assert evicting.request("GET", "/sessions/one", token=b)[2]["items"] == [2]
+        assert evicting.request("GET", "/sessions/one", token=a)[2]["items"] == [1]
+        assert evicting.request("GET", "/sessions/one", token=b)[0] == 404
+        assert evicting.request("GET", "/sessions/two", token=b)[2]["items"] == [3]
     finally:
         evicting.stop()
+
+
+def test_one_tenant_filling_its_quotas_leaves_the_others_untouched(keys, tmp_path):
+    """Per-tenant quotas: sessions (evicted within the tenant), subscribers (429 naming the
+    flag); the other tenant's sessions and streams are served as before."""
+    server = Server(keys.flags() + ["--max-sessions-per-tenant", "3", "--max-subscribers-per-tenant", "2"], str(tmp_path / "quota.log"))
+    try:
+        a, b = hs256(keys, tenant="alpha"), hs256(keys, tenant="beta")
+        for name in ("b1", "b2"):
+            assert server.request("PUT", f"/sessions/{name}", {"items": [1]}, token=b)[0] == 201
+        for n in range(10):
+            assert server.request("PUT", f"/sessions/a{n}", {"items": [n]}, token=a)[0] == 201
+        # Alpha keeps its three most recent; beta's are untouched.
+        assert [server.request("GET", f"/sessions/a{n}", token=a)[0] for n in range(10)] == [404] * 7 + [200] * 3
+        assert all(server.request("GET", f"/sessions/{name}", token=b)[0] == 200 for name in ("b1", "b2"))
+        assert "session evicted" in server.log_text()
+        # Subscribers: alpha's third is refused, naming the flag; beta's are served.
+        held = [socket.create_connection(("127.0.0.1", server.port), timeout=10) for _ in range(2)]
+        for connection in held:
+            connection.sendall(f"GET /sessions/a9/events HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {a}\r\n\r\n".encode())
+            assert connection.recv(65536).startswith(b"HTTP/1.1 200")
+        status, headers, body = server.request("GET", "/sessions/a9/changes?wait=0", token=a)
+        assert status == 429 and body["error"]["code"] == "quota_exceeded", body
+        assert "--max-subscribers-per-tenant" in body["error"]["message"] and body["error"]["limit"] == "max-subscribers-per-tenant"
+        assert headers["Retry-After"]
+        assert b"event: reset" in read_stream(server, "/sessions/b1/events", token=b, until=b"event: reset")
+        for connection in held:
+            connection.close()
+        # Closed streams give their places back at once.
+        deadline = time.time() + 5
+        while server.request("GET", "/sessions/a9/changes?wait=0", token=a)[0] != 200:
+            assert time.time() < deadline
+            time.sleep(0.05)
+    finally:
+        server.stop()
+
+
+def test_a_key_removed_from_the_set_refuses_its_tokens_at_the_next_read(keys, tmp_path):
+    """The acceptance cache dies with the key: once the set is read without the key, a token
+    it accepted before is refused, remembered or not."""
+    jwks_path = tmp_path / "rotating.json"
+    kept = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    removed = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+
+    def jwk(key, kid):
+        value = json.loads(jwt.algorithms.RSAAlgorithm.to_jwk(key.public_key()))
+        value.update({"kid": kid, "alg": "RS256"})
+        return value
+
+    jwks_path.write_text(json.dumps({"keys": [jwk(kept, "kept"), jwk(removed, "removed")]}))
+    server = Server(["--auth", "jwt", "--jwks", str(jwks_path), "--jwks-refresh", "10"], str(tmp_path / "rotating.log"))
+    try:
+        body = {"old": [1], "new": [2]}
+        doomed = jwt.encode(claims(), removed, algorithm="RS256", headers={"kid": "removed"})
+        staying = jwt.encode(claims(), kept, algorithm="RS256", headers={"kid": "kept"})
+        assert server.request("POST", "/diff", body, token=doomed)[0] == 200
+        assert server.request("POST", "/diff", body, token=staying)[0] == 200
+        jwks_path.write_text(json.dumps({"keys": [jwk(kept, "kept")]}))
+        deadline = time.time() + 25
+        while server.request("POST", "/diff", body, token=doomed)[0] != 401:
+            assert time.time() < deadline, "a token of the removed key is still accepted"
+            time.sleep(0.2)
+        assert server.request("POST", "/diff", body, token=staying)[0] == 200
+    finally:
+        server.stop()
+
+
+def test_a_token_may_not_live_longer_than_the_limit(keys, tmp_path):
+    server = Server(keys.flags() + ["--jwt-max-lifetime", "600"], str(tmp_path / "lifetime.log"))
+    try:
+        now = int(time.time())
+        body = {"old": [1], "new": [2]}
+        assert server.request("POST", "/diff", body, token=hs256(keys, exp=now + 500))[0] == 200
+        assert_invalid_token(server, hs256(keys, exp=now + 7200))
+        assert_invalid_token(server, hs256(keys, iat=now - 3000, exp=now + 60))
+        assert_invalid_token(server, hs256(keys, iat=None, exp=now + 100_000))
+        assert "past the 600 s" in server.log_text()
+    finally:
+        server.stop()
+
+
+def test_a_forged_log_line_cannot_be_written(server, keys):
+    """Values from requests and tokens are escaped in the text log: one request, one line."""
+    forged = "2026-01-01T00:00:00.000Z critical FORGED"
+    header = {"alg": f"HS256\n{forged}", "typ": "JWT", "kid": f"k\r\n{forged}"}
+    encode = lambda value: base64.urlsafe_b64encode(json.dumps(value).encode()).rstrip(b"=").decode()
+    token = f"{encode(header)}.{encode(claims())}.c2lnbmF0dXJl"
+    before = len(server.log_text())
+    assert_invalid_token(server, token)
+    server.request("GET", "/x%0A2026-01-01T00:00:00.000Z%20critical%20FORGED", token=hs256(keys))
+    log = server.log_text()[before:]
+    assert "FORGED" in log
+    assert not any(line.startswith(forged) for line in log.splitlines()), log
 
 
 def test_nothing_of_a_token_reaches_the_log(server, keys):
