@@ -4,7 +4,11 @@ Prints, for 1,000 and 10,000 subscribers of one session: commit-to-last-subscrib
 (p50, p99 over 40 commits: from sending the update to the moment the last subscriber has
 read its event), the memory the idle subscribers hold (RSS before and after, and so
 subscribers per GiB), and what the subscribers add to a commit's own answer time. Then /diff
-with Redis paused and 32 session requests waiting on it. Figures only; nothing is asserted.
+with Redis paused and 32 session requests waiting on it. Then what one hostile client can
+take: 1,000 streams opened, read and closed in a loop against --max-subscribers 500, and how
+many of the 500 slots another client finds free right after; and 100 long polls of a 12 MB
+session whose clients never read, with the memory they make the server hold. Figures only;
+nothing is asserted.
 """
 import json
 import os
@@ -32,13 +36,14 @@ def free_port():
         return s.getsockname()[1]
 
 
-def start(extra=()):
+def start(extra=(), base=None):
     port = free_port()
-    process = subprocess.Popen([binary, "--host", "127.0.0.1", "--port", str(port), "--log-level", "warning",
-                                "--max-subscribers", "20000", "--max-subscribers-per-session", "20000",
-                                # Streams are counted apart from request connections; few of
-                                # those leave the descriptors (the hard limit) to the streams.
-                                "--max-connections", "1000", "--max-connections-per-client", "1000", *extra],
+    # Streams are counted apart from request connections; few of those leave the descriptors
+    # (the hard limit) to the streams. One address opens every subscriber here, at once.
+    base = base if base is not None else ["--max-subscribers", "20000", "--max-subscribers-per-session", "20000", "--max-connections", "1000",
+                                          "--max-connections-per-client", "21000", "--stream-opens-per-second", "0",
+                                          "--max-subscribers-per-tenant", "20000"]
+    process = subprocess.Popen([binary, "--host", "127.0.0.1", "--port", str(port), "--log-level", "warning", *base, *extra],
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     for _ in range(400):
         try:
@@ -165,10 +170,86 @@ def _quiet(body):
         pass
 
 
-# Parts may be named (`1000`, `10000`, `paused`); all run where none is.
-parts = sys.argv[2:] or ["1000", "10000", "paused"]
+def open_stream(port, path, source):
+    """A stream from `source`: its status, and the socket after the first event (or refusal)."""
+    connection = socket.socket()
+    connection.bind((source, 0))
+    connection.connect(("127.0.0.1", port))
+    connection.sendall(f"GET {path} HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\n\r\n".encode())
+    data = b""
+    while b"event: reset" not in data and b'"error"' not in data:
+        chunk = connection.recv(65536)
+        if not chunk:
+            break
+        data += chunk
+    return int(data[9:12] or 0), connection
+
+
+def open_close_loop():
+    for label, extra in [("no rate limit, so slots are freed by the close alone", ["--stream-opens-per-second", "0"]),
+                         ("the default rate limit (20 a second, 60 at once)", [])]:
+        process, port = start(base=["--max-subscribers", "500", "--max-connections-per-client", "1500", *extra])
+        Connection(port).request("PUT", "/sessions/a", b'{"items":[1,2,3]}')
+        Connection(port).request("PUT", "/sessions/b", b'{"items":[1,2,3]}')
+        statuses = {}
+        started = time.perf_counter()
+        for _ in range(1000):
+            status, connection = open_stream(port, "/sessions/a/events", "127.0.0.2")
+            statuses[status] = statuses.get(status, 0) + 1
+            connection.close()
+        elapsed = time.perf_counter() - started
+        # Another client, from its own address, takes what it can right after (at its own rate,
+        # where there is one): every 503 would be a slot the loop still held.
+        held, others = [], {}
+        for _ in range(500):
+            status, connection = open_stream(port, "/sessions/b/events", "127.0.0.3")
+            others[status] = others.get(status, 0) + 1
+            if status == 200:
+                held.append(connection)
+            else:
+                connection.close()
+        print(f"1,000 streams opened, read and closed by one client, {label}:")
+        print(f"  {elapsed:.2f} s; answers {dict(sorted(statuses.items()))}")
+        print(f"  another client right after, 500 streams: answers {dict(sorted(others.items()))};"
+              f" refused for want of a slot (503): {others.get(503, 0)}")
+        for connection in held:
+            connection.close()
+        process.terminate()
+        process.wait()
+
+
+def unread_long_polls():
+    process, port = start(base=["--stream-opens-per-second", "0"])
+    body = json.dumps({"items": [{"id": n, "text": "x" * 100} for n in range(99_999)]}).encode()
+    Connection(port).request("PUT", "/sessions/big", body)
+    # One poll read whole: the reset is rendered once, before the memory is read.
+    urllib.request.urlopen(f"http://127.0.0.1:{port}/sessions/big/changes", timeout=30).read()
+    before = rss_kib(process.pid)
+    polls = []
+    for _ in range(100):
+        poll = socket.socket()
+        poll.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        poll.connect(("127.0.0.1", port))
+        poll.sendall(b"GET /sessions/big/changes HTTP/1.1\r\nHost: x\r\n\r\n")
+        polls.append(poll)
+    time.sleep(2)
+    after = rss_kib(process.pid)
+    print(f"100 long polls of a {len(body) / 1e6:.1f} MB session whose clients never read:")
+    print(f"  RSS {before / 1024:.0f} MiB before, {after / 1024:.0f} MiB with them waiting: {(after - before) / 1024:.0f} MiB held for them")
+    for poll in polls:
+        poll.close()
+    process.terminate()
+    process.wait()
+
+
+# Parts may be named (`1000`, `10000`, `paused`, `loop`, `polls`); all run where none is.
+parts = sys.argv[2:] or ["1000", "10000", "paused", "loop", "polls"]
 for part in parts:
     if part == "paused":
         paused_redis()
+    elif part == "loop":
+        open_close_loop()
+    elif part == "polls":
+        unread_long_polls()
     else:
         live(int(part))

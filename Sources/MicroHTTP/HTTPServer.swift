@@ -195,7 +195,7 @@ package final class HTTPServer: Sendable {
         let connections = max(1, min(fitted.connectionLimit, max(room / 2, proportional)))
         fitted.maxStreams = min(fitted.maxStreams, room - connections)
         fitted.connectionLimit = room - fitted.maxStreams
-        fitted.connectionsPerClient = min(max(1, configuration.connectionsPerClient), fitted.connectionLimit)
+        fitted.connectionsPerClient = min(max(1, configuration.connectionsPerClient), fitted.connectionLimit + fitted.maxStreams)
         return fitted
     }
 

@@ -50,7 +50,7 @@ struct Serve: ParsableCommand {
 
     @Option(
         help:
-            "Most connections open at once from one client address (429 above); behind a proxy, set it to --max-connections. [env: LIVEDELTA_MAX_CONNECTIONS_PER_CLIENT]"
+            "Most connections open at once from one client address, its event streams and long polls included (429 above); behind a proxy, set it to --max-connections plus --max-subscribers. [env: LIVEDELTA_MAX_CONNECTIONS_PER_CLIENT]"
     )
     var maxConnectionsPerClient: Int = Environment.value("LIVEDELTA_MAX_CONNECTIONS_PER_CLIENT", default: 256)
 
@@ -196,8 +196,10 @@ struct Serve: ParsableCommand {
         guard (1...86_400).contains(headerTimeout) else { throw ValidationError("--header-timeout must be from 1 to 86400 seconds") }
         guard (0...(1 << 30)).contains(minBodyRate) else { throw ValidationError("--min-body-rate must be from 0 to 1073741824 bytes a second") }
         guard (1...1_000_000).contains(maxConnections) else { throw ValidationError("--max-connections must be from 1 to 1000000") }
-        guard (1...maxConnections).contains(maxConnectionsPerClient) else {
-            throw ValidationError("--max-connections-per-client must be from 1 to --max-connections")
+        // A client's streams count against its connections, so one client (a proxy) may hold
+        // up to all of both.
+        guard (1...(maxConnections + maxSubscribers)).contains(maxConnectionsPerClient) else {
+            throw ValidationError("--max-connections-per-client must be from 1 to --max-connections plus --max-subscribers")
         }
         guard (1...10_000_000).contains(maxSessions), (0...100_000_000).contains(maxSessionItems), (1...31_536_000).contains(sessionIdleTimeout)
         else {
