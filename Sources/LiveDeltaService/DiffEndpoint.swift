@@ -67,14 +67,19 @@ struct DiffComputation {
         }
     }
 
-    /// A duplicated id, named with both places and how to allow repeats.
-    func duplicate(_ error: DuplicateIdentifierError) -> APIError {
+    /// A duplicated id, named with both places and how to allow repeats: in a `/diff` body by
+    /// its options, in a session (`inSession`, whose options are fixed when it is created) by
+    /// creating it anew with them.
+    func duplicate(_ error: DuplicateIdentifierError, inSession: Bool = false) -> APIError {
         let location = error.collection == .old ? oldLocation : newLocation
         let first = location.pointer(error.firstPosition, level: error.level, itemsKey: options.itemsKey)
         let second = location.pointer(error.secondPosition, level: error.level, itemsKey: options.itemsKey)
         let advice =
             error.level == .item
-            ? "ids must be unique in the whole collection; set \"unique\": false in options to match repeated ids by occurrence"
+            ? (inSession
+                ? "ids must be unique in this session; to match repeated ids by occurrence, create the session anew (PUT /sessions/{id}) "
+                    + "with \"options\": {\"unique\": false}, as a session's options are fixed when it is created"
+                : "ids must be unique in the whole collection; set \"unique\": false in options to match repeated ids by occurrence")
             : "section ids must be unique"
         var apiError = APIError(
             .duplicateID,
@@ -93,8 +98,14 @@ package enum DiffEndpoint {
         var envelope = try Envelope.read(
             body, members: ["old": .collection, "new": .collection, "options": .value], readingWith: DiffOptions(), limits: limits)
         let options = try envelope.options() ?? DiffOptions()
-        guard envelope.has("old"), envelope.has("new") else {
-            throw .invalidShape(JSONPointer(), "the body needs both \"old\" and \"new\" collections")
+        // The member missing is named alone: a body with "old" only is told to add "new".
+        let missing = ["old", "new"].filter { !envelope.has($0) }
+        guard missing.isEmpty else {
+            throw .invalidShape(
+                JSONPointer(),
+                missing.count == 2
+                    ? "the body needs \"old\" and \"new\", the collections to diff"
+                    : "the body needs \"\(missing[0])\", the \(missing[0] == "old" ? "collection before" : "collection after") the change")
         }
         var collections = try envelope.collections(readWith: options)
         // Both are read once the envelope has them; anything else is the server's own failure.

@@ -83,9 +83,10 @@ package final class LiveDeltaService: Sendable {
         logger.info(
             "request",
             metadata: [
-                "method": "\(request.method)", "path": "\(request.path)", "status": "\(response.status)",
-                "bytes_in": "\(request.body.count)", "bytes_out": "\(response.body.count)",
-                "duration_ms": "\(Double(elapsed.components.attoseconds / 1_000_000_000) / 1_000_000 + Double(elapsed.components.seconds) * 1_000)",
+                "method": "\(request.method)", "path": "\(request.path)", "status": .stringConvertible(response.status),
+                "bytes_in": .stringConvertible(request.body.count), "bytes_out": .stringConvertible(response.body.count),
+                "duration_ms": .stringConvertible(
+                    Double(elapsed.components.attoseconds / 1_000_000_000) / 1_000_000 + Double(elapsed.components.seconds) * 1_000),
             ])
         return response
     }

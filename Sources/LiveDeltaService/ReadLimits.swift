@@ -67,7 +67,11 @@ final class ItemLease {
     func admit(_ count: Int) throws(APIError) {
         guard count >= held else { return }
         guard count < maxItems else {
-            throw APIError(.tooManyItems, message: "a request holds at most \(maxItems) items, all its collections together")
+            throw APIError(
+                .tooManyItems,
+                message:
+                    "a request holds at most \(maxItems) items, all its collections together (--max-items-per-request, LIVEDELTA_MAX_ITEMS_PER_REQUEST); send fewer at once"
+            )
         }
         let more = min(Self.block, maxItems - held)
         if let budget, !budget.take(more) { throw .itemBudgetFull }
@@ -78,7 +82,10 @@ final class ItemLease {
 extension APIError {
     static var itemBudgetFull: APIError {
         var error = APIError(
-            .serverBusy, message: "the server holds as many items from requests as it may at once; try again shortly")
+            .serverBusy,
+            message:
+                "the server holds as many items from requests as it may at once (--max-items-in-flight, LIVEDELTA_MAX_ITEMS_IN_FLIGHT); try again shortly"
+        )
         error.headers = [("Retry-After", "1")]
         return error
     }

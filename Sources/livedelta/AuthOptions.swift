@@ -99,7 +99,7 @@ struct AuthOptions: ParsableArguments {
                 do throws(KeyError) {
                     let bytes = KeySetAddress.isAddress(jwks) ? try KeySetAddress.fetch(jwks) : try KeyFile.read(jwks)
                     let keys = try VerificationKey.keySet(json: bytes, origin: jwks)
-                    logger.info("key set read", metadata: ["jwks": "\(jwks)", "keys": "\(keys.count)"])
+                    logger.info("key set read", metadata: ["jwks": "\(jwks)", "keys": .stringConvertible(keys.count)])
                     return keys
                 } catch {
                     logger.error("key set unreadable; the keys read before stay", metadata: ["error": "\(error)"])

@@ -25,13 +25,47 @@ struct HealthCheck: ParsableCommand {
     var timeout = 2
 
     func run() throws {
-        guard status() == 200 else { throw ExitCode.failure }
+        // A probe's output is what an operator reads first when a container keeps restarting:
+        // it says what failed, not only that something did.
+        switch check() {
+        case .success(let status) where status == 200:
+            print("ok: \(path) answered 200")
+        case .success(let status):
+            print("unhealthy: \(path) on \(host):\(port) answered \(status)")
+            throw ExitCode.failure
+        case .failure(let failure):
+            print("unhealthy: \(path) on \(host):\(port): \(failure.description)")
+            throw ExitCode.failure
+        }
     }
 
-    /// The status of GET /health, or nil where there is no answer in time.
-    func status() -> Int? {
+    private var path: String { ready ? "/ready" : "/health" }
+
+    /// Why there was no status.
+    enum Failure: Error, CustomStringConvertible {
+        case invalidHost
+        case refused
+        case timedOut(seconds: Int)
+        case connect(errno: Int32)
+        case closed
+        case malformed
+
+        var description: String {
+            switch self {
+            case .invalidHost: "the host is not a numeric IPv4 address"
+            case .refused: "connection refused (is the server running, on this port?)"
+            case .timedOut(let seconds): "no answer within \(seconds) s"
+            case .connect(let code): "cannot connect: \(String(cString: strerror(code)))"
+            case .closed: "the server closed the connection without answering"
+            case .malformed: "the answer is not HTTP"
+            }
+        }
+    }
+
+    /// The status of GET /health (or /ready), or why there is none.
+    func check() -> Result<Int, Failure> {
         let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard socket >= 0 else { return nil }
+        guard socket >= 0 else { return .failure(.connect(errno: errno)) }
         defer { close(socket) }
         var limit = timeval(tv_sec: timeout, tv_usec: 0)
         setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
@@ -39,17 +73,26 @@ struct HealthCheck: ParsableCommand {
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = port.bigEndian
-        guard inet_pton(AF_INET, host, &address.sin_addr) == 1 else { return nil }
+        guard inet_pton(AF_INET, host, &address.sin_addr) == 1 else { return .failure(.invalidHost) }
         let connected = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
-        guard connected == 0 else { return nil }
-        let request = "GET \(ready ? "/ready" : "/health") HTTP/1.1\r\nHost: \(host)\r\nConnection: close\r\n\r\n"
-        guard request.withCString({ send(socket, $0, strlen($0), Int32(MSG_NOSIGNAL)) }) > 0 else { return nil }
+        guard connected == 0 else {
+            let code = errno
+            if code == ECONNREFUSED { return .failure(.refused) }
+            if code == EINPROGRESS || code == ETIMEDOUT || code == EAGAIN { return .failure(.timedOut(seconds: timeout)) }
+            return .failure(.connect(errno: code))
+        }
+        let request = "GET \(path) HTTP/1.1\r\nHost: \(host)\r\nConnection: close\r\n\r\n"
+        guard request.withCString({ send(socket, $0, strlen($0), Int32(MSG_NOSIGNAL)) }) > 0 else { return .failure(.closed) }
         var buffer = [UInt8](repeating: 0, count: 64)
         let count = buffer.withUnsafeMutableBytes { recv(socket, $0.baseAddress, $0.count, 0) }
-        guard count >= 12 else { return nil }
+        if count < 0 { return .failure(errno == EAGAIN || errno == EWOULDBLOCK ? .timedOut(seconds: timeout) : .closed) }
+        if count == 0 { return .failure(.closed) }
         // "HTTP/1.1 200 ..."
-        return Int(String(decoding: buffer[9..<12], as: UTF8.self))
+        guard count >= 12, buffer.starts(with: Array("HTTP/".utf8)), let status = Int(String(decoding: buffer[9..<12], as: UTF8.self)) else {
+            return .failure(.malformed)
+        }
+        return .success(status)
     }
 }

@@ -36,7 +36,7 @@ struct LineLogHandler: LogHandler {
             for key in keys { line += " \(Self.textValue(key))=\(Self.textValue("\(fields[key]!)"))" }
         case .json:
             line = "{\"time\":\"\(Self.timestamp())\",\"level\":\"\(event.level)\",\"message\":\(Self.quoted("\(event.message)"))"
-            for key in keys { line += ",\(Self.quoted(key)):\(Self.quoted("\(fields[key]!)"))" }
+            for key in keys { line += ",\(Self.quoted(key)):\(Self.json(fields[key]!))" }
             line += "}"
         }
         line += "\n"
@@ -56,6 +56,26 @@ struct LineLogHandler: LogHandler {
         let millisText = millis < 10 ? "00\(millis)" : millis < 100 ? "0\(millis)" : "\(millis)"
         return "\(parts.tm_year + 1900)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday))T"
             + "\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec)).\(millisText)Z"
+    }
+
+    /// A metadata value as JSON: numbers and booleans given as such (`.stringConvertible`) stay
+    /// numbers and booleans, so that a log pipeline graphs `duration_ms` without a parser rule;
+    /// everything else is a string, or a list or object of them.
+    static func json(_ value: Logger.MetadataValue) -> String {
+        switch value {
+        case .string(let text): return quoted(text)
+        case .stringConvertible(let convertible):
+            switch convertible {
+            case let flag as Bool: return flag ? "true" : "false"
+            case let number as any BinaryInteger: return "\(number)"
+            case let number as Double where number.isFinite: return "\(number)"
+            case let number as Float where number.isFinite: return "\(number)"
+            default: return quoted(convertible.description)
+            }
+        case .array(let values): return "[" + values.map(json).joined(separator: ",") + "]"
+        case .dictionary(let members):
+            return "{" + members.keys.sorted().map { "\(quoted($0)):\(json(members[$0]!))" }.joined(separator: ",") + "}"
+        }
     }
 
     /// `text` as it is where it holds only printable characters (and spaces where

@@ -300,30 +300,42 @@ struct Serve: ParsableCommand {
             logger.warning(
                 "connection limits lowered to fit the file descriptors the process may open (raise `ulimit -n` for more)",
                 metadata: [
-                    "descriptors": "\(server.descriptorLimit)",
+                    "descriptors": .stringConvertible(server.descriptorLimit),
                     "max_connections": "\(granted.connectionLimit) of \(configuration.connectionLimit)",
                     "max_connections_per_client": "\(granted.connectionsPerClient) of \(configuration.connectionsPerClient)",
                     "max_subscribers": "\(granted.maxStreams) of \(configuration.maxStreams)",
                 ])
         }
-        logger.notice("listening", metadata: ["host": "\(host)", "port": "\(server.port)", "threads": "\(threads)"])
+        logger.notice(
+            "listening", metadata: ["host": "\(host)", "port": .stringConvertible(Int(server.port)), "threads": .stringConvertible(threads)])
+        let storeWatch = sessionStore == "memory" ? nil : StoreWatch(sessions, logger: logger, store: sessionStoreShown)
 
         var received: Int32 = 0
         sigwait(&signals, &received)
-        logger.notice("stopping", metadata: ["signal": "\(received == SIGTERM ? "SIGTERM" : "SIGINT")", "in_flight": "\(server.requestsInFlight)"])
+        logger.notice(
+            "stopping",
+            metadata: ["signal": "\(received == SIGTERM ? "SIGTERM" : "SIGINT")", "in_flight": .stringConvertible(server.requestsInFlight)])
         // Subscribers are told to reconnect (to another replica) and their streams end; the
         // stop waits for none of them.
+        storeWatch?.stop()
         let ended = service.live.shutdown()
-        if ended > 0 { logger.notice("live streams ended", metadata: ["subscribers": "\(ended)"]) }
+        if ended > 0 { logger.notice("live streams ended", metadata: ["subscribers": .stringConvertible(ended)]) }
         let outcome = server.stop(grace: .seconds(shutdownGrace))
         guard outcome.drained else {
             // Clients whose requests were cut see an error; the exit status says so too.
             logger.warning(
-                "stopped", metadata: ["drained": "false", "cut": "\(outcome.cut)", "still_computing": "\(outcome.computing)"])
+                "stopped",
+                metadata: [
+                    "drained": .stringConvertible(false), "cut": .stringConvertible(outcome.cut),
+                    "still_computing": .stringConvertible(outcome.computing),
+                ])
             throw ExitCode(Self.exitCodeWhenCut)
         }
-        logger.notice("stopped", metadata: ["drained": "true"])
+        logger.notice("stopped", metadata: ["drained": .stringConvertible(true)])
     }
+
+    /// `--session-store` as logs show it: a Redis address without its password.
+    var sessionStoreShown: String { RedisConfiguration(url: sessionStore)?.description ?? sessionStore }
 
     /// The exit status after a stop that had to cut requests off (EX_TEMPFAIL: clients should
     /// retry them); 0 after a stop that drained every request.

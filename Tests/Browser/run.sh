@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # The live page in headless Chromium (Debian's chromium and chromium-driver, installed when
 # missing), driven by Selenium from PyPI in .build/browser-venv. $1: the binary; $2: where the
-# screenshot goes (docs/live-page.png by default).
+# screenshot goes (.build/screenshots/live-page.png by default; tests never change tracked files).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 binary=${1:-.build/debug/livedelta}
-screenshot=${2:-docs/live-page.png}
+screenshot=${2:-.build/screenshots/live-page.png}
 if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; then
     apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null
 fi

@@ -57,6 +57,49 @@ import Testing
         #expect(documented.subtracting(flags).isEmpty, "not flags: \(documented.subtracting(flags).sorted())")
     }
 
+    /// Every base image is named in full (podman without registry aliases refuses short
+    /// names), and docs/operations.md names exactly the packages the runtime image installs.
+    @Test func theDockerfileNamesItsImagesInFullAndTheDocsItsPackages() throws {
+        let dockerfile = try String(contentsOf: Self.root.appendingPathComponent("Dockerfile"), encoding: .utf8)
+        let bases = dockerfile.split(separator: "\n").filter { $0.hasPrefix("FROM ") }.map { $0.split(separator: " ")[1] }
+        #expect(bases.count == 2)
+        for base in bases { #expect(base.hasPrefix("docker.io/library/"), "\(base) is a short name") }
+        // The run stage's packages, without their pinned versions.
+        let runStage = try #require(dockerfile.components(separatedBy: "\nFROM ").last)
+        let installed = Set(Self.matches(of: #"\blib[a-z0-9.+-]+(?==)"#, in: runStage))
+        #expect(installed == ["libmicrohttpd12", "libhiredis0.14", "libcurl4"])
+        let operations = try String(contentsOf: Self.root.appendingPathComponent("docs/operations.md"), encoding: .utf8)
+        let container = try #require(operations.components(separatedBy: "The image builds on").dropFirst().first)
+        let named = Set(Self.matches(of: #"`(lib[a-z0-9.+-]+)`"#, in: String(container.prefix(600))).map { $0.trimmingCharacters(in: ["`"]) })
+        #expect(named == installed, "docs/operations.md names \(named.sorted()), the image installs \(installed.sorted())")
+        for base in bases { #expect(operations.contains(String(base).replacingOccurrences(of: " AS build", with: ""))) }
+    }
+
+    /// `make help` lists every target the Makefile declares and every `make …` the docs tell
+    /// a reader to run, each with what it does.
+    @Test func makeHelpListsEveryTargetTheDocsName() throws {
+        let make = Process()
+        make.executableURL = URL(fileURLWithPath: "/usr/bin/make")
+        make.arguments = ["-s", "-C", Self.root.path, "help"]
+        let output = Pipe()
+        make.standardOutput = output
+        try make.run()
+        let help = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        make.waitUntilExit()
+        let listed = Set(help.split(separator: "\n").compactMap { $0.split(separator: " ").first.map(String.init) })
+        let makefile = try String(contentsOf: Self.root.appendingPathComponent("Makefile"), encoding: .utf8)
+        let phony = makefile.split(separator: "\n").first { $0.hasPrefix(".PHONY:") }?.split(separator: " ").dropFirst().map(String.init) ?? []
+        #expect(phony.count > 20)
+        #expect(Set(phony).subtracting(listed).isEmpty, "not in make help: \(Set(phony).subtracting(listed).sorted())")
+        var named = Set<String>()
+        for document in Self.documents {
+            let text = try String(contentsOf: document, encoding: .utf8)
+            named.formUnion(Self.matches(of: #"`make [a-z][a-z-]*"#, in: text).map { String($0.dropFirst(6)) })
+        }
+        #expect(named.contains("test") && named.contains("check"))
+        #expect(named.subtracting(listed).isEmpty, "named in the docs, not in make help: \(named.subtracting(listed).sorted())")
+    }
+
     /// A shell example of the docs, and the answer shown right after it, if any.
     struct ShellExample {
         var place: String

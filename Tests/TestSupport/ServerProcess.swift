@@ -63,10 +63,10 @@ public final class ServerProcess: @unchecked Sendable {  // see above
         throw ClientError.malformed("the server did not start: \(log)")
     }
 
-    /// The port from the "listening" line, in either log format (`port=8080`, `"port":"8080"`).
+    /// The port from the "listening" line, in either log format (`port=8080`, `"port":8080`).
     static func listeningPort(in log: String) -> UInt16? {
         guard let line = log.split(separator: "\n").first(where: { $0.contains("listening") }) else { return nil }
-        for marker in ["port=", "\"port\":\""] {
+        for marker in ["port=", "\"port\":\"", "\"port\":"] {
             if let range = line.range(of: marker) {
                 return UInt16(line[range.upperBound...].prefix(while: \.isNumber))
             }

@@ -16,7 +16,11 @@ struct ChangeReading {
 
     /// Items, one for each text; `origin(k)` says where text k came from, asked only for a
     /// refusal (finding it may cost a walk over the operations).
-    func items(_ texts: [UnsafeBufferPointer<UInt8>], origin: (Int) -> JSONPointer) throws(APIError) -> ([JSONItem], DocumentOwners) {
+    /// Where the texts are items a patch wrote, `place(k)` is where text k stands in the session
+    /// (see `moved`).
+    func items(
+        _ texts: [UnsafeBufferPointer<UInt8>], origin: (Int) -> JSONPointer, place: ((Int) -> Int)? = nil
+    ) throws(APIError) -> ([JSONItem], DocumentOwners) {
         guard !texts.isEmpty else { return ([], DocumentOwners()) }
         var writer = JSONWriter(capacity: texts.reduce(16) { $0 + $1.count + 1 })
         writer.raw("{\"items\":[")
@@ -28,7 +32,7 @@ struct ChangeReading {
         var reading = options
         // Occurrences are the operations' to say, not the order of these texts.
         reading.unique = true
-        let collection = try read(writer.bytes, member: "items", options: reading, origin: origin)
+        let collection = try read(writer.bytes, member: "items", options: reading, origin: origin, place: place)
         guard case .flat(let items) = collection.shape else { throw .internalError("items read as sections") }
         return (items, collection.owners)
     }
@@ -61,17 +65,22 @@ struct ChangeReading {
     }
 
     /// A whole collection from its text as `SessionCodec` writes it (`[…]`, or
-    /// `{"sections": […]}`): a session written anew into one document.
-    func collection(encoded text: [UInt8], sectioned: Bool, origin: (Int) -> JSONPointer = { _ in JSONPointer() }) throws(APIError) -> JSONCollection
-    {
-        guard !sectioned else { return try read(text, member: "sections", options: options, origin: origin) }
+    /// `{"sections": […]}`): a session written anew into one document. Where the text is a
+    /// patch's result, `place(k)` is where its element k stands in the session: a refusal then
+    /// points at the operation (`origin(k)`) and its message names that place in the session.
+    func collection(
+        encoded text: [UInt8], sectioned: Bool, origin: (Int) -> JSONPointer = { _ in JSONPointer() }, place: ((Int) -> Int)? = nil
+    ) throws(APIError) -> JSONCollection {
+        guard !sectioned else { return try read(text, member: "sections", options: options, origin: origin, place: place) }
         var body: [UInt8] = Array("{\"items\":".utf8)
         body.append(contentsOf: text)
         body.append(UInt8(ascii: "}"))
-        return try read(body, member: "items", options: options, origin: origin)
+        return try read(body, member: "items", options: options, origin: origin, place: place)
     }
 
-    private func read(_ text: [UInt8], member: String, options: DiffOptions, origin: (Int) -> JSONPointer) throws(APIError) -> JSONCollection {
+    private func read(
+        _ text: [UInt8], member: String, options: DiffOptions, origin: (Int) -> JSONPointer, place: ((Int) -> Int)? = nil
+    ) throws(APIError) -> JSONCollection {
         do throws(APIError) {
             var envelope = try Envelope.read(
                 ByteBuffer(text), members: member == "items" ? ["items": .items] : ["sections": .sections], readingWith: options,
@@ -87,21 +96,33 @@ struct ChangeReading {
             }
             return collection
         } catch {
-            throw Self.moved(error, from: member, to: origin)
+            throw Self.moved(error, from: member, to: origin, place: place)
         }
     }
 
-    /// A refusal whose pointer is `/member/k/rest`, pointed at `origin(k)` + `rest` instead.
-    static func moved(_ error: APIError, from member: String, to origin: (Int) -> JSONPointer) -> APIError {
+    /// A refusal whose pointer is `/member/k/rest`, pointed at `origin(k)` + `rest` instead:
+    /// where the item came from in the body (a keyed operation's `item`). For a patch's result
+    /// (`place`), the body holds operations, not items: the pointer is the operation alone, and
+    /// the message names the place in the session, `/place(k)/rest` (under `/sections`).
+    static func moved(_ error: APIError, from member: String, to origin: (Int) -> JSONPointer, place: ((Int) -> Int)? = nil) -> APIError {
         var moved = error
         guard let pointer = error.pointer, let tokens = PatchOperation.tokens(pointer), tokens.count >= 2,
             tokens[0] == Array(member.utf8), let index = Int(String(decoding: tokens[1], as: UTF8.self))
         else { return moved }
+        let rest = tokens.dropFirst(2).map { String(decoding: $0, as: UTF8.self) }
+        if let place {
+            var path = member == "sections" ? JSONPointer("sections").appending(String(place(index))) : JSONPointer(String(place(index)))
+            for token in rest { path = path.appending(token) }
+            moved.pointer = origin(index).description
+            moved.message =
+                moved.message.contains(pointer)
+                ? moved.message.replacingOccurrences(of: pointer, with: path.description) : "\(moved.message) (at \(path) in the session)"
+            return moved
+        }
         var target = origin(index)
-        for token in tokens.dropFirst(2) { target = target.appending(String(decoding: token, as: UTF8.self)) }
-        let old = pointer
+        for token in rest { target = target.appending(token) }
         moved.pointer = target.description
-        moved.message = moved.message.replacingOccurrences(of: old, with: target.description)
+        moved.message = moved.message.replacingOccurrences(of: pointer, with: target.description)
         return moved
     }
 }

@@ -165,7 +165,10 @@ struct FlatKeyedEdit {
         }
         documents = documents.merging(rewrittenOwners)
         guard chain.count <= maxItems else {
-            throw APIError(.tooManyItems, message: "a session holds at most \(maxItems) items; this would make \(chain.count)")
+            throw APIError(
+                .tooManyItems,
+                message:
+                    "a session holds at most \(maxItems) items (--max-session-items, LIVEDELTA_MAX_SESSION_ITEMS); this would make \(chain.count)")
         }
         let touchedKeys = touched.indices.filter { touched[$0] }
         var (list, positions) = chain.materialize(finding: touchedKeys.compactMap { node[$0] })

@@ -41,9 +41,9 @@ extension PatchEdit {
         }
         reached += afterRuns..<held.count
         let (read, readOwners) = try written.withUnsafeBufferPointer { text throws(APIError) in
-            try reading.items(writtenAt.map { UnsafeBufferPointer(rebasing: text[$0.range]) }) { index in
-                culprit(forItemAt: writtenAt[index].position, sectioned: false)
-            }
+            try reading.items(
+                writtenAt.map { UnsafeBufferPointer(rebasing: text[$0.range]) },
+                origin: { index in culprit(forItemAt: writtenAt[index].position, sectioned: false) }, place: { writtenAt[$0].position })
         }
         var list: [JSONItem] = []
         list.reserveCapacity(patched.count)
@@ -107,7 +107,7 @@ extension PatchEdit {
             let id = list[position].uniqueID
             if let earlier = first[id] {
                 throw repeated(
-                    id: "\(id)", first: "\(earlier)", second: "\(position)", at: culprit(forItemAt: position, sectioned: false), section: false)
+                    id: "\(id)", first: "/\(earlier)", second: "/\(position)", at: culprit(forItemAt: position, sectioned: false), section: false)
             }
             first[id] = position
         }

@@ -26,9 +26,9 @@ extension PatchEdit {
             elements[position].write(&writer)
         }
         writer.raw("]}")
-        let read = try reading.collection(encoded: writer.bytes, sectioned: true) { index in
-            culprit(forItemAt: touched[index], sectioned: true)
-        }
+        let read = try reading.collection(
+            encoded: writer.bytes, sectioned: true, origin: { index in culprit(forItemAt: touched[index], sectioned: true) },
+            place: { touched[$0] })
         guard case .sectioned(let written) = read.shape, written.count == touched.count else {
             throw .internalError("the patched sections were not read back")
         }

@@ -85,13 +85,23 @@ struct PatchEdit {
                 message: sectioned ? "the patch must leave {\"sections\": [...]}" : "the patch must leave an array of items",
                 pointer: (operations.last { $0.path.isEmpty }?.pointer ?? JSONPointer()).description)
         }
-        let collection = try reading.collection(encoded: text, sectioned: sectioned) { index in
-            culprit(forItemAt: index, sectioned: sectioned)
-        }
+        let collection = try reading.collection(
+            encoded: text, sectioned: sectioned, origin: { index in culprit(forItemAt: index, sectioned: sectioned) }, place: { $0 })
         try checkUnique(collection, sectioned: sectioned)
         return .collection(collection)
     }
 
+    /// Where a position of the result stands in the session's document, as a JSON Pointer.
+    private func sessionPath(_ position: DuplicateIdentifierError.Position, sectioned: Bool) -> String {
+        switch position {
+        case .index(let index): sectioned ? "/sections/\(index)" : "/\(index)"
+        case .path(let path):
+            JSONPointer("sections").appending(String(path.section)).appending(reading.options.itemsKey).appending(String(path.item)).description
+        }
+    }
+
+    /// A repeated id, at the operation `pointer` names; `first` and `second` are the places in
+    /// the session's document.
     func repeated(id: String, first: String, second: String, at pointer: JSONPointer, section: Bool) -> APIError {
         APIError(
             .duplicateID,
@@ -112,7 +122,8 @@ struct PatchEdit {
                     case .path(let path): path.section
                     }
                 throw repeated(
-                    id: "\(duplicate.id)", first: "\(duplicate.firstPosition)", second: "\(duplicate.secondPosition)",
+                    id: "\(duplicate.id)", first: sessionPath(duplicate.firstPosition, sectioned: sectioned),
+                    second: sessionPath(duplicate.secondPosition, sectioned: sectioned),
                     at: position.map { culprit(forItemAt: $0, sectioned: sectioned) } ?? operations.last?.pointer ?? JSONPointer(),
                     section: duplicate.level == .section)
             }

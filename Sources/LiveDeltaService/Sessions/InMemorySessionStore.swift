@@ -483,7 +483,8 @@ package final class InMemorySessionStore: SessionStore {
             logger.notice(
                 "session evicted",
                 metadata: [
-                    "session": "\(victim)", "evicted_total": "\(total)", "max_sessions": "\(limits.maxSessions)", "max_bytes": "\(limits.maxBytes)",
+                    "session": "\(victim)", "evicted_total": .stringConvertible(total), "max_sessions": .stringConvertible(limits.maxSessions),
+                    "max_bytes": .stringConvertible(limits.maxBytes),
                 ])
         }
     }

@@ -156,20 +156,27 @@ struct SessionEndpoints {
                 JSONPointer(sectioned ? "items" : "sections"),
                 sectioned ? "this session holds sections: send \"sections\"" : "this session holds a flat collection: send \"items\"")
         case .duplicate(let duplicate):
-            return DiffComputation(options: options, oldLocation: location, newLocation: location).duplicate(duplicate)
+            return DiffComputation(options: options, oldLocation: location, newLocation: location).duplicate(duplicate, inSession: true)
         case .tooManyItems(let limit, let count):
-            return APIError(.tooManyItems, message: "a session holds at most \(limit) items; this would make \(count)")
+            return APIError(
+                .tooManyItems,
+                message: "a session holds at most \(limit) items (--max-session-items, LIVEDELTA_MAX_SESSION_ITEMS); this would make \(count)")
         case .storeFull(let limit):
-            var apiError = APIError(.tooManySessions, message: "all \(limit) sessions are in use; try again shortly")
+            var apiError = APIError(
+                .tooManySessions, message: "all \(limit) sessions are in use (--max-sessions, LIVEDELTA_MAX_SESSIONS); try again shortly")
             apiError.headers = [("Retry-After", "1")]
             return apiError
         case .tooLarge(let limit, let bytes):
             return APIError(
                 .sessionTooLarge,
                 message: "sessions take at most \(limit) bytes together (their bodies as sent, plus \(SessionFootprint.bytesPerItem) for each item "
-                    + "and \(SessionFootprint.bytesPerBody) for each body); this one would take \(bytes)")
+                    + "and \(SessionFootprint.bytesPerBody) for each body; --max-session-bytes, LIVEDELTA_MAX_SESSION_BYTES); this one would take \(bytes)"
+            )
         case .bytesFull(let limit):
-            var apiError = APIError(.tooManySessions, message: "sessions in use take all \(limit) bytes sessions may take; try again shortly")
+            var apiError = APIError(
+                .tooManySessions,
+                message:
+                    "sessions in use take all \(limit) bytes sessions may take (--max-session-bytes, LIVEDELTA_MAX_SESSION_BYTES); try again shortly")
             apiError.headers = [("Retry-After", "1")]
             return apiError
         case .tenantFull(let limit, let bytes):
