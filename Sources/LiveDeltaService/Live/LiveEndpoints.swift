@@ -60,9 +60,10 @@ struct LiveEndpoints {
         } else {
             wait = min(20, hub.limits.maxWaitSeconds)
         }
-        // A poll is answered in one write, which a stream takes whole however large: its events
-        // are shared with every other poll and stream, and the hub's budget bounds them all.
-        let stream = HTTPStream(maxBuffered: hub.limits.subscriberBufferBytes, budget: hub.unsent)
+        // A poll is answered in one write (every missed version at once, up to the feed's
+        // history), so no per-subscriber bound applies: its events are shared with every other
+        // poll and stream, and the hub's budget bounds what they all hold.
+        let stream = HTTPStream(maxBuffered: .max, budget: hub.unsent)
         // A poll answers (empty) by its token's expiry at the latest.
         let deadline = min(monotonicNow() + Int64(wait) * 1_000_000_000, expires.map(Self.monotonic) ?? .max)
         let sink = LongPollSink(stream: stream, deadline: deadline)
