@@ -42,7 +42,9 @@ package final class LiveDeltaService: Sendable {
         limits = ReadLimits(maxDepth: configuration.maxDepth, maxItems: configuration.maxItemsPerRequest, budget: itemBudget)
         let sessions = sessions ?? InMemorySessionStore(logger: logger)
         self.sessions = sessions
-        self.live = LiveHub(limits: live, logger: logger, follow: { [sessions] in sessions.follow($0) })
+        self.live = LiveHub(
+            limits: live, logger: logger, follow: { [sessions] in sessions.follow($0) },
+            report: { [metrics] in metrics?.live(subscribers: $0, unsentBytes: $1) })
         sessions.observe(with: self.live)
         self.metrics = metrics
         self.logger = logger

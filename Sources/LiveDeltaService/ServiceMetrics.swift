@@ -27,6 +27,8 @@ package final class ServiceMetrics: Sendable {
     private let storeConflicts: Counter
     private let storeCacheHits: Counter
     private let storeCacheMisses: Counter
+    private let liveSubscribers: Gauge
+    private let liveUnsentBytes: Gauge
 
     package init(factory: any MetricsFactory, exposition: @escaping @Sendable () -> [UInt8]) {
         self.factory = factory
@@ -41,6 +43,8 @@ package final class ServiceMetrics: Sendable {
         storeConflicts = Counter(label: "livedelta_session_store_conflicts_total", factory: factory)
         storeCacheHits = Counter(label: "livedelta_session_store_cache_hits_total", factory: factory)
         storeCacheMisses = Counter(label: "livedelta_session_store_cache_misses_total", factory: factory)
+        liveSubscribers = Gauge(label: "livedelta_live_subscribers", factory: factory)
+        liveUnsentBytes = Gauge(label: "livedelta_live_unsent_bytes", factory: factory)
         itemsIn = Recorder(label: Self.itemsInLabel, aggregate: true, factory: factory)
         changesOut = Recorder(label: Self.changesOutLabel, aggregate: true, factory: factory)
     }
@@ -55,6 +59,12 @@ package final class ServiceMetrics: Sendable {
         var duration: Timer
         /// A counter, not a histogram: an atomic add on every request, where a histogram takes a lock.
         var bodyBytes: Counter
+    }
+
+    /// Live subscribers now, and the bytes written to them and not yet read (each event once).
+    func live(subscribers: Int, unsentBytes: Int) {
+        liveSubscribers.record(subscribers)
+        liveUnsentBytes.record(unsentBytes)
     }
 
     func request(route: String, status: Int, duration: Duration, bodyBytes: Int) {

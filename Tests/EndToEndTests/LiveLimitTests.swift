@@ -36,9 +36,21 @@ import Testing
             stream.connection.shutDown()
         }
         #expect(statuses == [200: 1_000])
+        // The gauge says so too, within its second.
+        var subscribers: Double?
+        for _ in 0..<30 where subscribers != 0 {
+            usleep(100_000)
+            subscribers = sample(try connection.request("GET", "/metrics").text, "livedelta_live_subscribers")
+        }
+        #expect(subscribers == 0)
         let other = try EventStreamClient(port: server.port, path: "/sessions/b/events", timeoutSeconds: 5, source: "127.0.0.3")
         #expect(other.status == 200)
         #expect(try other.next()?.event == "reset")
+        for _ in 0..<30 where subscribers != 1 {
+            usleep(100_000)
+            subscribers = sample(try connection.request("GET", "/metrics").text, "livedelta_live_subscribers")
+        }
+        #expect(subscribers == 1)
     }
 
     /// Starting streams in a loop is slowed to the client's rate (429 naming the flag), while

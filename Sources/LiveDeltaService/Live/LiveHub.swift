@@ -64,15 +64,19 @@ package final class LiveHub: SessionObserver {
     private let logger: Logger
     /// Tells the session store which sessions are followed, about every ten seconds.
     private let follow: @Sendable ([String]) -> Void
+    /// Told the subscribers and unsent bytes now, about once a second (for the gauges).
+    private let report: @Sendable (_ subscribers: Int, _ unsentBytes: Int) -> Void
     private let ticks = Atomic<Int>(0)
 
     package init(
-        limits: Limits = Limits(), logger: Logger = Logger(label: "livedelta.live"), follow: @escaping @Sendable ([String]) -> Void = { _ in }
+        limits: Limits = Limits(), logger: Logger = Logger(label: "livedelta.live"), follow: @escaping @Sendable ([String]) -> Void = { _ in },
+        report: @escaping @Sendable (Int, Int) -> Void = { _, _ in }
     ) {
         self.limits = limits
         self.unsent = UnsentBudget(limit: limits.maxUnsentBytes)
         self.logger = logger
         self.follow = follow
+        self.report = report
         startTicker()
     }
 
@@ -227,6 +231,7 @@ package final class LiveHub: SessionObserver {
             if feed.removeIfIdle(now: now, linger: linger) { idle.append(feed) }
         }
         if ticks.add(1, ordering: .relaxed).newValue % 10 == 0 { follow(all.map(\.id)) }
+        report(subscriberCount, unsent.bytes)
         guard !idle.isEmpty else { return }
         feeds.withLockedValue { feeds in
             for feed in idle where feeds[feed.id] === feed { feeds[feed.id] = nil }
