@@ -53,8 +53,13 @@ schemathesis --phases examples,fuzzing --workers 2
 # One worker: scenarios that ran side by side shared the server, so one scenario's PUT could
 # re-create (as PUT may) a session another had just deleted, between that one's DELETE and
 # its GET, and the deleted-resource check (ST301) then blamed the server.
+# use_after_free (ST301) is left out of it: it takes a session deleted once for gone for the
+# rest of the scenario, but POST /sessions/{id}/update and PUT create the session anew, as
+# documented, and a scenario that updates after its DELETE then sees it again (seen: DELETE 204,
+# update 201, a DELETE refused for its If-Match, GET 200). That a deleted session is 404 is
+# checked by the end-to-end tests (SessionTests, LiveLimitTests).
 echo "== schemathesis: stateful scenarios, every operation"
-schemathesis --phases stateful --workers 1
+schemathesis --phases stateful --workers 1 --exclude-checks positive_data_acceptance,use_after_free
 
 echo "== a generated client runs the README's examples"
 "$venv/bin/openapi-python-client" generate --path openapi.yaml --output-path "$work/livedelta_client" --meta none > "$work/generate.log" 2>&1 \
