@@ -116,16 +116,6 @@ import Testing
         #expect(server.log.contains("listening"), "\(server.log)")
     }
 
-    @Test func jsonLogsAreOneObjectPerLine() throws {
-        let server = try ServerProcess(arguments: ["--log-format", "json"])
-        _ = try server.connection().request("GET", "/health")
-        #expect(server.stop() == 0)
-        let lines = server.log.split(separator: "\n")
-        #expect(lines.count >= 3)
-        for line in lines { #expect((try? JSONValue(parsing: String(line))) != nil, "\(line)") }
-        #expect(lines.contains { $0.contains("\"path\":\"/health\"") && $0.contains("\"status\":\"200\"") })
-    }
-
     @Test func aLargeRequestInFlightIsAnsweredBeforeTheProcessExits() throws {
         let server = try ServerProcess()
         let connection = try server.connection()

@@ -76,8 +76,9 @@ func sample(_ exposition: String, _ line: String) -> Double? {
         _ = try server.connection().request("POST", "/diff", json: #"{"old":[1],"new":[2]}"#)
         #expect(server.logShows("\"path\":\"/diff\""))
         #expect(server.stop() == 0)
-        let lines = server.log.split(separator: "\n").filter { $0.hasPrefix("{") }
+        let lines = server.log.split(separator: "\n")
         #expect(lines.count >= 4)
+        #expect(lines.allSatisfy { $0.hasPrefix("{") && $0.hasSuffix("}") }, "\(server.log)")
         var request: JSONValue?
         for line in lines {
             let object = try JSONValue(parsing: String(line))
