@@ -100,6 +100,13 @@ def claims(**changes):
     return {k: v for k, v in base.items() if v is not None}
 
 
+def jwk(key, kid):
+    """An RSA key's public half as a JWK Set member, under `kid`."""
+    value = json.loads(jwt.algorithms.RSAAlgorithm.to_jwk(key.public_key()))
+    value.update({"kid": kid, "alg": "RS256"})
+    return value
+
+
 def hs256(keys, **changes):
     return jwt.encode(claims(**changes), keys.secret, algorithm="HS256")
 
@@ -228,11 +235,6 @@ def test_a_key_set_at_an_address_is_fetched_and_read_again_for_a_new_kid(keys, t
 
     first = rsa.generate_private_key(public_exponent=65537, key_size=2048)
     later = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-
-    def jwk(key, kid):
-        value = json.loads(jwt.algorithms.RSAAlgorithm.to_jwk(key.public_key()))
-        value.update({"kid": kid, "alg": "RS256"})
-        return value
 
     published = {"keys": [jwk(first, "first")]}
     fetches = []
@@ -454,12 +456,6 @@ def test_a_key_removed_from_the_set_refuses_its_tokens_at_the_next_read(keys, tm
     jwks_path = tmp_path / "rotating.json"
     kept = rsa.generate_private_key(public_exponent=65537, key_size=2048)
     removed = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-
-    def jwk(key, kid):
-        value = json.loads(jwt.algorithms.RSAAlgorithm.to_jwk(key.public_key()))
-        value.update({"kid": kid, "alg": "RS256"})
-        return value
-
     jwks_path.write_text(json.dumps({"keys": [jwk(kept, "kept"), jwk(removed, "removed")]}))
     server = Server(["--auth", "jwt", "--jwks", str(jwks_path), "--jwks-refresh", "10"], str(tmp_path / "rotating.log"))
     try:
