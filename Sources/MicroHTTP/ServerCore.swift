@@ -183,7 +183,7 @@ final class ServerCore: Sendable {
         inFlight.subtract(1, ordering: .releasing)
     }
 
-    private func queue(_ response: HTTPResponse, on connection: OpaquePointer, closing: Bool = false) -> MHD_Result {
+    fileprivate func queue(_ response: HTTPResponse, on connection: OpaquePointer, closing: Bool = false) -> MHD_Result {
         if let stream = response.stream { return queue(response, streaming: stream, on: connection) }
         let mhdResponse = response.body.withUnsafeBytes {
             MHD_create_response_from_buffer($0.count, UnsafeMutableRawPointer(mutating: $0.baseAddress), .RESPMEM_MUST_COPY)
@@ -204,17 +204,11 @@ final class ServerCore: Sendable {
     /// (where the stream limit allows; else a 503), and libmicrohttpd pulls the stream's bytes
     /// as the socket takes them.
     private func queue(_ response: HTTPResponse, streaming stream: HTTPStream, on connection: OpaquePointer) -> MHD_Result {
-        guard let progress = progress(of: connection) else { return .NO }
-        let refusal: HTTPServerError?
+        guard let progress = progress(of: connection) else { return refuse(stream, .tooManyStreams(limit: gate.limits.streams), on: connection) }
         switch gate.startStream(progress) {
-        case .started: refusal = nil
-        case .full: refusal = .tooManyStreams(limit: gate.limits.streams)
-        case .tooFast: refusal = .tooManyStreamOpens(perSecond: gate.limits.streamOpensPerSecond)
-        }
-        if let refusal {
-            stream.detach()
-            configuration.onRefusal(refusal)
-            return queue(configuration.errorResponse(refusal), on: connection)
+        case .started: break
+        case .full: return refuse(stream, .tooManyStreams(limit: gate.limits.streams), on: connection)
+        case .tooFast: return refuse(stream, .tooManyStreamOpens(perSecond: gate.limits.streamOpensPerSecond), on: connection)
         }
         // The response holds the stream until libmicrohttpd frees it (`streamFreed`).
         let context = Unmanaged.passRetained(stream).toOpaque()
@@ -245,6 +239,16 @@ final class ServerCore: Sendable {
         let result = MHD_queue_response(connection, UInt32(response.status), mhdResponse)
         MHD_destroy_response(mhdResponse)
         return result
+    }
+}
+
+extension ServerCore {
+    /// Answers `refusal` in place of a stream, and lets its writer know it will not be sent
+    /// (its `onClose` runs).
+    fileprivate func refuse(_ stream: HTTPStream, _ refusal: HTTPServerError, on connection: OpaquePointer) -> MHD_Result {
+        stream.detach()
+        configuration.onRefusal(refusal)
+        return queue(configuration.errorResponse(refusal), on: connection)
     }
 }
 
