@@ -43,9 +43,6 @@ final class HangupWatcher: Sendable {
         start()
     }
 
-    /// Streams watched now.
-    var count: Int { watched.withLockedValue { $0.streams.count } }
-
     /// Watches `socket`, which sends `stream`; returns the key to `forget` it by.
     func watch(socket: Int32, stream: HTTPStream) -> UInt64 {
         let key = watched.withLockedValue { watched in

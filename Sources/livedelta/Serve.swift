@@ -241,15 +241,6 @@ struct Serve: ParsableCommand {
         serviceConfiguration.maxItemsInFlight = maxItemsInFlight
         let metrics = Self.metrics()
         let sessions = makeSessionStore(logger: logger, metrics: metrics)
-        var live = LiveHub.Limits()
-        live.maxSubscribers = maxSubscribers
-        live.maxSubscribersPerSession = maxSubscribersPerSession
-        live.heartbeatSeconds = heartbeatInterval
-        live.historyVersions = liveHistory
-        live.historyBytes = liveHistoryBytes
-        live.subscriberBufferBytes = subscriberBufferBytes
-        live.maxUnsentBytes = maxUnsentBytes
-        live.maxSubscribersPerTenant = maxSubscribersPerTenant
         let accessPolicy: AccessPolicy
         do {
             accessPolicy = try access.accessPolicy(logger: logger, host: host)
@@ -258,7 +249,7 @@ struct Serve: ParsableCommand {
             throw ExitCode.failure
         }
         let service = LiveDeltaService(
-            configuration: serviceConfiguration, sessions: sessions, live: live, metrics: metrics, access: accessPolicy, logger: logger)
+            configuration: serviceConfiguration, sessions: sessions, live: liveLimits, metrics: metrics, access: accessPolicy, logger: logger)
 
         var configuration = HTTPServer.Configuration()
         configuration.host = host
@@ -340,6 +331,20 @@ struct Serve: ParsableCommand {
     /// The exit status after a stop that had to cut requests off (EX_TEMPFAIL: clients should
     /// retry them); 0 after a stop that drained every request.
     static let exitCodeWhenCut: Int32 = 75
+
+    /// The live hub's limits, from the live flags.
+    var liveLimits: LiveHub.Limits {
+        var live = LiveHub.Limits()
+        live.maxSubscribers = maxSubscribers
+        live.maxSubscribersPerSession = maxSubscribersPerSession
+        live.maxSubscribersPerTenant = maxSubscribersPerTenant
+        live.heartbeatSeconds = heartbeatInterval
+        live.historyVersions = liveHistory
+        live.historyBytes = liveHistoryBytes
+        live.subscriberBufferBytes = subscriberBufferBytes
+        live.maxUnsentBytes = maxUnsentBytes
+        return live
+    }
 
     /// The memory store, or the Redis store where `--session-store` names a Redis.
     func makeSessionStore(logger: Logger, metrics: ServiceMetrics) -> any SessionStore {
