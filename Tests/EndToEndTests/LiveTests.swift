@@ -125,6 +125,29 @@ import Testing
         #expect(try garbled.next()?.event == "reset")
     }
 
+    /// A version committed without a delta (over `dataCountAnimationThreshold`) carries nothing a
+    /// subscriber could apply: in every format it arrives as a reset to that version, the
+    /// collection whole, so that no client shows the new version on the old list.
+    @Test(arguments: ["keyed", "batch", "sequential", "jsonPatch"]) func aVersionWithoutADeltaReachesSubscribersAsAReset(format: String) throws {
+        let server = try ServerProcess()
+        let connection = try server.connection()
+        let options = #","options":{"dataCountAnimationThreshold":3}"#
+        #expect(try connection.request("PUT", "/sessions/big", json: #"{"items":[1,2,3]"# + options + "}").status == 201)
+        let stream = try EventStreamClient(port: server.port, path: "/sessions/big/events?format=\(format)")
+        #expect(try stream.next()?.event == "reset")
+        let answer = try connection.request("POST", "/sessions/big/update", json: #"{"items":[4,3,2,1]}"#)
+        #expect(answer.json["animation"]?.stringValue == "reloadSections" && answer.json["delta"] == nil)
+        let event = try #require(try stream.next())
+        #expect(event.event == "reset" && event.id?.hasSuffix(".1") == true)
+        let data = try JSONValue(parsing: event.data)
+        #expect(data["version"]?.int == 1 && data["items"]?.array?.compactMap(\.int) == [4, 3, 2, 1])
+        // Back under the threshold on both sides, deltas again.
+        _ = try connection.request("POST", "/sessions/big/update", json: #"{"items":[3,2,1]}"#)
+        #expect(try stream.next()?.event == "reset")
+        _ = try connection.request("POST", "/sessions/big/update", json: #"{"items":[1,2]}"#)
+        #expect(try stream.next()?.event == "delta")
+    }
+
     @Test(arguments: ["keyed", "batch", "jsonPatch"]) func coalescedCatchUpIsOneDeltaToTheSameList(format: String) throws {
         let server = try ServerProcess()
         let connection = try server.connection()

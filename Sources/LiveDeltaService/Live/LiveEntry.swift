@@ -69,6 +69,10 @@ final class LiveEntry: Sendable {
     /// The change's delta event in `spelling` (a change only).
     func delta(_ spelling: LiveSpelling) -> LiveEvent? {
         guard case .change(let change) = kind else { return nil }
+        // A version committed without a delta (over the animation thresholds) carries nothing a
+        // subscriber could apply, and a format without the collection not even the list: it
+        // goes as the reset to that version, so that no client shows it on the old list.
+        guard change.hasDelta else { return reset() }
         if let event = rendered.withLockedValue({ $0[spelling] }) { return event }
         // A delta that cannot be spelled (an internal failure, as a request would answer 500)
         // becomes a reset: the subscriber starts again from the session's state.
@@ -92,5 +96,15 @@ final class LiveEntry: Sendable {
         guard case .end(let reason) = kind else { return nil }
         // No id: there is nothing to resume after an end.
         return .end(reason, id: nil)
+    }
+}
+
+extension SessionChange {
+    /// Whether the change was answered with a delta (every stage of it, for sections).
+    var hasDelta: Bool {
+        switch outcome {
+        case .flat(let update, _, _): update.delta != nil
+        case .sectioned(let update, _, _): update.sectionDelta != nil && update.itemDelta != nil
+        }
     }
 }
