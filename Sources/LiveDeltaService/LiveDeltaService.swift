@@ -12,6 +12,8 @@ package final class LiveDeltaService: Sendable {
         package var maxItemsPerRequest = 2_000_000
         /// Items read from bodies and not yet answered, all requests together (503 above).
         package var maxItemsInFlight = 8_000_000
+        /// Which web origins may call from a browser (`--cors-origins`); none by default.
+        package var cors = CORSPolicy.off
 
         package init() {}
     }
@@ -74,6 +76,9 @@ package final class LiveDeltaService: Sendable {
                 response = error.response
             }
         #endif
+        if configuration.cors.isOn && request.method != "OPTIONS" {
+            response.headers += configuration.cors.headers(for: request, credentials: Self.routeTable.takesCookie(matched?.template))
+        }
         let elapsed = ContinuousClock.now - started
         if response.status >= 500 && response.status != 503 {
             logger.error(

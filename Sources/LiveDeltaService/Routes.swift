@@ -134,9 +134,15 @@ struct RouteTable: Sendable {
         return nil
     }
 
-    /// The methods a template takes, as `Allow` lists them.
+    /// The methods a template takes, as `Allow` lists them (every route answers `OPTIONS`).
     func methods(of template: String) -> [String] {
-        routes.filter { $0.template == template }.flatMap { $0.method == "GET" ? ["GET", "HEAD"] : [$0.method] }
+        routes.filter { $0.template == template }.flatMap { $0.method == "GET" ? ["GET", "HEAD"] : [$0.method] } + ["OPTIONS"]
+    }
+
+    /// Whether a route of the template takes its token from a cookie (so that a listed origin
+    /// may send credentials to it).
+    func takesCookie(_ template: String?) -> Bool {
+        routes.contains { $0.template == template && $0.cookie }
     }
 
     /// Answers the request by the route its path (`matched`, as `match` found it) and method
@@ -146,6 +152,10 @@ struct RouteTable: Sendable {
         to request: HTTPRequest, matched: (template: String, parameters: RouteParameters)?, in service: LiveDeltaService
     ) throws(APIError) -> HTTPResponse {
         guard let (template, found) = matched else { throw Self.pathProblem(request.path) ?? .notFound(request.path) }
+        if request.method == "OPTIONS" {
+            // Before any token: a browser's preflight carries none.
+            return service.configuration.cors.preflight(request, methods: methods(of: template), credentials: takesCookie(template))
+        }
         let method = request.method == "HEAD" ? "GET" : request.method
         guard let route = routes.first(where: { $0.template == template && $0.method == method }) else {
             throw .methodNotAllowed(request.method, request.path, allowed: methods(of: template))

@@ -54,7 +54,21 @@ struct AuthOptions: ParsableArguments {
     @Option(help: "The cookie a browser's event stream may carry its token in (live routes only). [env: LIVEDELTA_AUTH_COOKIE]")
     var authCookie: String = Environment.value("LIVEDELTA_AUTH_COOKIE", default: "livedelta_token")
 
+    @Option(
+        help:
+            "Web origins that may call the API from a browser: comma-separated origins (https://app.example.com), or * for any (never with cookies); empty: no CORS headers. [env: LIVEDELTA_CORS_ORIGINS]"
+    )
+    var corsOrigins: String = Environment.value("LIVEDELTA_CORS_ORIGINS", default: "")
+
+    /// `--cors-origins` read (it was checked by `validate`).
+    var cors: CORSPolicy { (try? CORSPolicy(parsing: corsOrigins)) ?? .off }
+
     func validate() throws {
+        do {
+            _ = try CORSPolicy(parsing: corsOrigins)
+        } catch {
+            throw ValidationError("--cors-origins: \(error.message)")
+        }
         if auth == .none {
             guard jwtSecretFile.isEmpty, jwtPublicKeyFile.isEmpty, jwks.isEmpty else {
                 throw ValidationError("keys are given but --auth is none: add --auth jwt")

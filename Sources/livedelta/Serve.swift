@@ -239,6 +239,7 @@ struct Serve: ParsableCommand {
         serviceConfiguration.maxDepth = maxDepth
         serviceConfiguration.maxItemsPerRequest = maxItemsPerRequest
         serviceConfiguration.maxItemsInFlight = maxItemsInFlight
+        serviceConfiguration.cors = access.cors
         let metrics = Self.metrics()
         let sessions = makeSessionStore(logger: logger, metrics: metrics)
         let accessPolicy: AccessPolicy

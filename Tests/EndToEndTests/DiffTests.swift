@@ -159,9 +159,9 @@ import Testing
         let missing = try connection.request("GET", "/nowhere")
         #expect(missing.status == 404 && missing.errorCode == "not_found")
         let wrong = try connection.request("GET", "/diff")
-        #expect(wrong.status == 405 && wrong.errorCode == "method_not_allowed" && wrong.header("Allow") == "POST")
+        #expect(wrong.status == 405 && wrong.errorCode == "method_not_allowed" && wrong.header("Allow") == "POST, OPTIONS")
         let health = try connection.request("DELETE", "/health")
-        #expect(health.status == 405 && health.header("Allow") == "GET, HEAD")
+        #expect(health.status == 405 && health.header("Allow") == "GET, HEAD, OPTIONS")
     }
 }
 
