@@ -6,7 +6,7 @@ SWIFT ?= swift
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 APT_GET := $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get
 
-.PHONY: help run test check contract auth changes api-docs browser test-thread lint format deps build release fuzz fuzz-build bench bench-engine bench-service bench-load bench-sessions bench-redis bench-memory bench-slowloris bench-baseline bench-blocks bench-live bench-auth performance smoke clean
+.PHONY: help run test check contract auth changes api-docs js browser test-thread lint format deps build release fuzz fuzz-build bench bench-engine bench-service bench-load bench-sessions bench-redis bench-memory bench-slowloris bench-baseline bench-blocks bench-live bench-auth performance smoke clean
 
 ## Lists the targets, each with what it does.
 help:
@@ -27,6 +27,7 @@ test: deps lint
 	$(MAKE) auth
 	$(MAKE) changes
 	$(MAKE) api-docs
+	$(MAKE) js
 	$(MAKE) browser
 	$(MAKE) test-thread
 	$(MAKE) smoke
@@ -52,12 +53,21 @@ changes: deps
 	$(SWIFT) build --product livedelta
 	Tests/Changes/run.sh .build/debug/livedelta
 
-## The live page in headless Chromium (installed with apt when missing): it follows a session
-## through 200 updates and a server restart; the screenshot goes to .build/screenshots/ (tests
-## never change tracked files; docs/live-page.png is updated by hand from there).
+## The JavaScript client (clients/js) with Node's own test runner against the real binary, and
+## its type declarations with tsc (Debian's nodejs and node-typescript, installed when missing).
+js: deps
+	@dpkg -s nodejs node-typescript >/dev/null 2>&1 || { $(APT_GET) update -qq && $(APT_GET) install -y -qq nodejs node-typescript; }
+	$(SWIFT) build --product livedelta
+	cd clients/js && LIVEDELTA_BINARY=$(CURDIR)/.build/debug/livedelta node --test test/*.test.js
+
+## The live page and the web client in headless Chromium (installed with apt when missing): the
+## page on integer, string, object and sectioned sessions through 200 updates each (and a server
+## restart), missing and deleted sessions, the docs' web example from a listed and an unlisted
+## origin; screenshots go to .build/screenshots/ (tests never change tracked files;
+## docs/live-page.png is updated by hand from there).
 browser: deps
 	$(SWIFT) build --product livedelta
-	Tests/Browser/run.sh .build/debug/livedelta .build/screenshots/live-page.png
+	Tests/Browser/run.sh .build/debug/livedelta .build/screenshots
 
 TSAN_TESTS := SessionStoreConcurrencyTests|SharedStoreConcurrencyTests|SessionStoreTests|HTTPServerTests|CollectionDataTests
 ## The tests that exercise concurrency in process, under ThreadSanitizer (a report fails).
