@@ -1,8 +1,8 @@
 import PackagePlugin
 
 /// Compiles the files the binary serves into the target, so that it serves the very files in
-/// the repository and needs none beside it: openapi.yaml as `OpenAPISpec.yaml`, the live page
-/// and its module as `LivePage.html` and `LivePage.module`.
+/// the repository and needs none beside it: openapi.yaml as `OpenAPISpec.yaml`, the live page,
+/// its script and style, and the JavaScript client's modules (`LivePage.html`, ...).
 @main
 struct EmbedAssets: BuildToolPlugin {
     func createBuildCommands(context: PluginContext, target: Target) throws -> [Command] {
@@ -10,7 +10,10 @@ struct EmbedAssets: BuildToolPlugin {
         let files: [(path: String, type: String, property: String)] = [
             ("openapi.yaml", "OpenAPISpec", "yaml"),
             ("clients/web/live.html", "LivePage", "html"),
-            ("clients/js/livedelta.js", "LivePageModule", "javascript"),
+            ("clients/web/live.js", "LivePageScript", "javascript"),
+            ("clients/web/live.css", "LivePageStyle", "css"),
+            ("clients/js/livedelta.js", "ClientModule", "javascript"),
+            ("clients/js/dom.js", "ClientDOMModule", "javascript"),
         ]
         return files.map { file in
             let input = context.package.directoryURL.appending(path: file.path)

@@ -227,13 +227,15 @@ extension LiveDeltaService {
         Route(method: "GET", template: "/live/{id}", scope: nil) { _, _, parameters throws(APIError) in
             // The id is checked here as everywhere; the page reads it from its own address.
             _ = try SessionEndpoints.validID(parameters["id"])
-            return HTTPResponse(
-                status: 200, headers: [("Content-Type", "text/html; charset=utf-8"), ("Cache-Control", "no-cache")], body: Array(LivePage.html.utf8))
+            return WebAssets.page
         },
-        Route(method: "GET", template: "/clients/livedelta.js", scope: nil) { _, _, _ throws(APIError) in
-            HTTPResponse(
-                status: 200, headers: [("Content-Type", "text/javascript; charset=utf-8"), ("Cache-Control", "no-cache")],
-                body: Array(LivePageModule.javascript.utf8))
+        Route(method: "GET", template: "/clients/{file}", scope: nil) { _, request, parameters throws(APIError) in
+            guard let asset = WebAssets.file(named: parameters["file"]) else {
+                throw APIError(
+                    .notFound,
+                    message: "no client file \(request.path); the files are \(WebAssets.names.map { "/clients/\($0)" }.joined(separator: ", "))")
+            }
+            return asset
         },
         Route(method: "GET", template: "/metrics", scope: .admin) { service, request, _ throws(APIError) in
             guard let metrics = service.metrics else { throw .notFound(request.path) }

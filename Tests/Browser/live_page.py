@@ -1,10 +1,19 @@
-"""The live page in a real browser: headless Chromium (Debian's) follows a session while a
-writer posts 200 random updates and the server is restarted in the middle (Redis store, so
-the session outlives it). The page's list (ids in order, their text) must end equal to the
-session's final GET, and a screenshot of it is kept.
+"""The live page and the JavaScript client in a real browser (Debian's headless Chromium):
 
-usage: live_page.py BINARY SCREENSHOT
+- the page at /live/{id} follows sessions of integers (the README's), strings, objects by an
+  `idKey` (a dotted one), and sections, each through 200 random updates (the integers' with a
+  server restart in the middle, on Redis): the page's list (keys in order, their text, section
+  titles) equals the session's GET at checkpoints and at the end; a screenshot of each;
+- an item whose fields are objects (`{"title": {"toString": 1}}`) shows as text;
+- a session that does not exist, and one deleted while shown, are shown as such, and the page
+  does not keep asking;
+- the page and its files carry their security headers;
+- the web example of docs/clients.md, served from a second origin that --cors-origins lists,
+  shows its session; served from a third origin, the browser refuses it the module.
+
+usage: live_page.py BINARY SCREENSHOT_FOLDER
 """
+import http.server
 import json
 import os
 import random
@@ -14,6 +23,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.request
 
@@ -25,7 +35,9 @@ from selenium.webdriver.common.by import By
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "PythonSupport"))
 from livedelta_testing import free_port  # noqa: E402
 
-binary, screenshot = sys.argv[1], sys.argv[2]
+binary, screenshots = sys.argv[1], sys.argv[2]
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+passed = []
 
 
 def start_redis():
@@ -43,11 +55,10 @@ def start_redis():
     raise SystemExit("redis-server did not start")
 
 
-def start_server(port, redis_port):
-    process = subprocess.Popen(
-        [binary, "--host", "127.0.0.1", "--port", str(port), "--log-level", "warning",
-         "--session-store", f"redis://127.0.0.1:{redis_port}"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+def start_server(port, flags):
+    log = tempfile.TemporaryFile()
+    process = subprocess.Popen([binary, "--host", "127.0.0.1", "--port", str(port), *flags], stdout=log, stderr=subprocess.STDOUT)
+    process.log = log
     for _ in range(400):
         try:
             urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=1).read()
@@ -76,63 +87,60 @@ def call(method, url, body=None):
 WORDS = "apple banana cherry damson elder fig grape hazel iris juniper kiwi lemon mango nectar olive".split()
 
 
-def random_items(rng):
-    ids = rng.sample(range(60), rng.randint(5, 30))
-    return [{"id": i, "title": f"{rng.choice(WORDS)} {i}"} for i in ids]
+def integers(rng):
+    return rng.sample(range(60), rng.randint(3, 25))
 
 
-def page_list(driver):
-    return [(json.loads(element.get_attribute("data-key")), element.find_element(By.CLASS_NAME, "text").text)
-            for element in driver.find_elements(By.CSS_SELECTOR, "#items li")]
+def strings(rng):
+    return [f"w{i}" for i in rng.sample(range(40), rng.randint(3, 20))]
 
 
-def main():
-    rng = random.Random(7)
-    redis, redis_port, directory = start_redis()
-    port = free_port()
-    server = start_server(port, redis_port)
-    base = f"http://127.0.0.1:{port}"
-    options = Options()
-    options.binary_location = shutil.which("chromium") or "/usr/bin/chromium"
-    for argument in ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=900,1400"]:
-        options.add_argument(argument)
-    driver = webdriver.Chrome(service=Service(shutil.which("chromedriver") or "/usr/bin/chromedriver"), options=options)
-    try:
-        call("PUT", f"{base}/sessions/shelf", {"items": random_items(rng)})
-        driver.get(f"{base}/live/shelf")
-        wait_for(lambda: driver.find_element(By.ID, "state").text == "live", "the page to go live")
-        for update in range(1, 201):
-            call("POST", f"{base}/sessions/shelf/update", {"items": random_items(rng)})
-            if update == 100:
-                # A restart: the page loses its stream, reconnects and resumes from its last id.
-                server.terminate()
-                server.wait(timeout=20)
-                server = start_server(port, redis_port)
-            time.sleep(0.01)
-        final = call("GET", f"{base}/sessions/shelf")
-        wait_for(lambda: driver.find_element(By.ID, "version").text == str(final["version"]), f"version {final['version']} on the page")
-        expected = [(item["id"], item["title"]) for item in final["items"]]
-        shown = page_list(driver)
-        if shown != expected:
-            raise SystemExit(f"FAIL: the page shows {shown}, the session holds {expected}")
-        seen = driver.execute_script("const d = document.body.dataset; return [d.resets, d.deltas, d.first, d.skipped]")
-        resets, deltas, first, skipped = (int(value or 0) for value in seen)
-        # One reset to start and at most one after the restart (the new process keeps no
-        # history, so that reset jumps over the versions committed while the page was away);
-        # every other version arrives as a delta applied to the list, each once.
-        if resets > 2 or deltas != final["version"] - first - skipped:
-            raise SystemExit(f"FAIL: the page was reset {resets} times (skipping {skipped} versions) and applied {deltas} deltas"
-                             f" from version {first} to {final['version']}")
-        time.sleep(0.4)  # the last moves' animations
-        driver.save_screenshot(screenshot)
-        print(f"live page: {len(expected)} items at version {final['version']} equal the session after 200 updates and a restart"
-              f" ({deltas} deltas applied, {resets} resets)")
-        print("1 passed, 0 failed")
-    finally:
-        driver.quit()
-        server.terminate()
-        redis.terminate()
-        shutil.rmtree(directory, ignore_errors=True)
+def objects(rng):
+    # Ids under a dotted idKey, and fields that are not text.
+    return [{"movie": {"id": f"m{i}"}, "year": 1950 + i, "tags": [rng.choice(WORDS)]} for i in rng.sample(range(50), rng.randint(3, 20))]
+
+
+def shelves(rng):
+    sections = [{"id": f"s{i}", "title": f"Shelf {i} {rng.choice(WORDS)}", "items": []} for i in rng.sample(range(6), rng.randint(1, 5))]
+    for item in rng.sample(range(40), rng.randint(0, 25)):
+        sections[rng.randrange(len(sections))]["items"].append({"id": item, "title": f"{rng.choice(WORDS)} {item}"})
+    return {"sections": sections}
+
+
+def expected_text(item, id_key="id"):
+    """What the page shows for an item (renderItem in clients/js/dom.js)."""
+    if not isinstance(item, dict):
+        return item if isinstance(item, str) else json.dumps(item)
+    for field in ["title", "name", "label", "text"]:
+        if isinstance(item.get(field), str):
+            return item[field]
+    top = id_key.split(".")[0]
+    return ", ".join(f"{name}: {value if isinstance(value, str) else json.dumps(value, separators=(',', ':'))}"
+                     for name, value in item.items() if name != top)
+
+
+def item_id(item, id_key):
+    if not isinstance(item, dict):
+        return item
+    for part in id_key.split("."):
+        item = item[part]
+    return item
+
+
+def page_state(driver):
+    """The page's list: flat, [(key, text)]; sectioned, [(title, [(key, text)])]."""
+    return driver.execute_script("""
+        const row = (li) => [JSON.parse(li.dataset.key), li.querySelector('.livedelta-text').textContent];
+        const sections = [...document.querySelectorAll('#items > section')];
+        if (sections.length) return sections.map((s) => [s.querySelector('h2').textContent, [...s.querySelectorAll('li')].map(row)]);
+        return [...document.querySelectorAll('#items > li')].map(row);
+    """)
+
+
+def expected_state(session, id_key="id"):
+    if "sections" in session:
+        return [[s["title"], [[item_id(i, id_key), expected_text(i, id_key)] for i in s["items"]]] for s in session["sections"]]
+    return [[item_id(i, id_key), expected_text(i, id_key)] for i in session["items"]]
 
 
 def wait_for(condition, what, seconds=30):
@@ -145,6 +153,165 @@ def wait_for(condition, what, seconds=30):
             pass
         time.sleep(0.05)
     raise SystemExit(f"FAIL: waited {seconds} s for {what}")
+
+
+def shown_version(driver):
+    return driver.execute_script("return document.body.dataset.version")
+
+
+def check_equal(driver, base, session_id, id_key):
+    final = call("GET", f"{base}/sessions/{session_id}")
+    wait_for(lambda: shown_version(driver) == str(final["version"]), f"version {final['version']} of {session_id} on the page")
+    shown, expected = page_state(driver), expected_state(final, id_key)
+    if shown != expected:
+        raise SystemExit(f"FAIL: {session_id}: the page shows {shown}, the session holds {expected}")
+    return final
+
+
+def follow_through_updates(driver, context, session_id, make, options, restart_at=None):
+    rng = random.Random(session_id)
+    base = context["base"]
+    call("PUT", f"{base}/sessions/{session_id}", {**(make(rng) if make is shelves else {"items": make(rng)}), "options": options})
+    driver.get(f"{base}/live/{session_id}")
+    wait_for(lambda: driver.find_element(By.ID, "state").text == "live", f"the page of {session_id} to go live")
+    id_key = options.get("idKey", "id")
+    for update in range(1, 201):
+        body = make(rng) if make is shelves else {"items": make(rng)}
+        call("POST", f"{base}/sessions/{session_id}/update", body)
+        if restart_at == update:
+            context["restart"]()
+        if update % 50 == 0:
+            check_equal(driver, base, session_id, id_key)
+    final = check_equal(driver, base, session_id, id_key)
+    seen = driver.execute_script("const d = document.body.dataset; return [d.resets, d.deltas, d.first, d.skipped]")
+    resets, deltas, first, skipped = (int(value or 0) for value in seen)
+    # One reset to start and at most one after the restart (the new process keeps no history);
+    # every other version arrives as a delta applied to the list, each once.
+    if resets > (2 if restart_at else 1) or deltas != final["version"] - first - skipped:
+        raise SystemExit(f"FAIL: {session_id}: {resets} resets (skipping {skipped}) and {deltas} deltas from {first} to {final['version']}")
+    time.sleep(0.4)  # the last moves' animations
+    driver.save_screenshot(os.path.join(screenshots, f"live-{session_id}.png"))
+    passed.append(f"{session_id}: equal to GET after 200 updates ({deltas} deltas, {resets} resets)")
+
+
+def problems_are_shown(driver, context):
+    base = context["base"]
+    driver.get(f"{base}/live/nobody-here")
+    wait_for(lambda: driver.find_element(By.ID, "state").text == "no such session", "the missing session to be said")
+    problem = driver.find_element(By.ID, "problem").text
+    assert "no session" in problem, problem
+    time.sleep(1.5)
+    asked = driver.execute_script("return performance.getEntriesByType('resource').filter((e) => e.name.includes('/nobody-here/')).length")
+    assert asked == 1, f"the page asked for the missing session {asked} times"
+    driver.save_screenshot(os.path.join(screenshots, "live-missing.png"))
+    passed.append("a missing session is said, and asked for once")
+
+    call("PUT", f"{base}/sessions/going", {"items": [{"id": 1, "title": {"toString": 1}}, {"id": 2, "title": "plain"}]})
+    driver.get(f"{base}/live/going")
+    wait_for(lambda: driver.find_element(By.ID, "state").text == "live", "the page of going to go live")
+    shown = page_state(driver)
+    assert shown == [[1, 'title: {"toString":1}'], [2, "plain"]], shown
+    call("DELETE", f"{base}/sessions/going")
+    wait_for(lambda: driver.find_element(By.ID, "state").text == "ended: deleted", "the deleted session to be said")
+    assert "deleted" in driver.find_element(By.ID, "problem").text
+    passed.append("an item of objects shows as text; a deleted session is said")
+
+
+def headers_are_set(context):
+    for path in ["/live/x", "/clients/livedelta.js", "/clients/dom.js", "/clients/live.js", "/clients/live.css"]:
+        with urllib.request.urlopen(context["base"] + path) as answer:
+            policy = answer.headers["Content-Security-Policy"] or ""
+            assert "script-src 'self'" in policy and "frame-ancestors 'none'" in policy, (path, policy)
+            assert answer.headers["X-Content-Type-Options"] == "nosniff", path
+            assert answer.headers["Referrer-Policy"], path
+    passed.append("the page and its files carry a CSP, nosniff and a Referrer-Policy")
+
+
+def docs_example():
+    text = open(os.path.join(ROOT, "docs", "clients.md")).read()
+    return re.search(r"### A complete web page.*?```html\n(.*?)```", text, re.S).group(1)
+
+
+class Origin:
+    """A static server on its own port (so its own origin) serving one page at /."""
+
+    def __init__(self, page):
+        body = page.encode()
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):
+                self.send_response(200)
+                self.send_header("Content-Type", "text/html; charset=utf-8")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+
+def other_origins(driver, context, allowed, refused):
+    base = context["base"]
+    call("PUT", f"{base}/sessions/feed-42", {"items": [{"id": 1, "title": "Ann"}, {"id": 2, "title": "Bob"}]})
+    driver.get(allowed.url)
+    wait_for(lambda: driver.execute_script("return document.body.dataset.version") == "0", "the docs' example to show version 0")
+    call("POST", f"{base}/sessions/feed-42/update", {"items": [{"id": 2, "title": "Bob"}, {"id": 3, "title": "Cy"}, {"id": 1, "title": "Ann"}]})
+    wait_for(lambda: driver.execute_script("return document.body.dataset.version") == "1", "the docs' example to show version 1")
+    shown = driver.execute_script("return [...document.querySelectorAll('#feed li')].map((li) => li.textContent)")
+    assert shown == ["2Bob", "3Cy", "1Ann"], shown
+    driver.save_screenshot(os.path.join(screenshots, "docs-example.png"))
+    driver.get(refused.url)
+    time.sleep(1.5)
+    version = driver.execute_script("return document.body.dataset.version")
+    status = driver.find_element(By.ID, "status").text
+    assert version is None and status == "connecting", (version, status)
+    blocked = [entry["message"] for entry in driver.get_log("browser") if "CORS" in entry["message"]]
+    assert blocked, "the browser should say CORS blocked the module"
+    passed.append(f"the docs' web example works from {allowed.url} (listed) and is refused from {refused.url}")
+
+
+def main():
+    os.makedirs(screenshots, exist_ok=True)
+    redis, redis_port, directory = start_redis()
+    port = free_port()
+    # The docs' example names the server as localhost:8080; here it is this one.
+    allowed = Origin(docs_example().replace("http://localhost:8080", f"http://127.0.0.1:{port}"))
+    refused = Origin(docs_example().replace("http://localhost:8080", f"http://127.0.0.1:{port}"))
+    flags = ["--log-level", "warning", "--session-store", f"redis://127.0.0.1:{redis_port}", "--cors-origins", allowed.url]
+    context = {"base": f"http://127.0.0.1:{port}", "server": start_server(port, flags)}
+
+    def restart():
+        context["server"].terminate()
+        context["server"].wait(timeout=20)
+        context["server"] = start_server(port, flags)
+
+    context["restart"] = restart
+    options = Options()
+    options.binary_location = shutil.which("chromium") or "/usr/bin/chromium"
+    for argument in ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=900,1000"]:
+        options.add_argument(argument)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    driver = webdriver.Chrome(service=Service(shutil.which("chromedriver") or "/usr/bin/chromedriver"), options=options)
+    try:
+        headers_are_set(context)
+        follow_through_updates(driver, context, "feed-42", integers, {}, restart_at=100)
+        follow_through_updates(driver, context, "words", strings, {})
+        follow_through_updates(driver, context, "films", objects, {"idKey": "movie.id"})
+        follow_through_updates(driver, context, "shelves", shelves, {})
+        problems_are_shown(driver, context)
+        other_origins(driver, context, allowed, refused)
+        for line in passed:
+            print("ok:", line)
+        print(f"{len(passed)} passed, 0 failed; screenshots in {screenshots}")
+    finally:
+        driver.quit()
+        context["server"].terminate()
+        redis.terminate()
+        shutil.rmtree(directory, ignore_errors=True)
 
 
 main()
