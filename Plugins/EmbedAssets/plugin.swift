@@ -13,6 +13,7 @@ struct EmbedAssets: BuildToolPlugin {
             ("clients/web/live.js", "LivePageScript", "javascript"),
             ("clients/web/live.css", "LivePageStyle", "css"),
             ("clients/js/livedelta.js", "ClientModule", "javascript"),
+            ("clients/js/appliers.js", "ClientAppliersModule", "javascript"),
             ("clients/js/dom.js", "ClientDOMModule", "javascript"),
         ]
         return files.map { file in

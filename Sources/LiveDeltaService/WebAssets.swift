@@ -28,6 +28,7 @@ enum WebAssets {
     /// The files under `/clients/`, by name.
     private static let files: [String: (text: String, type: String)] = [
         "livedelta.js": (ClientModule.javascript, "text/javascript; charset=utf-8"),
+        "appliers.js": (ClientAppliersModule.javascript, "text/javascript; charset=utf-8"),
         "dom.js": (ClientDOMModule.javascript, "text/javascript; charset=utf-8"),
         "live.js": (LivePageScript.javascript, "text/javascript; charset=utf-8"),
         "live.css": (LivePageStyle.css, "text/css; charset=utf-8"),

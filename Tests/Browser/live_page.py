@@ -218,7 +218,7 @@ def problems_are_shown(driver, context):
 
 
 def headers_are_set(context):
-    for path in ["/live/x", "/clients/livedelta.js", "/clients/dom.js", "/clients/live.js", "/clients/live.css"]:
+    for path in ["/live/x", "/clients/livedelta.js", "/clients/appliers.js", "/clients/dom.js", "/clients/live.js", "/clients/live.css"]:
         with urllib.request.urlopen(context["base"] + path) as answer:
             policy = answer.headers["Content-Security-Policy"] or ""
             assert "script-src 'self'" in policy and "frame-ancestors 'none'" in policy, (path, policy)

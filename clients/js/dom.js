@@ -2,7 +2,7 @@
 // by the session's own idKey (dotted paths too, repeated ids by occurrence), and animates what
 // moved (FLIP: each element starts where it was and slides to its new place). Items are written
 // with textContent only: no item can inject markup, whatever its fields hold.
-import { itemId, itemKeys, jsonEqual, keyOf } from "./livedelta.js";
+import { itemId, itemKeys, jsonEqual, keyOf } from "./appliers.js";
 
 const TITLE_FIELDS = ["title", "name", "label", "text"];
 

@@ -219,6 +219,33 @@ describe("following a session", () => {
       live.close();
     });
 
+    test("pauseWhenHidden: a hidden page lets go of its stream, and catches up when shown", async () => {
+      const listeners = [];
+      globalThis.document = { visibilityState: "visible", addEventListener: (type, listener) => listeners.push(listener), removeEventListener() {} };
+      const show = (state) => {
+        globalThis.document.visibilityState = state;
+        for (const listener of listeners) listener();
+      };
+      try {
+        await client.putSession("hidden", [1]);
+        const { seen, callbacks } = recorder();
+        const live = client.live("hidden", { pauseWhenHidden: true, ...callbacks });
+        await until(() => live.array.version === 0, "version 0");
+        show("hidden");
+        await until(() => seen.states.at(-1) === "paused", "paused");
+        await client.update("hidden", [2]);
+        await sleep(300);
+        assert.equal(live.array.version, 0, "nothing arrives while hidden");
+        show("visible");
+        await until(() => live.array.version === 1, "version 1 once shown");
+        assert.deepEqual(seen.versions, [0, 1]);
+        assert.ok(!seen.states.includes("reconnecting"));
+        live.close();
+      } finally {
+        delete globalThis.document;
+      }
+    });
+
     test("a stream that goes silent is dropped by the watchdog and opened again", async () => {
       await client.putSession("silent", [1]);
       let streams = 0;

@@ -53,7 +53,7 @@ test("the declarations compile with a program that uses them (tsc --strict)", { 
 test("the server serves this folder's modules as they are", async () => {
   const server = await startServer();
   try {
-    for (const file of ["livedelta.js", "dom.js"]) {
+    for (const file of ["livedelta.js", "appliers.js", "dom.js"]) {
       const answer = await fetch(`${server.url}/clients/${file}`);
       assert.equal(answer.headers.get("Content-Type"), "text/javascript; charset=utf-8");
       assert.equal(await answer.text(), readFileSync(join(folder, file), "utf8"), `${file}: rebuild the server to embed it again`);
