@@ -17,6 +17,9 @@ package enum ErrorCode: String, CaseIterable, Sendable {
     case versionMismatch = "version_mismatch"
     case invalidSessionID = "invalid_session_id"
     case invalidIfMatch = "invalid_if_match"
+    case invalidIdempotencyKey = "invalid_idempotency_key"
+    case idempotencyKeyReused = "idempotency_key_reused"
+    case idempotencyKeyInUse = "idempotency_key_in_use"
     case tooManyItems = "too_many_items"
     case tooManySessions = "too_many_sessions"
     case sessionTooLarge = "session_too_large"
@@ -43,7 +46,7 @@ package enum ErrorCode: String, CaseIterable, Sendable {
 
     package var status: Int {
         switch self {
-        case .malformedJSON, .invalidSessionID, .invalidIfMatch, .badRequest, .invalidParameter: 400
+        case .malformedJSON, .invalidSessionID, .invalidIfMatch, .invalidIdempotencyKey, .badRequest, .invalidParameter: 400
         case .invalidToken: 401
         case .insufficientScope: 403
         case .notFound, .sessionNotFound: 404
@@ -53,8 +56,10 @@ package enum ErrorCode: String, CaseIterable, Sendable {
         case .bodyTooLarge, .tooManyItems, .sessionTooLarge: 413
         case .uriTooLong: 414
         case .unsupportedMediaType: 415
-        case .changeConflict, .testFailed: 409
-        case .invalidOperation, .invalidShape, .invalidOption, .missingID, .invalidID, .invalidItem, .duplicateID, .duplicateMember: 422
+        case .changeConflict, .testFailed, .idempotencyKeyInUse: 409
+        case .invalidOperation, .invalidShape, .invalidOption, .missingID, .invalidID, .invalidItem, .duplicateID, .duplicateMember,
+            .idempotencyKeyReused:
+            422
         case .tooManyConnectionsFromClient, .tooManyStreamOpens, .quotaExceeded: 429
         case .headersTooLarge: 431
         case .internalError: 500

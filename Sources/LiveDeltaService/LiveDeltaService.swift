@@ -26,6 +26,8 @@ package final class LiveDeltaService: Sendable {
     package let itemBudget: ItemBudget
     /// Who may call what (tokens, tenants, scopes).
     package let access: AccessPolicy
+    /// Writes' `Idempotency-Key`s and first answers.
+    let idempotentWrites: IdempotentWrites
     let limits: ReadLimits
     let metrics: ServiceMetrics?
     let logger: Logger
@@ -33,11 +35,15 @@ package final class LiveDeltaService: Sendable {
     /// handler, counting references on objects every worker thread shares.
     private let logsRequests: Bool
 
-    /// - Parameter metrics: what to count requests with, and `GET /metrics`; none, no route.
+    /// - Parameters:
+    ///   - metrics: what to count requests with, and `GET /metrics`; none, no route.
+    ///   - idempotency: where writes' keys are kept (in this process where not given).
     package init(
         configuration: Configuration = Configuration(), sessions: (any SessionStore)? = nil, live: LiveHub.Limits = LiveHub.Limits(),
-        metrics: ServiceMetrics? = nil, access: AccessPolicy = .open, logger: Logger = Logger(label: "livedelta")
+        metrics: ServiceMetrics? = nil, access: AccessPolicy = .open, idempotency: (any IdempotencyLedger)? = nil,
+        logger: Logger = Logger(label: "livedelta")
     ) {
+        idempotentWrites = IdempotentWrites(ledger: idempotency ?? InMemoryIdempotencyLedger())
         self.configuration = configuration
         self.access = access
         itemBudget = ItemBudget(limit: configuration.maxItemsInFlight)

@@ -12,16 +12,19 @@ struct Route: Sendable {
     /// Whether the token may come in a cookie (the live routes, which a browser's
     /// `EventSource` calls and which change nothing).
     var cookie = false
+    /// Whether it writes: an `Idempotency-Key` makes it safe to retry.
+    var write = false
     let handler: @Sendable (LiveDeltaService, HTTPRequest, RouteParameters) throws(APIError) -> HTTPResponse
 
     init(
-        method: String, template: String, scope: Scope?, cookie: Bool = false,
+        method: String, template: String, scope: Scope?, cookie: Bool = false, write: Bool = false,
         handler: @escaping @Sendable (LiveDeltaService, HTTPRequest, RouteParameters) throws(APIError) -> HTTPResponse
     ) {
         self.method = method
         self.template = template
         self.scope = scope
         self.cookie = cookie
+        self.write = write
         self.handler = handler
     }
 }
@@ -164,7 +167,15 @@ struct RouteTable: Sendable {
         parameters.grant = try service.access.authorize(request, scope: route.scope, cookieAllowed: route.cookie) { rejection in
             service.logger.notice("token refused", metadata: ["reason": "\(rejection)", "path": "\(request.path)"])
         }
-        var response = try route.handler(service, request, parameters)
+        var response: HTTPResponse
+        if route.write, let header = request.header("Idempotency-Key") {
+            let key = try IdempotentWrites.key(header)
+            response = try service.idempotentWrites.perform(request, tenant: parameters.grant?.tenant ?? "", key: key) { () throws(APIError) in
+                try route.handler(service, request, parameters)
+            }
+        } else {
+            response = try route.handler(service, request, parameters)
+        }
         // The answer depends on the token: no cache may give it to another.
         if parameters.grant != nil { response.headers.append(("Vary", route.cookie ? "Authorization, Cookie" : "Authorization")) }
         return response
@@ -178,25 +189,28 @@ extension LiveDeltaService {
             try requireJSON(request)
             return .json(try DiffEndpoint.respond(to: request.body, limits: service.limits, metrics: service.metrics))
         },
-        Route(method: "POST", template: "/sessions", scope: .sessionsWrite) { service, request, parameters throws(APIError) in
+        Route(method: "POST", template: "/sessions", scope: .sessionsWrite, write: true) { service, request, parameters throws(APIError) in
             try service.sessionEndpoints.create(request, id: RouteParameters.sessionKey(SessionEndpoints.newID(), grant: parameters.grant))
         },
         Route(method: "GET", template: "/sessions/{id}", scope: .sessionsRead) { service, _, parameters throws(APIError) in
             try service.sessionEndpoints.show(id: parameters.sessionKey())
         },
-        Route(method: "PUT", template: "/sessions/{id}", scope: .sessionsWrite) { service, request, parameters throws(APIError) in
+        Route(method: "PUT", template: "/sessions/{id}", scope: .sessionsWrite, write: true) { service, request, parameters throws(APIError) in
             try service.sessionEndpoints.create(request, id: parameters.sessionKey())
         },
-        Route(method: "DELETE", template: "/sessions/{id}", scope: .sessionsWrite) { service, request, parameters throws(APIError) in
+        Route(method: "DELETE", template: "/sessions/{id}", scope: .sessionsWrite, write: true) { service, request, parameters throws(APIError) in
             try service.sessionEndpoints.delete(request, id: parameters.sessionKey())
         },
-        Route(method: "POST", template: "/sessions/{id}/update", scope: .sessionsWrite) { service, request, parameters throws(APIError) in
+        Route(method: "POST", template: "/sessions/{id}/update", scope: .sessionsWrite, write: true) {
+            service, request, parameters throws(APIError) in
             try service.sessionEndpoints.change(request, id: parameters.sessionKey(), action: .update)
         },
-        Route(method: "POST", template: "/sessions/{id}/append", scope: .sessionsWrite) { service, request, parameters throws(APIError) in
+        Route(method: "POST", template: "/sessions/{id}/append", scope: .sessionsWrite, write: true) {
+            service, request, parameters throws(APIError) in
             try service.sessionEndpoints.change(request, id: parameters.sessionKey(), action: .append)
         },
-        Route(method: "POST", template: "/sessions/{id}/changes", scope: .sessionsWrite) { service, request, parameters throws(APIError) in
+        Route(method: "POST", template: "/sessions/{id}/changes", scope: .sessionsWrite, write: true) {
+            service, request, parameters throws(APIError) in
             try service.sessionEndpoints.applyChanges(request, id: parameters.sessionKey())
         },
         Route(method: "POST", template: "/sessions/{id}/delta", scope: .sessionsRead) { service, request, parameters throws(APIError) in

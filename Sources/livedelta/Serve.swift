@@ -157,6 +157,24 @@ struct Serve: ParsableCommand {
     )
     var waitingThreads: Int = Environment.value("LIVEDELTA_WAITING_THREADS", default: 64)
 
+    @Option(
+        help:
+            "Seconds a write's Idempotency-Key and its first answer are kept, so that a retry gets that answer again. [env: LIVEDELTA_IDEMPOTENCY_RETENTION]"
+    )
+    var idempotencyRetention: Int = Environment.value("LIVEDELTA_IDEMPOTENCY_RETENTION", default: 86_400)
+
+    @Option(
+        help:
+            "Bytes of first answers one tenant's Idempotency-Keys may keep in memory (the memory store); past it its oldest keys go first. [env: LIVEDELTA_IDEMPOTENCY_MAX_BYTES_PER_TENANT]"
+    )
+    var idempotencyMaxBytesPerTenant: Int = Environment.value("LIVEDELTA_IDEMPOTENCY_MAX_BYTES_PER_TENANT", default: 16 << 20)
+
+    @Option(
+        help:
+            "Bytes of first answers all Idempotency-Keys may keep in memory (the memory store); past it the tenant keeping the most gives up its oldest. [env: LIVEDELTA_IDEMPOTENCY_MAX_BYTES]"
+    )
+    var idempotencyMaxBytes: Int = Environment.value("LIVEDELTA_IDEMPOTENCY_MAX_BYTES", default: 256 << 20)
+
     @OptionGroup(title: "Access")
     var access: AuthOptions
 
@@ -225,6 +243,13 @@ struct Serve: ParsableCommand {
         guard (0...1_000_000).contains(streamOpensPerSecond), ((1 << 20)...(1 << 40)).contains(maxUnsentBytes) else {
             throw ValidationError("--stream-opens-per-second must be from 0 to 1000000, --max-unsent-bytes from 1048576 to 1 TiB")
         }
+        guard (1...31_536_000).contains(idempotencyRetention), (1...(1 << 40)).contains(idempotencyMaxBytesPerTenant),
+            (idempotencyMaxBytesPerTenant...(1 << 40)).contains(idempotencyMaxBytes)
+        else {
+            throw ValidationError(
+                "--idempotency-retention must be from 1 to 31536000 seconds, --idempotency-max-bytes-per-tenant from 1 to 1 TiB, --idempotency-max-bytes from --idempotency-max-bytes-per-tenant to 1 TiB"
+            )
+        }
         guard (4_096...(1 << 30)).contains(subscriberBufferBytes), (1...4_096).contains(waitingThreads) else {
             throw ValidationError("--subscriber-buffer-bytes must be from 4096 to 1073741824, --waiting-threads from 1 to 4096")
         }
@@ -241,7 +266,7 @@ struct Serve: ParsableCommand {
         serviceConfiguration.maxItemsInFlight = maxItemsInFlight
         serviceConfiguration.cors = access.cors
         let metrics = Self.metrics()
-        let sessions = makeSessionStore(logger: logger, metrics: metrics)
+        let (sessions, idempotency) = makeSessionStore(logger: logger, metrics: metrics)
         let accessPolicy: AccessPolicy
         do {
             accessPolicy = try access.accessPolicy(logger: logger, host: host)
@@ -250,7 +275,8 @@ struct Serve: ParsableCommand {
             throw ExitCode.failure
         }
         let service = LiveDeltaService(
-            configuration: serviceConfiguration, sessions: sessions, live: liveLimits, metrics: metrics, access: accessPolicy, logger: logger)
+            configuration: serviceConfiguration, sessions: sessions, live: liveLimits, metrics: metrics, access: accessPolicy,
+            idempotency: idempotency, logger: logger)
 
         var configuration = HTTPServer.Configuration()
         configuration.host = host
@@ -348,8 +374,13 @@ struct Serve: ParsableCommand {
     }
 
     /// The memory store, or the Redis store where `--session-store` names a Redis.
-    func makeSessionStore(logger: Logger, metrics: ServiceMetrics) -> any SessionStore {
+    /// The session store, and where writes' Idempotency-Keys are kept beside it.
+    func makeSessionStore(logger: Logger, metrics: ServiceMetrics) -> (any SessionStore, any IdempotencyLedger) {
         guard var redis = RedisConfiguration(url: sessionStore) else {
+            var keyLimits = InMemoryIdempotencyLedger.Limits()
+            keyLimits.retention = .seconds(idempotencyRetention)
+            keyLimits.maxBytesPerTenant = idempotencyMaxBytesPerTenant
+            keyLimits.maxBytes = idempotencyMaxBytes
             var limits = InMemorySessionStore.Limits()
             limits.maxSessions = maxSessions
             limits.idleTimeout = .seconds(sessionIdleTimeout)
@@ -357,7 +388,9 @@ struct Serve: ParsableCommand {
             limits.maxBytes = maxSessionBytes
             limits.maxSessionsPerTenant = maxSessionsPerTenant
             limits.maxBytesPerTenant = maxSessionBytesPerTenant
-            return InMemorySessionStore(limits: limits, logger: logger, events: { metrics.session($0) })
+            return (
+                InMemorySessionStore(limits: limits, logger: logger, events: { metrics.session($0) }), InMemoryIdempotencyLedger(limits: keyLimits)
+            )
         }
         redis.connectTimeout = .milliseconds(redisTimeout)
         redis.commandTimeout = .milliseconds(redisTimeout)
@@ -367,8 +400,11 @@ struct Serve: ParsableCommand {
         limits.maxItemsPerSession = maxSessionItems
         limits.cachedBytes = maxSessionBytes
         logger.notice("sessions in Redis", metadata: ["redis": "\(redis.description)", "key_prefix": "\(sessionKeyPrefix)"])
-        return SharedSessionStore.redis(
-            RedisPool(redis), keyPrefix: sessionKeyPrefix, limits: limits, logger: logger, events: { metrics.session($0) })
+        let pool = RedisPool(redis)
+        return (
+            SharedSessionStore.redis(pool, keyPrefix: sessionKeyPrefix, limits: limits, logger: logger, events: { metrics.session($0) }),
+            RedisIdempotencyLedger(redis: pool, keyPrefix: sessionKeyPrefix, retention: .seconds(idempotencyRetention), logger: logger)
+        )
     }
 
     /// Prometheus, through swift-metrics, with buckets that fit what is measured.

@@ -44,7 +44,7 @@ import Testing
             "PUT", "/sessions/feed", body: Array(#"{"items":[1]}"#.utf8),
             headers: [("Content-Type", "application/json"), ("Origin", "http://a.test")])
         #expect(put.status == 201 && put.header("Access-Control-Allow-Origin") == "http://a.test")
-        #expect(put.header("Access-Control-Expose-Headers") == "ETag, Location, Retry-After" && put.header("Vary") == "Origin")
+        #expect(put.header("Access-Control-Expose-Headers") == "ETag, Location, Retry-After, Idempotent-Replayed" && put.header("Vary") == "Origin")
         // Errors too, so that a page can read what went wrong.
         let missing = try connection.request("GET", "/sessions/nobody", headers: [("Origin", "http://a.test")])
         #expect(missing.status == 404 && missing.header("Access-Control-Allow-Origin") == "http://a.test")

@@ -23,7 +23,7 @@ package struct CORSPolicy: Sendable, Equatable {
     /// The headers a page may send (beyond the safelisted ones), as a preflight allows them.
     static let allowedHeaders = "Content-Type, Authorization, If-Match, Idempotency-Key, Last-Event-ID"
     /// The headers a page may read (beyond the safelisted ones).
-    static let exposedHeaders = "ETag, Location, Retry-After"
+    static let exposedHeaders = "ETag, Location, Retry-After, Idempotent-Replayed"
     /// How long a browser may keep a preflight's answer, in seconds.
     static let preflightMaxAge = "600"
 

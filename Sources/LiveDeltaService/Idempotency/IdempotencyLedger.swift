@@ -1,0 +1,128 @@
+import MicroHTTP
+
+/// A write's first answer, kept under its `Idempotency-Key` so that a retry (the client lost
+/// the answer) gets it again instead of writing twice.
+package struct RecordedAnswer: Sendable, Equatable {
+    package var status: Int
+    /// The headers that describe the outcome (`Content-Type`, `ETag`, `Location`).
+    package var headers: [Header]
+    package var body: [UInt8]
+
+    package struct Header: Sendable, Equatable {
+        package var name: String
+        package var value: String
+
+        package init(name: String, value: String) {
+            self.name = name
+            self.value = value
+        }
+    }
+
+    package init(status: Int, headers: [Header], body: [UInt8]) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+    }
+
+    /// The headers kept from an answer: those a client reads the outcome from.
+    static let keptHeaders: Set<String> = ["content-type", "etag", "location"]
+
+    init(_ response: HTTPResponse) {
+        self.init(
+            status: response.status,
+            headers: response.headers.filter { Self.keptHeaders.contains($0.name.lowercased()) }.map { Header(name: $0.name, value: $0.value) },
+            body: response.body)
+    }
+
+    var response: HTTPResponse {
+        HTTPResponse(status: status, headers: headers.map { ($0.name, $0.value) } + [("Idempotent-Replayed", "true")], body: body)
+    }
+
+    /// What it takes of a ledger's memory bound.
+    var bytes: Int { body.count + headers.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count } + 64 }
+}
+
+/// What a ledger says of a key a write arrives with.
+package enum IdempotencyClaim: Sendable, Equatable {
+    /// The key is new: this request runs, and its answer is recorded (or the key let go).
+    case claimed
+    /// A request with the same key and fingerprint has finished: its answer, again.
+    case answered(RecordedAnswer)
+    /// A request with the same key and fingerprint is running now.
+    case running
+    /// The key was used for another request (another body, route or condition).
+    case reused
+}
+
+/// Where writes' keys and first answers are kept: in this process for the memory store, in
+/// Redis beside the sessions for the Redis store, so that a retry reaching another replica is
+/// answered the same. Keys are per tenant: one tenant's keys never answer another's writes.
+package protocol IdempotencyLedger: Sendable {
+    /// Claims `key` of `tenant` for a request with `fingerprint`, or says who has it.
+    func claim(tenant: String, key: String, fingerprint: Fingerprint) throws(APIError) -> IdempotencyClaim
+    /// Keeps the claimed request's answer for the retention time.
+    func record(tenant: String, key: String, fingerprint: Fingerprint, answer: RecordedAnswer)
+    /// Lets the key go: the request changed nothing (it was refused), so a retry runs anew.
+    func release(tenant: String, key: String, fingerprint: Fingerprint)
+}
+
+/// What identifies a write for its key: method, path, the condition and the body, hashed. Two
+/// requests under one key with different fingerprints are two different writes.
+package struct Fingerprint: Sendable, Hashable {
+    package var high: UInt64
+    package var low: UInt64
+
+    package init(high: UInt64, low: UInt64) {
+        self.high = high
+        self.low = low
+    }
+
+    /// FNV-1a over the parts, twice with different offsets, each part followed by its length
+    /// (so that no two splits of the same bytes hash alike).
+    private struct Hasher {
+        var high: UInt64 = 0xcbf2_9ce4_8422_2325
+        var low: UInt64 = 0x8422_2325_cbf2_9ce4
+
+        mutating func mix(_ byte: UInt8) {
+            high = (high ^ UInt64(byte)) &* 0x0000_0100_0000_01B3
+            low = (low ^ UInt64(byte &+ 0x5B)) &* 0x0000_0100_0000_01B3
+        }
+
+        mutating func part(_ bytes: some Sequence<UInt8>) {
+            var count: UInt64 = 0
+            for byte in bytes {
+                mix(byte)
+                count += 1
+            }
+            withUnsafeBytes(of: count.littleEndian) { for byte in $0 { mix(byte) } }
+        }
+    }
+
+    /// The request's method, path, query, condition, content type and body.
+    init(of request: HTTPRequest) {
+        var hasher = Hasher()
+        hasher.part(request.method.utf8)
+        hasher.part(request.path.utf8)
+        for (name, value) in request.query {
+            hasher.part(name.utf8)
+            hasher.part(value.utf8)
+        }
+        hasher.part((request.header("If-Match") ?? "").utf8)
+        hasher.part((request.header("Content-Type") ?? "").utf8)
+        hasher.part(request.body.bytes)
+        self.init(high: hasher.high, low: hasher.low)
+    }
+
+    package var hex: String {
+        func digits(_ value: UInt64) -> String {
+            let text = String(value, radix: 16)
+            return String(repeating: "0", count: 16 - text.count) + text
+        }
+        return digits(high) + digits(low)
+    }
+
+    package init?(hex: Substring) {
+        guard hex.utf8.count == 32, let high = UInt64(hex.prefix(16), radix: 16), let low = UInt64(hex.suffix(16), radix: 16) else { return nil }
+        self.init(high: high, low: low)
+    }
+}

@@ -1,0 +1,103 @@
+import MicroHTTP
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
+/// Writes made safe to retry by an `Idempotency-Key` (draft-ietf-httpapi-idempotency-key-header):
+/// the first request with a key runs and its answer is kept; a retry with the same key and the
+/// same request gets that answer again (with `Idempotent-Replayed: true`) and changes nothing;
+/// the same key with another request is a 422; a retry while the first still runs waits for it,
+/// then gets a 409 if it is still running. A refused first request (any answer but a 2xx)
+/// changed nothing, so its key is let go and a retry runs anew. Without the header nothing
+/// changes.
+struct IdempotentWrites: Sendable {
+    let ledger: any IdempotencyLedger
+    /// How long a retry waits for the first request with its key to finish.
+    var patience: Duration = .seconds(10)
+
+    /// The key a header value names: a structured-field string (`"k"`, RFC 8941) or, as many
+    /// clients send it, the bare key; 1 to 255 visible ASCII characters.
+    static func key(_ value: String) throws(APIError) -> String {
+        var text = Substring(value).trimmingSpaces
+        if text.first == "\"" {
+            guard text.count >= 2, text.last == "\"" else { throw invalid("its quotes are not closed") }
+            text = text.dropFirst().dropLast()
+            // RFC 8941 strings escape only `"` and `\`.
+            var unescaped = ""
+            var escaping = false
+            for character in text {
+                if escaping {
+                    guard character == "\"" || character == "\\" else { throw invalid("\\ escapes only \" and \\ in a string") }
+                    unescaped.append(character)
+                    escaping = false
+                } else if character == "\\" {
+                    escaping = true
+                } else if character == "\"" {
+                    throw invalid("a \" inside the key must be escaped")
+                } else {
+                    unescaped.append(character)
+                }
+            }
+            guard !escaping else { throw invalid("it ends in a lone \\") }
+            text = Substring(unescaped)
+        }
+        guard (1...255).contains(text.utf8.count) else { throw invalid("it must hold 1 to 255 characters") }
+        guard text.utf8.allSatisfy({ (0x20...0x7E).contains($0) }) else { throw invalid("it must be visible ASCII characters") }
+        return String(text)
+    }
+
+    private static func invalid(_ reason: String) -> APIError {
+        APIError(
+            .invalidIdempotencyKey,
+            message: "the Idempotency-Key cannot be read: \(reason); send a unique string, such as a UUID, as \"key\" or bare")
+    }
+
+    /// Runs `write` once for `key` of `tenant`, or answers as the first request with it did.
+    func perform(
+        _ request: HTTPRequest, tenant: String, key: String, _ write: () throws(APIError) -> HTTPResponse
+    ) throws(APIError) -> HTTPResponse {
+        let fingerprint = Fingerprint(of: request)
+        let deadline = ContinuousClock.now + patience
+        while true {
+            switch try ledger.claim(tenant: tenant, key: key, fingerprint: fingerprint) {
+            case .claimed:
+                let response: HTTPResponse
+                do {
+                    response = try write()
+                } catch {
+                    ledger.release(tenant: tenant, key: key, fingerprint: fingerprint)
+                    throw error
+                }
+                if (200..<300).contains(response.status) && response.stream == nil {
+                    ledger.record(tenant: tenant, key: key, fingerprint: fingerprint, answer: RecordedAnswer(response))
+                } else {
+                    ledger.release(tenant: tenant, key: key, fingerprint: fingerprint)
+                }
+                return response
+            case .answered(let answer):
+                return answer.response
+            case .reused:
+                throw APIError(
+                    .idempotencyKeyReused,
+                    message:
+                        "this Idempotency-Key was used for another request (another body, path or If-Match); send a new key with each new write")
+            case .running:
+                guard ContinuousClock.now < deadline else {
+                    var error = APIError(
+                        .idempotencyKeyInUse,
+                        message:
+                            "the first request with this Idempotency-Key has not finished (its server may have stopped); wait and retry, or read the session to see whether it took effect"
+                    )
+                    error.headers = [("Retry-After", "1")]
+                    throw error
+                }
+                // Session writes run on the waiting threads, which may wait; the first request
+                // is usually a few milliseconds from done.
+                usleep(5_000)
+            }
+        }
+    }
+}

@@ -1,0 +1,128 @@
+import Dispatch
+import Foundation
+import Synchronization
+import TestSupport
+import Testing
+
+/// `Idempotency-Key` on every write, against the real binary: a retry gets the first answer and
+/// commits nothing, whichever replica it reaches and across a restart; a reused key is a 422;
+/// concurrent duplicates commit once; a refused first request lets its key go.
+@Suite struct IdempotencyTests {
+    static func post(_ connection: HTTPConnection, _ path: String, _ body: String, key: String?) throws -> Reply {
+        var headers = [("Content-Type", "application/json")]
+        if let key { headers.append(("Idempotency-Key", key)) }
+        return try connection.request("POST", path, body: Array(body.utf8), headers: headers)
+    }
+
+    static func version(_ connection: HTTPConnection, _ id: String) throws -> Int? {
+        try connection.request("GET", "/sessions/\(id)").json["version"]?.int
+    }
+
+    @Test(arguments: StoreKind.allCases) func aRetryGetsTheFirstAnswerAndCommitsNothing(store: StoreKind) throws {
+        let fixture = try Fixture(store)
+        let connection = fixture.connection
+        #expect(try connection.request("PUT", "/sessions/k", json: #"{"items":[1]}"#).status == 201)
+        let first = try Self.post(connection, "/sessions/k/append", #"{"items":[2]}"#, key: "\"a-1\"")
+        #expect(first.status == 200 && first.header("Idempotent-Replayed") == nil)
+        // The same key bare is the same key (many clients send it so).
+        for key in ["\"a-1\"", "a-1"] {
+            let retry = try Self.post(connection, "/sessions/k/append", #"{"items":[2]}"#, key: key)
+            #expect(retry.status == 200 && retry.body == first.body && retry.header("ETag") == first.header("ETag"))
+            #expect(retry.header("Idempotent-Replayed") == "true")
+        }
+        #expect(try Self.version(connection, "k") == 1)
+        // Another body, another route or another condition under the key: a 422, nothing done.
+        let reused = try Self.post(connection, "/sessions/k/append", #"{"items":[3]}"#, key: "a-1")
+        #expect(reused.status == 422 && reused.errorCode == "idempotency_key_reused")
+        #expect(try Self.post(connection, "/sessions/k/update", #"{"items":[2]}"#, key: "a-1").errorCode == "idempotency_key_reused")
+        #expect(try Self.version(connection, "k") == 1)
+        // POST /sessions: the retry names the same session, not a second one.
+        let created = try Self.post(connection, "/sessions", #"{"items":[1]}"#, key: "c-1")
+        let again = try Self.post(connection, "/sessions", #"{"items":[1]}"#, key: "c-1")
+        #expect(created.status == 201 && again.status == 201 && again.header("Location") == created.header("Location"))
+        #expect(again.body == created.body)
+        // DELETE: the retry is answered as the first was (204), not 404.
+        let deleteHeaders = [("Idempotency-Key", "d-1")]
+        #expect(try connection.request("DELETE", "/sessions/k", headers: deleteHeaders).status == 204)
+        let deletedAgain = try connection.request("DELETE", "/sessions/k", headers: deleteHeaders)
+        #expect(deletedAgain.status == 204 && deletedAgain.header("Idempotent-Replayed") == "true")
+        // Without the header nothing changes: the second append is a second append.
+        #expect(try connection.request("PUT", "/sessions/plain", json: #"{"items":[]}"#).status == 201)
+        _ = try Self.post(connection, "/sessions/plain/append", #"{"items":[1]}"#, key: nil)
+        #expect(try Self.post(connection, "/sessions/plain/append", #"{"items":[1]}"#, key: nil).errorCode == "duplicate_id")
+    }
+
+    @Test func aRefusedFirstRequestLetsItsKeyGo() throws {
+        let fixture = try Fixture(.memory)
+        let connection = fixture.connection
+        #expect(try connection.request("PUT", "/sessions/r", json: #"{"items":[1]}"#).status == 201)
+        let refused = try Self.post(connection, "/sessions/r/append", #"{"items":[1]}"#, key: "r-1")
+        #expect(refused.status == 422 && refused.errorCode == "duplicate_id")
+        // It changed nothing, so the same request runs again (and is refused again, not replayed).
+        let again = try Self.post(connection, "/sessions/r/append", #"{"items":[1]}"#, key: "r-1")
+        #expect(again.errorCode == "duplicate_id" && again.header("Idempotent-Replayed") == nil)
+        for bad in ["", "\"unclosed", "\"a\"b\"", String(repeating: "k", count: 256), "caf\u{E9}"] {
+            let answer = try Self.post(connection, "/sessions/r/append", #"{"items":[2]}"#, key: bad)
+            #expect(answer.status == 400 && answer.errorCode == "invalid_idempotency_key", "\(bad)")
+        }
+        #expect(try Self.version(connection, "r") == 0)
+    }
+
+    @Test func anAnswerLostOnTheWayIsFoundAgainByItsKey() throws {
+        let fixture = try Fixture(.memory)
+        #expect(try fixture.connection.request("PUT", "/sessions/lost", json: #"{"items":[]}"#).status == 201)
+        // The request is sent and the connection dropped before the answer is read.
+        let gone = try fixture.server.connection()
+        let body = Array(#"{"items":[7]}"#.utf8)
+        try gone.send(
+            raw: Array(
+                "POST /sessions/lost/append HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nIdempotency-Key: lost-1\r\nContent-Length: \(body.count)\r\n\r\n"
+                    .utf8) + body)
+        gone.shutDown()
+        var retry: Reply?
+        for _ in 0..<200 {
+            retry = try Self.post(fixture.connection, "/sessions/lost/append", #"{"items":[7]}"#, key: "lost-1")
+            if retry?.status != 409 { break }
+            usleep(10_000)
+        }
+        #expect(retry?.status == 200)
+        let session = try fixture.connection.request("GET", "/sessions/lost").json
+        #expect(session["version"]?.int == 1 && session["items"]?.array?.count == 1)
+    }
+
+    @Test(arguments: StoreKind.allCases) func concurrentDuplicatesCommitOnce(store: StoreKind) throws {
+        let fixture = try Fixture(store)
+        #expect(try fixture.connection.request("PUT", "/sessions/dup", json: #"{"items":[]}"#).status == 201)
+        let items = (0..<2_000).map(String.init).joined(separator: ",")
+        let answers = Mutex<[Reply]>([])
+        let port = fixture.server.port
+        DispatchQueue.concurrentPerform(iterations: 8) { _ in
+            guard let connection = try? HTTPConnection(port: port),
+                let reply = try? Self.post(connection, "/sessions/dup/append", "{\"items\":[\(items)]}", key: "same")
+            else { return }
+            answers.withLock { $0.append(reply) }
+        }
+        let replies = answers.withLock { $0 }
+        #expect(replies.count == 8)
+        #expect(replies.allSatisfy { $0.status == 200 && $0.body == replies[0].body }, "\(replies.map(\.status))")
+        #expect(replies.filter { $0.header("Idempotent-Replayed") == nil }.count == 1)
+        #expect(try Self.version(fixture.connection, "dup") == 1)
+    }
+
+    @Test func aRetryOnAnotherReplicaOrAfterARestartIsAnsweredTheSame() throws {
+        let redis = try RedisProcess()
+        let first = try ServerProcess(arguments: ["--session-store", redis.url])
+        let second = try ServerProcess(arguments: ["--session-store", redis.url])
+        let a = try first.connection()
+        #expect(try a.request("PUT", "/sessions/rep", json: #"{"items":[1]}"#).status == 201)
+        let answer = try Self.post(a, "/sessions/rep/update", #"{"items":[2,1]}"#, key: "rep-1")
+        let elsewhere = try Self.post(try second.connection(), "/sessions/rep/update", #"{"items":[2,1]}"#, key: "rep-1")
+        #expect(answer.status == 200 && elsewhere.status == 200 && elsewhere.body == answer.body)
+        #expect(elsewhere.header("Idempotent-Replayed") == "true")
+        _ = first.stop()
+        let restarted = try ServerProcess(arguments: ["--session-store", redis.url])
+        let later = try Self.post(try restarted.connection(), "/sessions/rep/update", #"{"items":[2,1]}"#, key: "rep-1")
+        #expect(later.status == 200 && later.body == answer.body && later.header("Idempotent-Replayed") == "true")
+        #expect(try Self.version(try restarted.connection(), "rep") == 1)
+    }
+}
