@@ -147,8 +147,10 @@ export interface ClientOptions {
   credentials?: RequestCredentials;
   /** Headers sent with every call. */
   headers?: Record<string, string>;
-  /** Tries again after 429, 503, and failed connections of repeatable calls (2). */
+  /** Tries again after 429, 503 and failed connections, writes with the same key (2). */
   retries?: number;
+  /** Milliseconds a call may take, answer included, before it is given up as lost (30000). */
+  timeout?: number;
 }
 
 export interface CallOptions {
@@ -163,7 +165,7 @@ export interface RequestOptions extends CallOptions {
   body?: unknown;
   contentType?: string;
   query?: Record<string, string | number | undefined>;
-  /** Whether a failed connection may be retried (GET, PUT, DELETE by default). */
+  /** Whether a call whose connection failed may be sent again (true: writes carry their key). */
   repeatable?: boolean;
 }
 

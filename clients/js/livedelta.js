@@ -61,10 +61,11 @@ function retryAfterSeconds(response) {
   return Number.isNaN(date) ? undefined : Math.max(0, (date - Date.now()) / 1000);
 }
 
-async function errorOf(response) {
+/** The error an answer that is not a success says, from its text. */
+function errorOf(response, text) {
   let body = null;
   try {
-    body = await response.json();
+    body = JSON.parse(text);
   } catch {
     // Not JSON (a proxy's page): the status says what there is to say.
   }
@@ -92,13 +93,14 @@ function versionOf(response) {
  * the first call and again, with `refresh: true`, after a 401 (once per call).
  */
 export class LiveDeltaClient {
-  constructor(baseURL = "", { token, fetch: fetchFunction, credentials, headers = {}, retries = 2 } = {}) {
+  constructor(baseURL = "", { token, fetch: fetchFunction, credentials, headers = {}, retries = 2, timeout = 30000 } = {}) {
     this.baseURL = String(baseURL).replace(/\/+$/, "");
     this.tokenSource = typeof token === "function" ? token : token === undefined ? null : () => token;
     this.fetch = fetchFunction ?? ((...args) => globalThis.fetch(...args));
     this.credentials = credentials;
     this.headers = headers;
     this.retries = retries;
+    this.timeout = timeout;
     this.currentToken = undefined;
   }
 
@@ -120,16 +122,19 @@ export class LiveDeltaClient {
 
   /**
    * One HTTP call: the token (refreshed once after a 401), JSON in and out. A write carries an
-   * `Idempotency-Key` (one per call, the same on its retries). Retried, after a jittered
-   * back-off (with `Retry-After` as a floor), where the server refused it before doing anything
-   * (429, 503) and, for calls that change nothing or change it the same way twice (GET, PUT,
-   * DELETE, /diff, /delta), where the connection failed. Resolves with `{status, body, version,
-   * location, headers}`; rejects with a `LiveDeltaError`.
+   * `Idempotency-Key` (one per call, the same on its retries), so the server answers a retry
+   * whose first try got through with that first answer and commits nothing. Retried, after a
+   * jittered back-off (with `Retry-After` as a floor), where the connection failed, no answer
+   * came within `timeout`, or the server refused before doing anything (429, 503);
+   * `repeatable: false` sends a call once. Resolves with `{status, body, version, location,
+   * headers}`; rejects with a `LiveDeltaError`.
    */
   async request(method, path, { body, contentType = JSON_TYPE, ifMatch, idempotencyKey, query, signal, repeatable } = {}) {
     const write = method !== "GET" && method !== "HEAD";
     const key = write ? (idempotencyKey ?? randomKey()) : undefined;
-    const safeToRepeat = repeatable ?? (!write || method === "PUT" || method === "DELETE");
+    // Safe to send again: reads change nothing, and the server answers a write's retry by its
+    // key, with the first answer.
+    const safeToRepeat = repeatable ?? true;
     const search = query ? `?${new URLSearchParams(Object.entries(query).filter(([, v]) => v !== undefined))}` : "";
     let refreshed = false;
     for (let attempt = 0; ; attempt++) {
@@ -140,11 +145,12 @@ export class LiveDeltaClient {
       const token = await this.token(false);
       if (token) headers.Authorization = `Bearer ${token}`;
       let response;
+      let text;
       try {
-        response = await this.fetch(this.url(path + search), {
-          method, headers, signal, credentials: this.credentials,
+        ({ response, text } = await this.#send(this.url(path + search), {
+          method, headers, credentials: this.credentials,
           body: body === undefined ? undefined : typeof body === "string" ? body : JSON.stringify(body),
-        });
+        }, signal));
       } catch (cause) {
         if (signal?.aborted) throw cause;
         const error = new LiveDeltaError({ message: `${method} ${path}: the connection failed (${cause?.message ?? cause})`, cause });
@@ -160,7 +166,7 @@ export class LiveDeltaClient {
         continue;
       }
       if (!response.ok) {
-        const error = await errorOf(response);
+        const error = errorOf(response, text);
         error.idempotencyKey = key;
         if ((response.status === 429 || response.status === 503) && attempt < this.retries) {
           await delay(Math.max((error.retryAfter ?? 0) * 1000, backoff(attempt, 250, 4000)), signal);
@@ -168,11 +174,32 @@ export class LiveDeltaClient {
         }
         throw error;
       }
-      const text = response.status === 204 ? "" : await response.text();
       return {
         status: response.status, body: text ? JSON.parse(text) : null, version: versionOf(response),
         location: response.headers.get("Location") ?? undefined, headers: response.headers,
       };
+    }
+  }
+
+  /**
+   * One try: the answer and its whole text, given up where they do not come within `timeout`
+   * ms (a server that accepted the call and went quiet); throws what fetch throws.
+   */
+  async #send(url, init, signal) {
+    const watchdog = new AbortController();
+    const forward = () => watchdog.abort(signal.reason);
+    signal?.addEventListener("abort", forward, { once: true });
+    const timer = setTimeout(() => watchdog.abort("timeout"), this.timeout);
+    try {
+      const response = await this.fetch(url, { ...init, signal: watchdog.signal });
+      const text = response.status === 204 ? "" : await response.text();
+      return { response, text };
+    } catch (cause) {
+      if (watchdog.signal.reason === "timeout") throw new Error(`no answer in ${this.timeout} ms`, { cause });
+      throw cause;
+    } finally {
+      clearTimeout(timer);
+      signal?.removeEventListener("abort", forward);
     }
   }
 
@@ -473,7 +500,7 @@ export class Follower {
   }
 
   /** Opens a connection, asking for a new token once after a 401; throws a LiveDeltaError. */
-  async #open(path, signal, accept) {
+  async #open(path, signal, accept, patience) {
     let refreshed = false;
     for (;;) {
       const headers = { Accept: accept, ...this.client.headers };
@@ -482,10 +509,15 @@ export class Follower {
       if (token) headers.Authorization = `Bearer ${token}`;
       this.#state("connecting");
       let response;
+      // A connection that never answers (a server stopping, a dead link) is given up.
+      const timer = setTimeout(() => this.controller.abort("silent"), patience);
       try {
         response = await this.client.fetch(this.client.url(path), { headers, signal, credentials: this.client.credentials, cache: "no-store" });
       } catch (cause) {
-        throw new LiveDeltaError({ message: `the connection failed (${cause?.message ?? cause})`, cause });
+        const reason = signal.reason === "silent" ? `no answer in ${patience} ms` : cause?.message ?? cause;
+        throw new LiveDeltaError({ message: `the connection failed (${reason})`, cause });
+      } finally {
+        clearTimeout(timer);
       }
       if (response.status === 401 && this.client.tokenSource && !refreshed) {
         refreshed = true;
@@ -493,7 +525,7 @@ export class Follower {
         continue;
       }
       if (!response.ok) {
-        const error = await errorOf(response);
+        const error = errorOf(response, await response.text().catch(() => ""));
         if (response.status === 401) error.message = `the token was refused: ${error.message}`;
         throw error;
       }
@@ -503,7 +535,7 @@ export class Follower {
 
   async #stream(signal) {
     const path = LiveDeltaClient.sessionPath(this.id, "/events") + this.#query();
-    const response = await this.#open(path, signal, "text/event-stream");
+    const response = await this.#open(path, signal, "text/event-stream", this.options.heartbeatTimeout);
     if (!response.body?.getReader) {
       // No streamed bodies here: long polling works everywhere.
       this.transport = "poll";
@@ -520,8 +552,14 @@ export class Follower {
       heard = true;
       this.#event(event.type, event.id, event.data);
     });
+    // Ending the stream ourselves (a shutdown event, a fresh read, the watchdog, close) cancels
+    // the reader as well as the fetch: Node 20's fetch can leave a pending read unsettled when
+    // the fetch is aborted after the server has closed the connection.
+    const cancel = () => reader.cancel(signal.reason).catch(() => {});
+    signal.addEventListener("abort", cancel, { once: true });
     this.#state("live");
     watch();
+    let broke;
     try {
       for (;;) {
         const { value, done } = await reader.read();
@@ -532,26 +570,37 @@ export class Follower {
         if (this.stopped || this.ended) return;
       }
     } catch (cause) {
-      if (this.stopped) return;
-      if (signal.reason === "silent") {
-        // Nothing, not even a heartbeat: a proxy that holds streams back, or a dead link.
-        // After two such streams in a row, long polling (in auto mode).
-        if (!heard && ++this.silentStreams >= 2 && this.options.transport === "auto") this.transport = "poll";
-        throw new LiveDeltaError({ message: `no heartbeat for ${this.options.heartbeatTimeout} ms`, cause });
-      }
-      if (signal.aborted) return;
-      throw new LiveDeltaError({ message: `the stream broke (${cause?.message ?? cause})`, cause });
+      broke = cause;
     } finally {
       clearTimeout(timer);
+      signal.removeEventListener("abort", cancel);
     }
-    if (!this.ended) throw new LiveDeltaError({ message: "the stream ended" });
+    if (this.stopped || this.ended) return;
+    if (signal.reason === "silent") {
+      // Nothing, not even a heartbeat: a proxy that holds streams back, or a dead link. After
+      // two such streams in a row, long polling (in auto mode).
+      if (!heard && ++this.silentStreams >= 2 && this.options.transport === "auto") this.transport = "poll";
+      throw new LiveDeltaError({ message: `no heartbeat for ${this.options.heartbeatTimeout} ms`, cause: broke });
+    }
+    if (signal.aborted) return;
+    throw new LiveDeltaError({ message: broke ? `the stream broke (${broke?.message ?? broke})` : "the stream ended", cause: broke });
   }
 
   async #poll(signal) {
     for (;;) {
       const path = LiveDeltaClient.sessionPath(this.id, "/changes") + this.#query({ wait: this.options.pollWait });
-      const response = await this.#open(path, signal, JSON_TYPE);
-      const page = await response.json();
+      // A poll answers within its wait; past that and a heartbeat's grace it is given up.
+      const patience = this.options.pollWait * 1000 + this.options.heartbeatTimeout;
+      const response = await this.#open(path, signal, JSON_TYPE, patience);
+      const timer = setTimeout(() => this.controller.abort("silent"), patience);
+      let page;
+      try {
+        page = await response.json();
+      } catch (cause) {
+        throw new LiveDeltaError({ message: `the long poll broke (${cause?.message ?? cause})`, cause });
+      } finally {
+        clearTimeout(timer);
+      }
       this.#state("live");
       for (const event of page.events) {
         this.#event(event.event, event.id, JSON.stringify(event.data), event.data);

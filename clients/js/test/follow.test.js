@@ -51,7 +51,7 @@ describe("following a session", () => {
       server = await startServer(["--session-store", redis.url], server.port);
       // Back on the new process (which holds no history of its own), then more versions: each
       // arrives as a delta from where the page was.
-      await until(() => connected() > before, "the follower back on the new process");
+      await until(() => connected() > before, () => `the follower back on the new process (states: ${seen.states})`);
       await write(30);
       const final = await client.getSession("restart");
       await until(() => live.array.version === final.version, `version ${final.version}`);

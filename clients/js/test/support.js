@@ -24,14 +24,14 @@ export function freePort() {
 
 export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** Waits until `condition()` is true (polling), or fails naming `what`. */
+/** Waits until `condition()` is true (polling), or fails naming `what` (or what `what()` says then). */
 export async function until(condition, what, ms = 20000) {
   const deadline = Date.now() + ms;
   while (Date.now() < deadline) {
     if (await condition()) return;
     await sleep(10);
   }
-  throw new Error(`waited ${ms} ms for ${what}`);
+  throw new Error(`waited ${ms} ms for ${typeof what === "function" ? what() : what}`);
 }
 
 async function listening(port) {
