@@ -6,7 +6,7 @@ SWIFT ?= swift
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 APT_GET := $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get
 
-.PHONY: help run test check contract auth changes api-docs js browser test-thread lint format deps build release fuzz fuzz-build bench bench-engine bench-service bench-load bench-sessions bench-redis bench-memory bench-slowloris bench-baseline bench-blocks bench-live bench-auth performance smoke clean
+.PHONY: help run test check contract auth changes api-docs js kit browser test-thread lint format deps build release fuzz fuzz-build bench bench-engine bench-service bench-load bench-sessions bench-redis bench-memory bench-slowloris bench-baseline bench-blocks bench-live bench-auth performance smoke clean
 
 ## Lists the targets, each with what it does.
 help:
@@ -28,6 +28,7 @@ test: deps lint
 	$(MAKE) changes
 	$(MAKE) api-docs
 	$(MAKE) js
+	$(MAKE) kit
 	$(MAKE) browser
 	$(MAKE) test-thread
 	$(MAKE) smoke
@@ -59,6 +60,15 @@ js: deps
 	@dpkg -s nodejs node-typescript >/dev/null 2>&1 || { $(APT_GET) update -qq && $(APT_GET) install -y -qq nodejs node-typescript; }
 	$(SWIFT) build --product livedelta
 	cd clients/js && LIVEDELTA_BINARY=$(CURDIR)/.build/debug/livedelta node --test test/*.test.js
+
+## The Swift client built as an app builds it: `swift build --product LiveDeltaKit` in a scratch
+## folder of its own must compile LiveDeltaKit and no library of the server's (no C shim, no
+## NIO; the package's build-plugin tool, EmbedText, is built for the host and linked into nothing).
+kit:
+	$(SWIFT) build --product LiveDeltaKit --scratch-path .build-kit
+	@built=$$(ls .build-kit/debug/*.build/*.o 2>/dev/null | sed 's|.*/debug/||; s|\.build/.*||' | sort -u | grep -v -- '-tool$$' | tr '\n' ' '); \
+	if [ "$$built" != "LiveDeltaKit " ]; then echo "LiveDeltaKit built more than itself: $$built"; exit 1; fi; \
+	echo "LiveDeltaKit builds alone (besides the host's plugin tool): $$built"
 
 ## The live page and the web client in headless Chromium (installed with apt when missing): the
 ## page on integer, string, object and sectioned sessions through 200 updates each (and a server

@@ -4,11 +4,18 @@ import PackageDescription
 /// Dependencies point down only:
 /// livedelta (executable) -> LiveDeltaRedis -> (RedisClient -> CHiredis, LiveDeltaService),
 /// LiveDeltaService -> (LiveCollections, ByteJSON, MicroHTTP -> (CMicroHTTPD, CLinuxEvents),
-/// TokenAuth -> ByteJSON, CCurl, jwt-kit).
+/// TokenAuth -> ByteJSON, CCurl, jwt-kit). LiveDeltaKit, the Swift client, depends on
+/// Foundation alone.
 let package = Package(
     name: "LiveDelta",
+    // For LiveDeltaKit, the one product an app adds; the server builds on Linux.
+    platforms: [.iOS(.v15), .macOS(.v12), .tvOS(.v15), .watchOS(.v8), .visionOS(.v1)],
     products: [
         .library(name: "LiveCollections", targets: ["LiveCollections"]),
+        // The Swift client for apps (iOS, macOS, tvOS, visionOS, Linux): Foundation only, none of
+        // the server's C libraries or NIO. Static: `swift build --product` of an automatic
+        // library builds every target of the package; of a static one, only its own.
+        .library(name: "LiveDeltaKit", type: .static, targets: ["LiveDeltaKit"]),
         // For the fuzzers (Fuzz/, a package of its own that builds them with sanitizers).
         .library(name: "ByteJSON", targets: ["ByteJSON"]),
         .library(name: "LiveDeltaService", targets: ["LiveDeltaService"]),
@@ -88,6 +95,9 @@ let package = Package(
                 .product(name: "Prometheus", package: "swift-prometheus"),
             ]
         ),
+        // The Swift client: calls, live sessions, lists kept by version, batch updates for
+        // UIKit and AppKit. Depends on Foundation alone.
+        .target(name: "LiveDeltaKit"),
         // Build-time: openapi.yaml and the live page into the service as strings.
         .executableTarget(name: "EmbedText"),
         .plugin(name: "EmbedAssets", capability: .buildTool(), dependencies: ["EmbedText"]),
@@ -116,6 +126,9 @@ let package = Package(
             dependencies: ["MicroHTTP", "TestSupport", .product(name: "NIOConcurrencyHelpers", package: "swift-nio")]
         ),
         .testTarget(name: "RedisClientTests", dependencies: ["RedisClient", "TestSupport"]),
+        // The Swift client against the real binary, and its batch updates against a double
+        // that enforces UIKit's rules.
+        .testTarget(name: "LiveDeltaKitTests", dependencies: ["LiveDeltaKit", "TestSupport"]),
         // The Redis session store in process, on a real redis-server the tests start.
         .testTarget(name: "LiveDeltaRedisTests", dependencies: [
                 "ByteJSON", "LiveDeltaRedis", "LiveDeltaService", "MicroHTTP", "RedisClient", "TestSupport",

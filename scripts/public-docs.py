@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
-"""Every public declaration of the libraries (LiveCollections, ByteJSON) carries a DocC comment,
+"""Every public declaration of the libraries (LiveCollections, ByteJSON, LiveDeltaKit) carries a DocC comment,
 and every other module declares nothing public: what they share inside the package is
 `package`. Run by `make lint`; prints each offender with its file and line."""
 import glob
 import re
 import sys
 
-LIBRARIES = ("LiveCollections", "ByteJSON")
+LIBRARIES = ("LiveCollections", "ByteJSON", "LiveDeltaKit")
 DECLARATION = re.compile(r"\s*(@\w+(\([^)]*\))?\s+)*public\b")
 ATTRIBUTE = re.compile(r"\s*@\w+")
 

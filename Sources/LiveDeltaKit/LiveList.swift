@@ -1,0 +1,104 @@
+import Foundation
+
+#if canImport(Combine)
+    import Combine
+#endif
+
+/// A session's collection on the main actor, kept equal to it version by version: give it each
+/// `LiveUpdate` from `follow`. A delta is checked before it is taken (it must start at this
+/// version, and replaying it must give the collection the event carries); one that does not
+/// fit is refused and `needsFreshRead` is set, so the list never shows a wrong collection.
+/// `onChange` tells a view what happened (a reset or an animated delta), with the collection
+/// before and after; on Apple platforms it is an `ObservableObject` for SwiftUI too.
+@MainActor
+public final class LiveList<Item: Codable & Sendable & Equatable> {
+    /// What changed, for a view to animate (`BatchUpdater`) or reload.
+    public enum Change {
+        case reset
+        case delta(DeltaAnswer, oldItems: [Item], oldSections: [LiveSection<Item>])
+    }
+
+    /// The items of a flat session (empty for a sectioned one).
+    public private(set) var items: [Item] = []
+    /// The sections of a sectioned session (empty for a flat one).
+    public private(set) var sections: [LiveSection<Item>] = []
+    /// Whether the session is sectioned.
+    public private(set) var isSectioned = false
+    /// The version shown; nil before the first.
+    public private(set) var version: Int?
+    /// The connection's state, for the screen.
+    public private(set) var connection: ConnectionState = .connecting
+    /// Set where a delta did not fit: read the session (a follower does so by itself).
+    public private(set) var needsFreshRead = false
+    /// Called after each change, with what it was.
+    public var onChange: ((Change) -> Void)?
+
+    /// An empty list; give it updates, or `follow` a session.
+    public init() {}
+
+    /// Takes one update; false where a delta did not fit (nothing was changed).
+    @discardableResult
+    public func take(_ update: LiveUpdate<Item>) -> Bool {
+        switch update {
+        case .connection(let state):
+            connection = state
+            return true
+        case .reset(let state, _):
+            willChange()
+            isSectioned = state.sections != nil
+            items = state.items ?? []
+            sections = state.sections ?? []
+            version = state.version
+            needsFreshRead = false
+            onChange?(.reset)
+            return true
+        case .delta(let event):
+            guard version == event.baseVersion, fits(event) else {
+                needsFreshRead = true
+                return false
+            }
+            willChange()
+            let (oldItems, oldSections) = (items, sections)
+            if isSectioned { sections = event.sections ?? [] } else { items = event.items ?? [] }
+            version = event.version
+            onChange?(.delta(event.answer, oldItems: oldItems, oldSections: oldSections))
+            return true
+        }
+    }
+
+    /// Whether replaying the event's delta on what is shown gives the collection it carries.
+    private func fits(_ event: DeltaEvent<Item>) -> Bool {
+        if isSectioned {
+            guard let new = event.sections, let sectionDelta = event.answer.sectionDelta, let itemDelta = event.answer.itemDelta else { return false }
+            return (try? BatchReplay.sectioned(sections, sectionDelta: sectionDelta, itemDelta: itemDelta, new: new)) == new
+        }
+        guard let new = event.items, let delta = event.answer.delta else { return false }
+        return (try? BatchReplay.flat(items, delta, new: new)) == new
+    }
+
+    #if canImport(Combine)
+        // nonisolated(unsafe): sent only from the main actor (willChange), and SwiftUI
+        // subscribes to it on the main thread.
+        nonisolated(unsafe) fileprivate let changes = ObservableObjectPublisher()
+        private func willChange() { changes.send() }
+    #else
+        private func willChange() {}
+    #endif
+
+    /// Follows session `id` with `client` and takes every update, until the task is cancelled
+    /// or the session ends (returned) or following stops for good (thrown).
+    public func follow(_ id: String, with client: LiveDeltaClient, options: FollowOptions = FollowOptions()) async throws {
+        do {
+            for try await update in client.follow(id, as: Item.self, options: options) { take(update) }
+        } catch FollowEnd.ended {
+            return
+        }
+    }
+}
+
+#if canImport(Combine)
+    extension LiveList: ObservableObject {
+        /// Sent before each change, for SwiftUI.
+        public nonisolated var objectWillChange: ObservableObjectPublisher { changes }
+    }
+#endif

@@ -1,0 +1,335 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// What following a session gives, in order.
+public enum LiveUpdate<Item: Codable & Sendable>: Sendable {
+    /// The session whole: replace what is shown. `reason` says why (`start`, `reset` by the
+    /// server, or the cause of a fresh read: a gap, a version without a delta).
+    case reset(SessionState<Item>, reason: String)
+    /// One version: its `baseVersion` is the version given before.
+    case delta(DeltaEvent<Item>)
+    /// The connection's state, for the screen.
+    case connection(ConnectionState)
+}
+
+/// Where a follower's connection is.
+public enum ConnectionState: Sendable, Equatable {
+    case connecting
+    case live
+    /// Waiting `delay` seconds before the next try, after `reason`.
+    case reconnecting(delay: TimeInterval, reason: String)
+}
+
+/// How a follower connects.
+public struct FollowOptions: Sendable {
+    /// Server-sent events, or long polls where streams do not get through.
+    public enum Transport: Sendable { case events, longPoll }
+    /// How versions arrive.
+    public var transport: Transport = .events
+    /// Seconds without a byte after which a stream is dropped and opened again (the server's
+    /// heartbeat comes every 15).
+    public var heartbeatTimeout: TimeInterval = 45
+    /// The back-off's first and longest delays, in seconds.
+    public var minDelay: TimeInterval = 1
+    /// The back-off's longest delay, in seconds.
+    public var maxDelay: TimeInterval = 32
+    /// A resume token (an event id) kept from before.
+    public var since: String?
+    /// Seconds a long poll waits.
+    public var pollWait = 20
+
+    /// The defaults: events, a 45 s watchdog, back-off from 1 s to 32 s.
+    public init() {}
+}
+
+/// Why following ended.
+public enum FollowEnd: Error, Sendable, Equatable {
+    /// The session went: `deleted`, `expired` or `evicted`.
+    case ended(reason: String)
+}
+
+extension LiveDeltaClient {
+    /// Follows a session's versions in the `batch` format (each delta carries the new
+    /// collection): server-sent events over URLSession's data delegate, or long polls. Resumes
+    /// by the last event id after any disconnect; backs off with jitter (`Retry-After` as a
+    /// floor); drops a stream silent past `heartbeatTimeout`; asks for a new token once after a
+    /// 401. Never gives a version twice, or a delta that does not start at the version given
+    /// before: a gap, or a version without a delta, is a fresh read given as a reset. Ends by
+    /// throwing `FollowEnd.ended` when the session goes, or a `LiveDeltaError` that retrying
+    /// cannot fix (no such session, a refused token); cancel the consuming task to stop.
+    public func follow<Item: Codable & Sendable>(_ id: String, as type: Item.Type = Item.self, options: FollowOptions = FollowOptions())
+        -> AsyncThrowingStream<LiveUpdate<Item>, any Error>
+    {
+        let (stream, continuation) = AsyncThrowingStream.makeStream(of: LiveUpdate<Item>.self)
+        let follower = Follower<Item>(client: self, id: id, options: options, output: continuation)
+        let task = Task { await follower.run() }
+        continuation.onTermination = { _ in task.cancel() }
+        return stream
+    }
+}
+
+/// The loop behind `follow`: one connection at a time, each event checked by version.
+final class Follower<Item: Codable & Sendable>: Sendable {
+    let client: LiveDeltaClient
+    let id: String
+    let options: FollowOptions
+    let output: AsyncThrowingStream<LiveUpdate<Item>, any Error>.Continuation
+
+    struct Position {
+        var lastID: String?
+        var life: String?
+        var version: Int?
+        var failures = 0
+        var reconnectAfter: TimeInterval?
+        var refreshToken = false
+        var fresh: String?
+    }
+
+    private let position: Locked<Position>
+
+    init(client: LiveDeltaClient, id: String, options: FollowOptions, output: AsyncThrowingStream<LiveUpdate<Item>, any Error>.Continuation) {
+        self.client = client
+        self.id = id
+        self.options = options
+        self.output = output
+        position = Locked(Position(lastID: options.since, life: options.since.flatMap { Self.life(of: $0) }))
+    }
+
+    static func life(of id: String) -> String? { id.split(separator: ".").dropLast().joined(separator: ".").nilIfEmpty }
+    static func version(of id: String?) -> Int? { id.flatMap { $0.split(separator: ".").last.flatMap { Int($0) } } }
+
+    func run() async {
+        while !Task.isCancelled {
+            var retryAfter: TimeInterval = 0
+            do {
+                if let reason = position.withLock({ state -> String? in
+                    defer { state.fresh = nil }
+                    return state.fresh
+                }) {
+                    let state: SessionState<Item> = try await client.session(id)
+                    position.withLock { $0.version = state.version }
+                    output.yield(.reset(state, reason: reason))
+                }
+                switch options.transport {
+                case .events: try await stream()
+                case .longPoll: try await poll()
+                }
+            } catch let end as FollowEnd {
+                output.finish(throwing: end)
+                return
+            } catch let error as LiveDeltaError where !error.isTransient {
+                output.finish(throwing: error)
+                return
+            } catch {
+                if Task.isCancelled { break }
+                retryAfter = (error as? LiveDeltaError)?.retryAfter ?? 0
+            }
+            if Task.isCancelled { break }
+            let (wait, reason) = position.withLock { state -> (TimeInterval, String) in
+                if state.fresh != nil { return (0, "a fresh read") }
+                if let shutdown = state.reconnectAfter {
+                    state.reconnectAfter = nil
+                    // Spread, so that a deploy's followers do not all come back at once.
+                    return (shutdown * Double.random(in: 1...2), "the server is restarting")
+                }
+                defer { state.failures += 1 }
+                return (
+                    max(retryAfter, Backoff.delay(attempt: state.failures, first: options.minDelay, most: options.maxDelay)),
+                    "the connection was lost"
+                )
+            }
+            if wait > 0 {
+                output.yield(.connection(.reconnecting(delay: wait, reason: reason)))
+                do { try await Backoff.sleep(wait) } catch { break }
+            }
+        }
+        output.finish()
+    }
+
+    /// The request that opens a stream or a poll, with the token and the resume token.
+    private func request(_ route: String, query extra: [URLQueryItem], accept: String) async throws -> URLRequest {
+        var query = [URLQueryItem(name: "format", value: "batch")] + extra
+        if let since = position.value.lastID { query.append(URLQueryItem(name: "since", value: since)) }
+        var request = URLRequest(url: client.url(LiveDeltaClient.sessionPath(id, route), query: query))
+        request.setValue(accept, forHTTPHeaderField: "Accept")
+        request.cachePolicy = .reloadIgnoringLocalCacheData
+        let refresh = position.withLock { state in
+            defer { state.refreshToken = false }
+            return state.refreshToken
+        }
+        if let token = try await client.tokens.token(refresh: refresh) { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
+        return request
+    }
+
+    /// The error an answer that is not a 200 says; a first 401 asks for a new token.
+    private func refusal(status: Int, headers: [String: String], body: Data, refreshed: inout Bool) -> LiveDeltaError? {
+        if status == 401 && client.tokens.hasProvider && !refreshed {
+            refreshed = true
+            position.withLock { $0.refreshToken = true }
+            return nil
+        }
+        let detail = try? JSONDecoder().decode(ErrorAnswer.self, from: body).error
+        var error = LiveDeltaError(
+            status: status, code: detail?.code ?? "http_\(status)", message: detail?.message ?? "HTTP \(status)",
+            retryAfter: headers["retry-after"].flatMap(Double.init))
+        if status == 401 { error.message = "the token was refused: \(error.message)" }
+        return error
+    }
+
+    private func stream() async throws {
+        var refreshed = false
+        while true {
+            output.yield(.connection(.connecting))
+            let streaming = StreamingRequest()
+            streaming.start(try await request("/events", query: [], accept: "text/event-stream"), configuration: client.session.configuration)
+            let heard = Locked(Date())
+            let watchdog = Task { [options] in
+                while !Task.isCancelled {
+                    try? await Backoff.sleep(1)
+                    if Date().timeIntervalSince(heard.value) > options.heartbeatTimeout {
+                        streaming.cancel()
+                        return
+                    }
+                }
+            }
+            defer {
+                watchdog.cancel()
+                streaming.cancel()
+            }
+            var parser = EventStreamParser()
+            var status = 0
+            var headers: [String: String] = [:]
+            var body = Data()
+            for try await part in streaming.parts {
+                heard.value = Date()
+                switch part {
+                case .head(let code, let fields):
+                    (status, headers) = (code, fields)
+                    if status == 200 { output.yield(.connection(.live)) }
+                case .bytes(let data) where status == 200:
+                    for event in parser.push(data) {
+                        if try handle(event) { return }
+                    }
+                case .bytes(let data):
+                    body.append(data)
+                }
+            }
+            guard status == 200 else {
+                if let error = refusal(status: status, headers: headers, body: body, refreshed: &refreshed) { throw error }
+                continue
+            }
+            throw LiveDeltaError(status: 0, code: "network_error", message: "the stream ended")
+        }
+    }
+
+    private func poll() async throws {
+        var refreshed = false
+        while true {
+            output.yield(.connection(.connecting))
+            let request = try await request(
+                "/changes", query: [URLQueryItem(name: "wait", value: String(options.pollWait))], accept: "application/json")
+            let (data, response) = try await client.session.data(for: request)
+            let status = (response as? HTTPURLResponse)?.statusCode ?? 0
+            guard status == 200 else {
+                var headers: [String: String] = [:]
+                if let value = (response as? HTTPURLResponse)?.value(forHTTPHeaderField: "Retry-After") { headers["retry-after"] = value }
+                if let error = refusal(status: status, headers: headers, body: data, refreshed: &refreshed) { throw error }
+                continue
+            }
+            output.yield(.connection(.live))
+            let page = try JSONDecoder().decode(PolledPage.self, from: data)
+            for event in page.events {
+                let text = String(decoding: try JSONEncoder().encode(event.data), as: UTF8.self)
+                if try handle(ServerSentEvent(type: event.event, id: event.id, data: text)) { return }
+            }
+            guard let next = page.next else { throw FollowEnd.ended(reason: "closed") }
+            position.withLock { $0.lastID = next }
+        }
+    }
+
+    /// Takes one event; true where this connection should end (a reconnect or a fresh read).
+    private func handle(_ event: ServerSentEvent) throws -> Bool {
+        let data = Data(event.data.utf8)
+        switch event.type {
+        case "reset":
+            let state = try JSONDecoder().decode(SessionState<Item>.self, from: data)
+            let first = position.withLock { position -> Bool in
+                defer {
+                    position.lastID = event.id ?? position.lastID
+                    position.life = event.id.flatMap(Self.life(of:)) ?? position.life
+                    position.version = state.version
+                    position.failures = 0
+                }
+                return position.version == nil
+            }
+            output.yield(.reset(state, reason: first ? "start" : "reset"))
+        case "delta":
+            let delta = try JSONDecoder().decode(DeltaEvent<Item>.self, from: data)
+            let verdict = position.withLock { position -> DeltaVerdict in
+                let life = event.id.flatMap(Self.life(of:))
+                defer { position.lastID = event.id ?? position.lastID }
+                if let version = position.version, life == position.life, delta.version <= version { return .skip }
+                guard let version = position.version, delta.baseVersion == version, life == nil || life == position.life else {
+                    return .reread("a delta from version \(delta.baseVersion) arrived at version \(position.version.map(String.init) ?? "none")")
+                }
+                guard delta.answer.hasDelta else { return .reread("version \(delta.version) came without a delta") }
+                position.version = delta.version
+                position.failures = 0
+                return .apply
+            }
+            switch verdict {
+            case .apply: output.yield(.delta(delta))
+            case .skip: break
+            case .reread(let reason):
+                position.withLock { $0.fresh = reason }
+                return true
+            }
+        case "end":
+            throw FollowEnd.ended(reason: (try? JSONDecoder().decode(EndData.self, from: data))?.reason ?? "ended")
+        case "shutdown":
+            let retry = (try? JSONDecoder().decode(ShutdownData.self, from: data))?.retry ?? 1_000
+            position.withLock { $0.reconnectAfter = retry / 1_000 }
+            return true
+        case "expired":
+            position.withLock {
+                $0.refreshToken = true
+                $0.reconnectAfter = 0
+            }
+            return true
+        default:
+            break
+        }
+        return false
+    }
+}
+
+extension String {
+    fileprivate var nilIfEmpty: String? { isEmpty ? nil : self }
+}
+
+/// What to do with a delta event.
+private enum DeltaVerdict {
+    case apply
+    /// Already given (a resumed stream replays from an older id after a fresh read).
+    case skip
+    /// Not from the version given: read the session afresh instead.
+    case reread(String)
+}
+
+/// A long poll's answer.
+private struct PolledPage: Decodable {
+    struct Event: Decodable {
+        var event: String
+        var id: String?
+        var data: JSONValue
+    }
+    var events: [Event]
+    var next: String?
+}
+
+private struct EndData: Decodable { var reason: String }
+
+private struct ShutdownData: Decodable { var retry: Double? }

@@ -1,0 +1,143 @@
+import Foundation
+import LiveDeltaKit
+import TestSupport
+import Testing
+
+struct Row: Codable, Sendable, Equatable {
+    var id: Int
+    var v: Int
+}
+
+/// The batch adapter against the UIKit-rules double: 2,000 random pairs from the real `/diff`
+/// (flat, sectioned, repeated ids) applied with no rule broken and the view ending on the new
+/// data; and a delta that does not fit is a reload, never a broken batch.
+@Suite(.serialized) struct BatchUpdateTests {
+    /// A small seeded generator, so that a failure can be run again.
+    struct Seeded: RandomNumberGenerator {
+        var state: UInt64
+        mutating func next() -> UInt64 {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+    }
+
+    static func rows(_ random: inout Seeded) -> [Row] {
+        (0..<40).shuffled(using: &random).prefix(Int.random(in: 0...25, using: &random)).map { Row(id: $0, v: Int.random(in: 0...2, using: &random)) }
+    }
+
+    static func shelves(_ random: inout Seeded) -> [LiveSection<Row>] {
+        var sections = (0..<7).shuffled(using: &random).prefix(Int.random(in: 0...6, using: &random)).map {
+            LiveSection<Row>(id: .string("s\($0)"), fields: ["title": .string("t\(Int.random(in: 0...1, using: &random))")], items: [])
+        }
+        for id in (0..<30).shuffled(using: &random).prefix(Int.random(in: 0...25, using: &random)) where !sections.isEmpty {
+            sections[Int.random(in: 0..<sections.count, using: &random)].items.append(Row(id: id, v: Int.random(in: 0...1, using: &random)))
+        }
+        return sections
+    }
+
+    static func words(_ random: inout Seeded) -> [String] {
+        (0..<Int.random(in: 0...18, using: &random)).map { _ in ["A", "B", "C", "D"].randomElement(using: &random)! }
+    }
+
+    @MainActor
+    final class Box<Value> {
+        var value: Value
+        init(_ value: Value) { self.value = value }
+    }
+
+    @MainActor
+    static func applyFlat<Item: Codable & Sendable & Equatable>(_ answer: DeltaAnswer, old: [Item], new: [Item]) -> (
+        UIKitRulesDouble<Item>, BatchUpdater.Outcome
+    ) {
+        let data = Box(old)
+        let view = UIKitRulesDouble<Item>(showing: [old]) { [data.value] }
+        let outcome = BatchUpdater.apply(answer, from: old, to: new, on: view) { data.value = $0 }
+        return (view, outcome)
+    }
+
+    @Test func twoThousandRandomPairsFromTheServerBreakNoRule() async throws {
+        let server = try ServerProcess()
+        let client = LiveDeltaClient(baseURL: URL(string: "http://127.0.0.1:\(server.port)")!)
+        var random = Seeded(state: 42)
+        var animated = 0
+        for round in 0..<800 {
+            let (old, new) = (Self.rows(&random), Self.rows(&random))
+            let answer = try await client.diff(.items(old), .items(new))
+            let (view, outcome) = await Self.applyFlat(answer, old: old, new: new)
+            #expect(await view.violations == [], "flat round \(round): \(old) -> \(new)")
+            #expect(await view.shown == [new], "flat round \(round)")
+            if outcome == .animated { animated += 1 }
+        }
+        for round in 0..<500 {
+            let (old, new) = (Self.words(&random), Self.words(&random))
+            let answer = try await client.diff(.items(old), .items(new), options: SessionOptions(unique: false))
+            let (view, _) = await Self.applyFlat(answer, old: old, new: new)
+            #expect(await view.violations == [], "repeated round \(round): \(old) -> \(new)")
+            #expect(await view.shown == [new], "repeated round \(round)")
+        }
+        for round in 0..<700 {
+            let (old, new) = (Self.shelves(&random), Self.shelves(&random))
+            let answer = try await client.diff(.sections(old), .sections(new))
+            let (violations, shown, outcome) = await MainActor.run {
+                let data = Box(old)
+                let view = UIKitRulesDouble<Row>(showing: old.map(\.items)) { data.value.map(\.items) }
+                let outcome = BatchUpdater.apply(answer, from: old, to: new, on: view) { data.value = $0 }
+                return (view.violations, view.shown, outcome)
+            }
+            #expect(violations == [], "sectioned round \(round): \(old) -> \(new)")
+            #expect(shown == new.map(\.items), "sectioned round \(round)")
+            #expect(outcome == .animated, "sectioned round \(round)")
+        }
+        #expect(animated == 800, "every flat pair animated (no delta fell back to a reload)")
+        _ = server.stop()
+    }
+
+    @Test @MainActor func theDoubleRefusesWhatUIKitRefuses() {
+        typealias Double = UIKitRulesDouble<Int>
+        let cases: [(String, (Double) -> Void)] = [
+            (
+                "delete and reload",
+                { view in
+                    view.deleteItems(at: [[0, 1]]); view.reloadItems(at: [[0, 1]])
+                }
+            ),
+            (
+                "delete and move from",
+                { view in
+                    view.deleteItems(at: [[0, 1]]); view.moveItem(at: [0, 1], to: [0, 0])
+                }
+            ),
+            (
+                "insert and move to",
+                { view in
+                    view.insertItems(at: [[0, 0]]); view.moveItem(at: [0, 2], to: [0, 0])
+                }
+            ),
+            ("out of range", { view in view.deleteItems(at: [[0, 5]]) }),
+            ("a count that does not add up", { view in view.deleteItems(at: [[0, 0]]) }),
+        ]
+        for (name, batch) in cases {
+            let view = Double(showing: [[1, 2, 3]]) { [[1, 2, 3]] }
+            view.performBatch { batch(view) }
+            #expect(view.violations.count == 1, "\(name)")
+        }
+    }
+
+    @Test @MainActor func aDeltaThatDoesNotFitIsAReloadNeverABrokenBatch() {
+        let old = [Row(id: 1, v: 0), Row(id: 2, v: 0)]
+        let new = [Row(id: 2, v: 0), Row(id: 1, v: 0)]
+        var answer = DeltaAnswer()
+        answer.delta = Delta(deletions: [0], insertions: [], moves: [Move(source: 0, target: 1)])
+        let (view, outcome) = Self.applyFlat(answer, old: old, new: new)
+        guard case .reloaded = outcome else {
+            Issue.record("expected a reload, got \(outcome)")
+            return
+        }
+        #expect(view.violations == [] && view.reloads == 1 && view.shown == [new])
+        let (none, noneOutcome) = Self.applyFlat(DeltaAnswer(), old: old, new: new)
+        #expect(noneOutcome != .animated && none.shown == [new])
+    }
+}

@@ -1,0 +1,129 @@
+import Foundation
+import LiveDeltaKit
+import TestSupport
+import Testing
+
+/// The Swift client against the real binary: every call; a write retried with its key is
+/// committed once; a session followed into a LiveList through a kill and a restart (Redis
+/// store) with no version twice or missed; a missing session stops following with its reason.
+@Suite(.serialized) struct ClientTests {
+    static func client(_ server: ServerProcess, token: LiveDeltaClient.TokenProvider? = nil) -> LiveDeltaClient {
+        LiveDeltaClient(baseURL: URL(string: "http://127.0.0.1:\(server.port)")!, token: token)
+    }
+
+    @Test func everyCall() async throws {
+        let server = try ServerProcess()
+        defer { _ = server.stop() }
+        let client = Self.client(server)
+        let diff = try await client.diff(.items([Row(id: 1, v: 0), Row(id: 2, v: 0)]), .items([Row(id: 2, v: 0), Row(id: 1, v: 1)]))
+        #expect(diff.delta?.moves.count == 1 && diff.delta?.reloads.count == 1)
+        let created = try await client.createSession(Collection.items([Row(id: 1, v: 0)]))
+        #expect(created.version == 0)
+        let put = try await client.putSession("kit", Collection.items([Row(id: 1, v: 0), Row(id: 2, v: 0)]))
+        #expect(put.id == "kit" && put.version == 0)
+        let updated = try await client.update("kit", to: Collection.items([Row(id: 2, v: 0), Row(id: 1, v: 0)]), write: WriteOptions(ifMatch: 0))
+        #expect(updated.version == 1 && updated.baseVersion == 0 && updated.answer.delta?.moves.count == 1)
+        let appended = try await client.append("kit", Collection.items([Row(id: 3, v: 0)]))
+        #expect(appended.answer.delta?.insertions == [2])
+        let preview = try await client.delta("kit", to: Collection.items([Row(id: 3, v: 0)]))
+        #expect(preview.answer.delta?.deletions == [0, 1])
+        let changed = try await client.changes(
+            "kit",
+            operations: [.object(["op": .string("update"), "id": .number(2), "item": .object(["id": .number(2), "v": .number(5)])])])
+        #expect(changed.version == 3)
+        let patched = try await client.patch("kit", [.object(["op": .string("remove"), "path": .string("/2")])])
+        #expect(patched.version == 4)
+        let session: SessionState<Row> = try await client.session("kit")
+        #expect(session.items == [Row(id: 2, v: 5), Row(id: 1, v: 0)])
+        await #expect(throws: LiveDeltaError.self) { try await client.update("kit", to: Collection.items([Row]()), write: WriteOptions(ifMatch: 0)) }
+        do {
+            _ = try await client.update("kit", to: Collection.items([Row]()), write: WriteOptions(ifMatch: 0))
+        } catch let error as LiveDeltaError {
+            #expect(error.status == 412 && error.code == "version_mismatch" && !error.isTransient)
+        }
+        let sections = try await client.putSession(
+            "kit-shelf", Collection.sections([LiveSection(id: .string("a"), fields: ["title": .string("A")], items: [Row(id: 1, v: 0)])]))
+        #expect(sections.sectionCount == 1)
+        try await client.deleteSession("kit", write: WriteOptions(ifMatch: 4))
+        await #expect(throws: LiveDeltaError.self) { let _: SessionState<Row> = try await client.session("kit") }
+    }
+
+    @Test func aWriteSentTwiceWithItsKeyIsCommittedOnce() async throws {
+        let server = try ServerProcess()
+        defer { _ = server.stop() }
+        let client = Self.client(server)
+        _ = try await client.putSession("once", Collection.items([Row]()))
+        let key = WriteOptions(idempotencyKey: UUID().uuidString)
+        let first = try await client.append("once", Collection.items([Row(id: 1, v: 0)]), write: key)
+        let again = try await client.append("once", Collection.items([Row(id: 1, v: 0)]), write: key)
+        #expect(first.version == 1 && again.version == 1)
+        let session: SessionState<Row> = try await client.session("once")
+        #expect(session.version == 1 && session.items?.count == 1)
+    }
+
+    @Test func aLiveListFollowsThroughAKillAndARestart() async throws {
+        let redis = try RedisProcess()
+        var server = try ServerProcess(arguments: ["--session-store", redis.url])
+        let port = server.port
+        let client = Self.client(server)
+        _ = try await client.putSession("followed", Collection.items([Row(id: 0, v: 0)]))
+        let list = await LiveList<Row>()
+        let seen = Versions()
+        await MainActor.run { list.onChange = { _ in seen.append(list.version) } }
+        var options = FollowOptions()
+        options.minDelay = 0.1
+        options.maxDelay = 0.4
+        let following = Task { try await list.follow("followed", with: client, options: options) }
+        try await Self.until { await list.version == 0 }
+        var items = [Row(id: 0, v: 0)]
+        for step in 1...20 {
+            items = [Row(id: step, v: 0)] + items.prefix(5)
+            _ = try await client.update("followed", to: Collection.items(items))
+        }
+        try await Self.until { await list.version == 20 }
+        _ = server.stop(signal: SIGKILL)
+        server = try ServerProcess(arguments: ["--session-store", redis.url, "--port", String(port)])
+        try await Self.until { await list.connection == .live && seen.count >= 21 }
+        for step in 21...40 {
+            items = [Row(id: step, v: 0)] + items.prefix(5)
+            _ = try await client.update("followed", to: Collection.items(items))
+        }
+        try await Self.until { await list.version == 40 }
+        let final: SessionState<Row> = try await client.session("followed")
+        #expect(await list.items == final.items)
+        let versions = seen.all.compactMap { $0 }
+        #expect(versions == Array(0...40), "every version once, in order: \(versions)")
+        following.cancel()
+        _ = server.stop()
+    }
+
+    @Test func aMissingSessionStopsFollowingWithItsReason() async throws {
+        let server = try ServerProcess()
+        defer { _ = server.stop() }
+        do {
+            for try await _ in Self.client(server).follow("nobody", as: Row.self) {}
+            Issue.record("following a missing session should fail")
+        } catch let error as LiveDeltaError {
+            #expect(error.status == 404 && error.code == "session_not_found")
+        }
+    }
+
+    static func until(_ condition: @escaping () async -> Bool, seconds: Double = 20) async throws {
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline {
+            if await condition() { return }
+            try await Task.sleep(nanoseconds: 10_000_000)
+        }
+        Issue.record("waited \(seconds) s")
+        throw CancellationError()
+    }
+}
+
+/// Versions a list went through, as its onChange saw them.
+final class Versions: @unchecked Sendable {  // guarded by `lock`
+    private let lock = NSLock()
+    private var values: [Int?] = []
+    func append(_ value: Int?) { lock.withLock { values.append(value) } }
+    var all: [Int?] { lock.withLock { values } }
+    var count: Int { lock.withLock { values.count } }
+}

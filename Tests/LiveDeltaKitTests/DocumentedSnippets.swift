@@ -1,0 +1,72 @@
+import Foundation
+import LiveDeltaKit
+import Testing
+
+// The Swift snippets of docs/clients.md and docs/live-sessions.md that use no UIKit, compiled
+// here: the test below checks that each block of the docs is, line for line, the text between
+// a `// snippet:` marker and `// end` in this file.
+
+struct Film: Codable, Sendable, Equatable {
+    var id: Int
+    var title: String
+}
+
+@MainActor
+func documentedCalls() async throws {
+    // snippet: calls
+    let client = LiveDeltaClient(baseURL: URL(string: "http://localhost:8080")!)
+    _ = try await client.putSession("feed-42", .items([Film(id: 1, title: "Alien")]))
+    let answer = try await client.update("feed-42", to: .items([Film(id: 2, title: "Brazil"), Film(id: 1, title: "Alien")]))
+    print(answer.version, answer.answer.delta?.insertions ?? [])  // 1 [0]
+    // A retry of a write whose answer was lost: the same key, committed once.
+    let key = WriteOptions(idempotencyKey: UUID().uuidString)
+    _ = try await client.append("feed-42", .items([Film(id: 3, title: "Cabaret")]), write: key)
+    // end
+}
+
+@MainActor
+func documentedFollow() async throws {
+    // snippet: follow
+    let client = LiveDeltaClient(
+        baseURL: URL(string: "http://localhost:8080")!,
+        token: { refresh in
+            refresh ? "a new token" : "the token"  // asked again after a 401
+        })
+    let list = LiveList<Film>()
+    list.onChange = { change in
+        switch change {
+        case .reset: print("show", list.items)
+        case .delta(let answer, let oldItems, _): print("animate", answer, "from", oldItems, "to", list.items)
+        }
+    }
+    try await list.follow("feed-42", with: client)  // until the session ends, or the task is cancelled
+    // end
+}
+
+@Test func theDocumentedSnippetsAreTheCompiledOnes() throws {
+    let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    let source = try String(contentsOf: URL(fileURLWithPath: #filePath), encoding: .utf8)
+    var compiled: [String: String] = [:]
+    var name: String?
+    var lines: [String] = []
+    for line in source.split(separator: "\n", omittingEmptySubsequences: false) {
+        let trimmed = line.trimmingCharacters(in: .whitespaces)
+        if trimmed.hasPrefix("// snippet: ") {
+            name = String(trimmed.dropFirst("// snippet: ".count))
+            lines = []
+        } else if trimmed == "// end", let current = name {
+            compiled[current] = lines.joined(separator: "\n")
+            name = nil
+        } else if name != nil {
+            lines.append(String(line.dropFirst(4)))
+        }
+    }
+    for document in ["docs/clients.md", "docs/live-sessions.md"] {
+        let text = try String(contentsOf: root.appendingPathComponent(document), encoding: .utf8)
+        let blocks = text.components(separatedBy: "```swift\n").dropFirst().map { $0.components(separatedBy: "\n```")[0] }
+        for block in blocks where !block.contains("import UIKit") && !block.contains("import SwiftUI") {
+            #expect(compiled.values.contains(block), "\(document): a Swift block that is not compiled here:\n\(block)")
+        }
+    }
+    #expect(compiled.count == 2)
+}
