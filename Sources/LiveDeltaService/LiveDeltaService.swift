@@ -52,7 +52,8 @@ package final class LiveDeltaService: Sendable {
         self.sessions = sessions
         self.live = LiveHub(
             limits: live, logger: logger, follow: { [sessions] in sessions.follow($0) },
-            report: { [metrics] in metrics?.live(subscribers: $0, unsentBytes: $1) })
+            report: { [metrics] in metrics?.live(subscribers: $0, unsentBytes: $1) },
+            history: { [sessions] in sessions.loggedSteps(id: $0, incarnation: $1, from: $2) })
         sessions.observe(with: self.live)
         self.metrics = metrics
         self.logger = logger

@@ -74,6 +74,30 @@ final class LiveFeed: Sendable {
         }
     }
 
+    /// What seeds an empty feed: the logged state at a subscriber's version, then each step up
+    /// to the read as the change the session's rules make (the delta the writer was answered),
+    /// where they chain without a gap up to `read`; else nil, and `read` alone seeds it.
+    private static func seed(from logged: [LoggedState], upTo read: SessionSnapshot) -> (start: SessionSnapshot, changes: [SessionChange])? {
+        // The log was read after the session: steps past the read come to the feed as usual.
+        let logged = logged.filter { $0.snapshot.version <= read.version }
+        guard let first = logged.first, let last = logged.last, last.snapshot.incarnation == read.incarnation,
+            last.snapshot.version == read.version
+        else { return nil }
+        var changes: [SessionChange] = []
+        var before = first.snapshot
+        for step in logged.dropFirst() {
+            guard step.baseVersion == before.version, step.snapshot.version == before.version + 1,
+                let change = change(from: before, to: step.snapshot, appended: step.appended)
+            else { return nil }
+            changes.append(change)
+            before = step.snapshot
+        }
+        return (first.snapshot, changes)
+    }
+
+    /// Whether the feed holds nothing yet (new on this replica).
+    var isEmpty: Bool { state.withLockedValue { $0.log.isEmpty } }
+
     /// The change from one state to the next, as the session's rules make it.
     private static func change(from before: SessionSnapshot, to after: SessionSnapshot, appended: Bool) -> SessionChange? {
         guard let holder = try? SessionRules.holder(for: before.collection, options: before.options, version: before.version) else { return nil }
@@ -154,15 +178,25 @@ final class LiveFeed: Sendable {
     /// shared store's feed learns of steps a little after they commit, so `read` may be newer
     /// than the feed: the subscriber then starts from `read` alone, and the feed's steps up to
     /// it are passed over for it, while the other subscribers go on undisturbed.
-    func join(_ subscriber: LiveSubscriber, from token: LivePosition?, coalesce: Bool, read: SessionSnapshot) -> Joined {
+    func join(_ subscriber: LiveSubscriber, from token: LivePosition?, coalesce: Bool, read: SessionSnapshot, logged: [LoggedState] = [])
+        -> Joined
+    {
         state.withLockedValue { state -> Joined in
             guard !state.removed else { return .removed }
             guard state.subscribers.count < limits.subscribers else { return .full }
             if state.log.isEmpty {
-                let entry = LiveEntry(state: read, sequence: state.nextSequence)
+                let seed = Self.seed(from: logged, upTo: read)
+                var entries = [LiveEntry(state: seed?.start ?? read, sequence: state.nextSequence)]
                 state.nextSequence += 1
-                state.log.append(entry)
-                state.logBytes += entry.bytes
+                for change in seed?.changes ?? [] {
+                    entries.append(LiveEntry(change: change, sequence: state.nextSequence))
+                    state.nextSequence += 1
+                }
+                for entry in entries {
+                    state.log.append(entry)
+                    state.logBytes += entry.bytes
+                }
+                trim(&state)
             }
             // Never empty here (seeded just above); a join retried on a new feed would do.
             guard let latest = state.log.last else { return .removed }

@@ -66,12 +66,16 @@ package final class LiveHub: SessionObserver {
     private let follow: @Sendable ([String]) -> Void
     /// Told the subscribers and unsent bytes now, about once a second (for the gauges).
     private let report: @Sendable (_ subscribers: Int, _ unsentBytes: Int) -> Void
+    /// A shared store's log of a session's steps from a version on (empty for the memory store).
+    private let history: @Sendable (_ id: String, _ incarnation: String, _ from: UInt64) -> [LoggedState]
     private let ticks = Atomic<Int>(0)
 
     package init(
         limits: Limits = Limits(), logger: Logger = Logger(label: "livedelta.live"), follow: @escaping @Sendable ([String]) -> Void = { _ in },
-        report: @escaping @Sendable (Int, Int) -> Void = { _, _ in }
+        report: @escaping @Sendable (Int, Int) -> Void = { _, _ in },
+        history: @escaping @Sendable (String, String, UInt64) -> [LoggedState] = { _, _, _ in [] }
     ) {
+        self.history = history
         self.limits = limits
         self.unsent = UnsentBudget(limit: limits.maxUnsentBytes)
         self.logger = logger
@@ -150,7 +154,14 @@ package final class LiveHub: SessionObserver {
                 }
             }
             guard let subscriber, let session = read else { break }
-            switch feed.join(subscriber, from: token, coalesce: coalesce, read: session) {
+            // A feed new on this replica (a restart, another replica than before) holds no
+            // history: a token behind the read is caught up from the shared store's log, read
+            // here, outside the feed's lock.
+            var logged: [LoggedState] = []
+            if let token, token.incarnation == session.incarnation, token.version < session.version, feed.isEmpty {
+                logged = history(id, token.incarnation, token.version)
+            }
+            switch feed.join(subscriber, from: token, coalesce: coalesce, read: session, logged: logged) {
             case .joined: return subscriber
             case .full:
                 left(1, id: id)

@@ -125,11 +125,31 @@ package protocol SessionStore: Sendable {
     /// The observer follows these sessions now: a store shared by replicas tells it of their
     /// steps on every replica from now on (called again while they are followed).
     func follow(_ ids: [String])
+
+    /// The session's steps from `version` of life `incarnation` on, as a shared store's log
+    /// keeps them (the state at `version` first), so that a subscriber that left one replica
+    /// resumes on another, or on one restarted, with the versions it missed; empty where the
+    /// log does not reach back that far, and for a store whose feeds keep their own history.
+    func loggedSteps(id: String, incarnation: String, from version: UInt64) -> [LoggedState]
+}
+
+/// A step of a session's log, as the session after it.
+package struct LoggedState: Sendable {
+    package var snapshot: SessionSnapshot
+    package var appended: Bool
+    package var baseVersion: UInt64?
+
+    package init(snapshot: SessionSnapshot, appended: Bool, baseVersion: UInt64?) {
+        self.snapshot = snapshot
+        self.appended = appended
+        self.baseVersion = baseVersion
+    }
 }
 
 extension SessionStore {
     package var isReady: Bool { true }
     package func follow(_ ids: [String]) {}
+    package func loggedSteps(id: String, incarnation: String, from version: UInt64) -> [LoggedState] { [] }
 }
 
 /// Why a session ended.

@@ -110,6 +110,18 @@ package final class SharedSessionStore: SessionStore {
         }
     }
 
+    package func loggedSteps(id: String, incarnation: String, from version: UInt64) -> [LoggedState] {
+        guard let steps = try? storage.steps(of: id, after: nil) else { return [] }
+        var states: [LoggedState] = []
+        for step in steps where step.incarnation == incarnation && step.version >= version && step.step != .deleted {
+            let stored = StoredSession(version: step.version, incarnation: step.incarnation, options: step.options, data: step.data)
+            guard let session = try? SessionCodec.decode(id: id, stored) else { return [] }
+            states.append(LoggedState(snapshot: SessionRules.snapshot(of: session), appended: step.step == .append, baseVersion: step.baseVersion))
+        }
+        // Only a log that holds the state at `version` can chain from it.
+        return states.first?.snapshot.version == version ? states : []
+    }
+
     /// Tells the observer the session as storage holds it now, or that it is gone.
     private func resync(_ id: String, _ observer: any SessionObserver) {
         do throws(SessionError) {
