@@ -28,6 +28,9 @@ public final class LiveList<Item: Codable & Sendable & Equatable> {
     public private(set) var version: Int?
     /// The connection's state, for the screen.
     public private(set) var connection: ConnectionState = .connecting
+    /// The last event's id: give it as `FollowOptions.since` to resume elsewhere (another
+    /// replica, or after the app was away) from the version shown.
+    public private(set) var resumeToken: String?
     /// Set where a delta did not fit: read the session (a follower does so by itself).
     public private(set) var needsFreshRead = false
     /// Called after each change, with what it was.
@@ -49,6 +52,7 @@ public final class LiveList<Item: Codable & Sendable & Equatable> {
             items = state.items ?? []
             sections = state.sections ?? []
             version = state.version
+            resumeToken = state.eventID ?? resumeToken
             needsFreshRead = false
             onChange?(.reset)
             return true
@@ -61,6 +65,7 @@ public final class LiveList<Item: Codable & Sendable & Equatable> {
             let (oldItems, oldSections) = (items, sections)
             if isSectioned { sections = event.sections ?? [] } else { items = event.items ?? [] }
             version = event.version
+            resumeToken = event.eventID ?? resumeToken
             onChange?(.delta(event.answer, oldItems: oldItems, oldSections: oldSections))
             return true
         }

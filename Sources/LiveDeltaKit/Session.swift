@@ -86,6 +86,10 @@ public struct SessionState<Item: Codable & Sendable>: Codable, Sendable {
     public var items: [Item]?
     /// The sections of a sectioned one.
     public var sections: [LiveSection<Item>]?
+    /// The live event's id, a resume token (`FollowOptions.since`); nil for a read.
+    public var eventID: String?
+
+    enum CodingKeys: String, CodingKey { case id, version, options, items, sections }
 }
 
 /// A live `delta` event in the `batch` format: the delta from `baseVersion` to `version`, and
@@ -101,6 +105,8 @@ public struct DeltaEvent<Item: Codable & Sendable>: Codable, Sendable {
     public var items: [Item]?
     /// The sections after it (a sectioned session).
     public var sections: [LiveSection<Item>]?
+    /// The event's id, a resume token (`FollowOptions.since`).
+    public var eventID: String?
 
     enum CodingKeys: String, CodingKey { case version, baseVersion, items, sections }
 

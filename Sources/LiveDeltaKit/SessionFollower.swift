@@ -95,7 +95,9 @@ final class Follower<Item: Codable & Sendable>: Sendable {
         self.id = id
         self.options = options
         self.output = output
-        position = Locked(Position(lastID: options.since, life: options.since.flatMap { Self.life(of: $0) }))
+        // Resuming from a token: the app shows its version, and deltas chain from it.
+        position = Locked(
+            Position(lastID: options.since, life: options.since.flatMap { Self.life(of: $0) }, version: Self.version(of: options.since)))
     }
 
     static func life(of id: String) -> String? { id.split(separator: ".").dropLast().joined(separator: ".").nilIfEmpty }
@@ -255,7 +257,8 @@ final class Follower<Item: Codable & Sendable>: Sendable {
         let data = Data(event.data.utf8)
         switch event.type {
         case "reset":
-            let state = try JSONDecoder().decode(SessionState<Item>.self, from: data)
+            var state = try JSONDecoder().decode(SessionState<Item>.self, from: data)
+            state.eventID = event.id
             let first = position.withLock { position -> Bool in
                 defer {
                     position.lastID = event.id ?? position.lastID
@@ -267,7 +270,8 @@ final class Follower<Item: Codable & Sendable>: Sendable {
             }
             output.yield(.reset(state, reason: first ? "start" : "reset"))
         case "delta":
-            let delta = try JSONDecoder().decode(DeltaEvent<Item>.self, from: data)
+            var delta = try JSONDecoder().decode(DeltaEvent<Item>.self, from: data)
+            delta.eventID = event.id
             let verdict = position.withLock { position -> DeltaVerdict in
                 let life = event.id.flatMap(Self.life(of:))
                 defer { position.lastID = event.id ?? position.lastID }

@@ -61,6 +61,21 @@ import Testing
         #expect(session.version == 1 && session.items?.count == 1)
     }
 
+    @Test func anAppendWhoseAnswerIsLostIsRetriedAndCommittedOnce() async throws {
+        let server = try ServerProcess()
+        defer { _ = server.stop() }
+        _ = try await Self.client(server).putSession("lost", Collection.items([Row]()))
+        let proxy = try LosingProxy(forwardingTo: server.port, losing: 1)
+        defer { proxy.close() }
+        // Through the proxy, which lets the first answer go: the client sends the append again,
+        // with the same key, and gets the first answer.
+        let client = LiveDeltaClient(baseURL: URL(string: "http://127.0.0.1:\(proxy.port)")!)
+        let answer = try await client.append("lost", Collection.items([Row(id: 7, v: 0)]))
+        #expect(answer.version == 1 && proxy.forwarded == 2)
+        let session: SessionState<Row> = try await Self.client(server).session("lost")
+        #expect(session.version == 1 && session.items == [Row(id: 7, v: 0)])
+    }
+
     @Test func aLiveListFollowsThroughAKillAndARestart() async throws {
         let redis = try RedisProcess()
         var server = try ServerProcess(arguments: ["--session-store", redis.url])
@@ -95,6 +110,39 @@ import Testing
         #expect(versions == Array(0...40), "every version once, in order: \(versions)")
         following.cancel()
         _ = server.stop()
+    }
+
+    @Test func aListMovesToAnotherReplicaByItsResumeToken() async throws {
+        let redis = try RedisProcess()
+        let first = try ServerProcess(arguments: ["--session-store", redis.url])
+        let second = try ServerProcess(arguments: ["--session-store", redis.url])
+        defer {
+            _ = first.stop()
+            _ = second.stop()
+        }
+        let writer = Self.client(first)
+        _ = try await writer.putSession("moving", Collection.items([Row(id: 0, v: 0)]))
+        let list = await LiveList<Row>()
+        let seen = Versions()
+        await MainActor.run { list.onChange = { _ in seen.append(list.version) } }
+        var following = Task { try await list.follow("moving", with: Self.client(first)) }
+        try await Self.until { await list.version == 0 }
+        for step in 1...10 { _ = try await writer.update("moving", to: Collection.items([Row(id: step, v: 0)])) }
+        try await Self.until { await list.version == 10 }
+        following.cancel()
+        // Versions committed while the list is between replicas: it gets them on the other.
+        for step in 11...15 { _ = try await writer.update("moving", to: Collection.items([Row(id: step, v: 0)])) }
+        var options = FollowOptions()
+        options.since = await list.resumeToken
+        following = Task { try await list.follow("moving", with: Self.client(second), options: options) }
+        for step in 16...20 { _ = try await Self.client(second).update("moving", to: Collection.items([Row(id: step, v: 0)])) }
+        try await Self.until { await list.version == 20 }
+        #expect(await list.items == [Row(id: 20, v: 0)])
+        let versions = seen.all.compactMap { $0 }
+        // Every version once: the versions committed while it was between replicas come from the
+        // shared store's log on the other.
+        #expect(versions == Array(0...20), "\(versions)")
+        following.cancel()
     }
 
     @Test func aMissingSessionStopsFollowingWithItsReason() async throws {

@@ -386,7 +386,8 @@ export class Follower {
     };
     this.lastId = options.since ?? null;
     this.life = position(this.lastId)?.life ?? null;
-    this.version = null;
+    // Resuming from a token: the app shows its version, and deltas chain from it.
+    this.version = position(this.lastId)?.version ?? null;
     this.state = "idle";
     this.stopped = false;
     this.failures = 0;
