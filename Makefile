@@ -6,7 +6,7 @@ SWIFT ?= swift
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 APT_GET := $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get
 
-.PHONY: help run test check contract auth changes api-docs js kit browser test-thread lint format deps build release fuzz fuzz-build bench bench-engine bench-service bench-load bench-sessions bench-redis bench-memory bench-slowloris bench-baseline bench-blocks bench-live bench-auth performance smoke clean
+.PHONY: help run test check contract auth changes api-docs js kit browser test-thread lint format deps build release fuzz fuzz-build bench bench-engine bench-service bench-load bench-sessions bench-redis bench-memory bench-slowloris bench-baseline bench-blocks bench-live bench-auth bench-keys performance smoke clean
 
 ## Lists the targets, each with what it does.
 help:
@@ -141,7 +141,12 @@ smoke: deps
 	scripts/container-smoke.sh
 
 ## Benchmarks (release builds; they print figures and assert nothing).
-bench: bench-engine bench-service bench-load bench-sessions bench-redis bench-memory bench-slowloris bench-live bench-auth
+bench: bench-engine bench-service bench-load bench-sessions bench-redis bench-memory bench-slowloris bench-live bench-auth bench-keys
+
+## Idempotency-Keys under their memory bound: 100,000 keyed writes, the server's memory printed.
+bench-keys: deps
+	$(SWIFT) build -c release --product livedelta
+	Benchmarks/idempotency/run.sh .build/release/livedelta
 
 ## The delta engine through its public API, six scenarios (medians).
 bench-engine: deps

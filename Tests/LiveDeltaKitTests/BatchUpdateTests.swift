@@ -95,6 +95,52 @@ struct Row: Codable, Sendable, Equatable {
         _ = server.stop()
     }
 
+    /// Live sessions, flat and sectioned: each version a LiveList takes goes through the adapter
+    /// into the double, which ends on the session's collection with no rule broken.
+    @Test func liveSessionsDriveTheViewWithoutBreakingARule() async throws {
+        let server = try ServerProcess()
+        defer { _ = server.stop() }
+        let client = LiveDeltaClient(baseURL: URL(string: "http://127.0.0.1:\(server.port)")!)
+        var random = Seeded(state: 7)
+        for sectioned in [false, true] {
+            let id = sectioned ? "live-shelves" : "live-rows"
+            _ = try await client.putSession(id, sectioned ? .sections(Self.shelves(&random)) : .items(Self.rows(&random)))
+            let (list, view, data) = await MainActor.run { () -> (LiveList<Row>, UIKitRulesDouble<Row>, Box<[[Row]]>) in
+                let list = LiveList<Row>()
+                let data = Box<[[Row]]>([])
+                let view = UIKitRulesDouble<Row>(showing: []) { data.value }
+                list.onChange = { change in
+                    switch change {
+                    case .reset:
+                        data.value = list.isSectioned ? list.sections.map(\.items) : [list.items]
+                        view.reloadData()
+                    case .delta(let answer, let oldItems, let oldSections):
+                        if list.isSectioned {
+                            BatchUpdater.apply(answer, from: oldSections, to: list.sections, on: view) { data.value = $0.map(\.items) }
+                        } else {
+                            BatchUpdater.apply(answer, from: oldItems, to: list.items, on: view) { data.value = [$0] }
+                        }
+                    }
+                }
+                return (list, view, data)
+            }
+            let following = Task { try await list.follow(id, with: client) }
+            for _ in 0..<300 {
+                let answer = try await client.update(id, to: sectioned ? .sections(Self.shelves(&random)) : .items(Self.rows(&random)))
+                let deadline = Date().addingTimeInterval(10)
+                while await list.version != answer.version, Date() < deadline { try await Task.sleep(nanoseconds: 1_000_000) }
+                #expect(await list.version == answer.version)
+            }
+            following.cancel()
+            let (violations, shown, expected, reloads) = await MainActor.run {
+                (view.violations, view.shown, data.value, view.reloads)
+            }
+            #expect(violations == [], "\(id)")
+            #expect(shown == expected, "\(id)")
+            #expect(reloads == 1, "\(id): only the first reset reloads; every version animates")
+        }
+    }
+
     @Test @MainActor func theDoubleRefusesWhatUIKitRefuses() {
         typealias Double = UIKitRulesDouble<Int>
         let cases: [(String, (Double) -> Void)] = [

@@ -2,9 +2,9 @@ import Foundation
 import LiveDeltaKit
 import Testing
 
-// The Swift snippets of docs/clients.md and docs/live-sessions.md that use no UIKit, compiled
-// here: the test below checks that each block of the docs is, line for line, the text between
-// a `// snippet:` marker and `// end` in this file.
+// The Swift snippets of the README and docs/ that use no UIKit (a block that does starts with
+// `import UIKit` or `import SwiftUI`), compiled here: the test below checks that each block of
+// the docs is, line for line, the text between a `// snippet:` marker and `// end` in this file.
 
 struct Film: Codable, Sendable, Equatable {
     var id: Int
@@ -61,7 +61,8 @@ func documentedFollow() async throws {
             lines.append(String(line.dropFirst(4)))
         }
     }
-    for document in ["docs/clients.md", "docs/live-sessions.md"] {
+    let documents = try FileManager.default.contentsOfDirectory(atPath: root.appendingPathComponent("docs").path).filter { $0.hasSuffix(".md") }
+    for document in ["README.md"] + documents.map({ "docs/" + $0 }) {
         let text = try String(contentsOf: root.appendingPathComponent(document), encoding: .utf8)
         let blocks = text.components(separatedBy: "```swift\n").dropFirst().map { $0.components(separatedBy: "\n```")[0] }
         for block in blocks where !block.contains("import UIKit") && !block.contains("import SwiftUI") {
