@@ -6,7 +6,7 @@ SWIFT ?= swift
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 APT_GET := $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get
 
-.PHONY: help run test check contract auth changes api-docs js kit browser test-thread lint format deps build release fuzz fuzz-build bench bench-engine bench-service bench-load bench-sessions bench-redis bench-memory bench-slowloris bench-baseline bench-blocks bench-live bench-auth bench-keys performance smoke clean
+.PHONY: help run test check contract auth changes api-docs js kit android browser test-thread lint format deps build release fuzz fuzz-build bench bench-engine bench-service bench-load bench-sessions bench-redis bench-memory bench-slowloris bench-baseline bench-blocks bench-live bench-auth bench-keys performance smoke clean
 
 ## Lists the targets, each with what it does.
 help:
@@ -29,6 +29,7 @@ test: deps lint
 	$(MAKE) api-docs
 	$(MAKE) js
 	$(MAKE) kit
+	$(MAKE) android
 	$(MAKE) browser
 	$(MAKE) test-thread
 	$(MAKE) smoke
@@ -69,6 +70,19 @@ kit:
 	@built=$$(ls .build-kit/debug/*.build/*.o 2>/dev/null | sed 's|.*/debug/||; s|\.build/.*||' | sort -u | grep -v -- '-tool$$' | tr '\n' ' '); \
 	if [ "$$built" != "LiveDeltaKit " ]; then echo "LiveDeltaKit built more than itself: $$built"; exit 1; fi; \
 	echo "LiveDeltaKit builds alone (besides the host's plugin tool): $$built"
+
+JUNIT := /usr/share/java/junit-platform-console-standalone.jar
+## The Android client (clients/android, Java on APIs Android has) compiled by JDK 17 and tested
+## with JUnit 5 against the real binary (Debian's default-jdk-headless and junit5, installed
+## when missing): every call, 2,000 live updates through RecyclerView's rules, a restart.
+android: deps
+	@{ command -v javac >/dev/null && [ -f $(JUNIT) ]; } || { $(APT_GET) update -qq && $(APT_GET) install -y -qq default-jdk-headless junit5; }
+	$(SWIFT) build --product livedelta
+	rm -rf .build/android && mkdir -p .build/android
+	javac -Xlint:all -Werror --release 11 -d .build/android/classes $$(find clients/android/src/main -name '*.java')
+	javac --release 11 -d .build/android/tests -cp .build/android/classes:$(JUNIT) $$(find clients/android/src/test -name '*.java')
+	cd clients/android && LIVEDELTA_BINARY=$(CURDIR)/.build/debug/livedelta java -jar $(JUNIT) --disable-banner --fail-if-no-tests \
+		-cp $(CURDIR)/.build/android/classes:$(CURDIR)/.build/android/tests --select-package com.livedelta.client
 
 ## The live page and the web client in headless Chromium (installed with apt when missing): the
 ## page on integer, string, object and sectioned sessions through 200 updates each (and a server

@@ -1,0 +1,291 @@
+package com.livedelta.client;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.net.HttpURLConnection;
+import java.net.SocketTimeoutException;
+import java.net.URL;
+import java.net.URLEncoder;
+import java.nio.charset.StandardCharsets;
+import java.util.Map;
+import java.util.concurrent.Executor;
+
+/**
+ * Follows one session's versions in the {@code sequential} format, over server-sent events on
+ * {@link HttpURLConnection}, on a thread of its own, delivering on the app's {@link Executor}
+ * (the main thread on Android). Resumes by the last event id after any disconnect; backs off
+ * with jitter from 1 s to 32 s ({@code Retry-After} as a floor); a stream silent past the
+ * heartbeat timeout is dropped and opened again; a new token is asked for once after a 401.
+ * Every event is checked by version: one already given is dropped; a delta that does not start
+ * at the version given, or a version without a delta, is a fresh read given as a reset. A
+ * session that does not exist, or a refused token, stops it with {@link Listener#onStopped}.
+ * {@link #stop()} and a new follower with {@link #resumeToken()} fit an app's lifecycle.
+ */
+public final class SessionFollower {
+    /** What a follower tells the app, on its executor. */
+    public interface Listener {
+        /** The session whole (GET's answer, or a {@code reset} event): show it. */
+        void onReset(Map<String, Object> session);
+
+        /** One version in the {@code sequential} format; its {@code baseVersion} is the version given before. Return false where it does not fit: the follower then reads the session afresh. */
+        boolean onDelta(Map<String, Object> event);
+
+        /** The session went: {@code deleted}, {@code expired} or {@code evicted}. */
+        default void onEnded(String reason) {}
+
+        /** Following stopped for good: a missing session, a refused token. */
+        default void onStopped(LiveDeltaException error) {}
+
+        /** {@code connecting}, {@code live}, {@code reconnecting}. */
+        default void onState(String state) {}
+    }
+
+    /** A listener that keeps a {@link LiveList}, which dispatches each change to its callback. */
+    public static Listener into(LiveList list) {
+        return new Listener() {
+            @Override
+            public void onReset(Map<String, Object> session) {
+                list.reset(session);
+            }
+
+            @Override
+            public boolean onDelta(Map<String, Object> event) {
+                return list.apply(event);
+            }
+        };
+    }
+
+    private final LiveDeltaClient client;
+    private final String id;
+    private final Executor executor;
+    private final Listener listener;
+    private final int heartbeatTimeoutMillis;
+    private volatile boolean running;
+    private volatile Thread thread;
+    private volatile HttpURLConnection connection;
+    private volatile String lastId;
+    private volatile long version = -1;
+    private int failures;
+    private volatile boolean reread;
+
+    /** A follower of session {@code id}, from {@code since} (a resume token kept from before, or null). */
+    public SessionFollower(LiveDeltaClient client, String id, String since, Executor executor, Listener listener) {
+        this(client, id, since, executor, listener, 45_000);
+    }
+
+    SessionFollower(LiveDeltaClient client, String id, String since, Executor executor, Listener listener, int heartbeatTimeoutMillis) {
+        this.client = client;
+        this.id = id;
+        this.executor = executor;
+        this.listener = listener;
+        this.heartbeatTimeoutMillis = heartbeatTimeoutMillis;
+        this.lastId = since;
+        // Resuming from a token: the app shows its version, and deltas chain from it.
+        if (since != null && since.matches("[0-9a-z]+\\.\\d+")) version = Long.parseLong(since.substring(since.lastIndexOf('.') + 1));
+    }
+
+    /** The last event's id: give it to a new follower to resume from the version shown. */
+    public String resumeToken() {
+        return lastId;
+    }
+
+    /** Starts following (on a thread of its own). */
+    public synchronized void start() {
+        if (running) return;
+        running = true;
+        thread = new Thread(this::run, "livedelta-follow-" + id);
+        thread.setDaemon(true);
+        thread.start();
+    }
+
+    /** Stops following (for the app's onStop); a new follower resumes by {@link #resumeToken()}. */
+    public synchronized void stop() {
+        running = false;
+        HttpURLConnection open = connection;
+        if (open != null) open.disconnect();
+        if (thread != null) thread.interrupt();
+    }
+
+    private void deliver(Runnable work) {
+        executor.execute(work);
+    }
+
+    private void run() {
+        boolean refreshed = false;
+        while (running) {
+            double wait;
+            try {
+                if (reread) {
+                    reread = false;
+                    Map<String, Object> session = client.getSession(id);
+                    version = ((Number) session.get("version")).longValue();
+                    deliver(() -> listener.onReset(session));
+                }
+                deliver(() -> listener.onState("connecting"));
+                int status = stream(refreshed);
+                if (status == 401 && !refreshed && client.tokens != null) {
+                    refreshed = true;
+                    client.token(true);
+                    continue;
+                }
+                refreshed = false;
+                wait = Backoff.delay(failures++, 1000, 32_000);
+            } catch (LiveDeltaException error) {
+                if (!error.isTransient()) {
+                    running = false;
+                    deliver(() -> listener.onStopped(error));
+                    return;
+                }
+                wait = Math.max(error.retryAfter * 1000, Backoff.delay(failures++, 1000, 32_000));
+            } catch (Shutdown shutdown) {
+                wait = shutdown.delay * (1 + Math.random());
+            } catch (Reread asked) {
+                continue;
+            } catch (Ended ended) {
+                running = false;
+                deliver(() -> listener.onEnded(ended.reason));
+                return;
+            }
+            if (!running) return;
+            deliver(() -> listener.onState("reconnecting"));
+            try {
+                Thread.sleep((long) wait);
+            } catch (InterruptedException interrupted) {
+                return;
+            }
+        }
+    }
+
+    private static final class Shutdown extends Exception {
+        private static final long serialVersionUID = 1;
+        final double delay;
+
+        Shutdown(double delay) {
+            super(null, null, false, false);
+            this.delay = delay;
+        }
+    }
+
+    private static final class Reread extends Exception {
+        private static final long serialVersionUID = 1;
+        Reread() {
+            super(null, null, false, false);
+        }
+    }
+
+    private static final class Ended extends Exception {
+        private static final long serialVersionUID = 1;
+        final String reason;
+
+        Ended(String reason) {
+            super(null, null, false, false);
+            this.reason = reason;
+        }
+    }
+
+    /** One stream, read until it ends; the status where it was not a 200 (a 401 to retry). */
+    private int stream(boolean refreshed) throws LiveDeltaException, Shutdown, Reread, Ended {
+        HttpURLConnection open = null;
+        try {
+            String query = "?format=sequential" + (lastId != null ? "&since=" + URLEncoder.encode(lastId, "UTF-8") : "");
+            open = (HttpURLConnection) new URL(client.baseURL + LiveDeltaClient.sessionPath(id, "/events") + query).openConnection();
+            connection = open;
+            open.setConnectTimeout(10_000);
+            // The watchdog: a stream silent this long (the server's heartbeat comes every 15 s) is dropped.
+            open.setReadTimeout(heartbeatTimeoutMillis);
+            open.setRequestProperty("Accept", "text/event-stream");
+            String token = client.token(false);
+            if (token != null) open.setRequestProperty("Authorization", "Bearer " + token);
+            int status = open.getResponseCode();
+            if (status != 200) {
+                String text = LiveDeltaClient.read(open.getErrorStream());
+                if (status == 401 && !refreshed && client.tokens != null) return 401;
+                LiveDeltaException error = LiveDeltaClient.error(status, text, open.getHeaderField("Retry-After"), null);
+                throw error;
+            }
+            deliver(() -> listener.onState("live"));
+            BufferedReader reader = new BufferedReader(new InputStreamReader(open.getInputStream(), StandardCharsets.UTF_8));
+            String type = "", eventId = null;
+            StringBuilder data = new StringBuilder();
+            for (String line; running && (line = reader.readLine()) != null; ) {
+                if (line.isEmpty()) {
+                    if (data.length() > 0) handle(type.isEmpty() ? "message" : type, eventId, data.toString());
+                    type = "";
+                    eventId = null;
+                    data.setLength(0);
+                } else if (line.startsWith(":")) {
+                    continue;
+                } else {
+                    int colon = line.indexOf(':');
+                    String field = colon < 0 ? line : line.substring(0, colon);
+                    String value = colon < 0 ? "" : line.substring(colon + 1);
+                    if (value.startsWith(" ")) value = value.substring(1);
+                    if (field.equals("event")) type = value;
+                    else if (field.equals("id")) eventId = value;
+                    else if (field.equals("data")) data.append(data.length() > 0 ? "\n" : "").append(value);
+                }
+            }
+            return 200;
+        } catch (SocketTimeoutException silent) {
+            return 200;
+        } catch (IOException broken) {
+            if (!running) return 200;
+            // The app refused a delta and the stream was cut for a fresh read.
+            if (reread) throw new Reread();
+            throw new LiveDeltaException(0, "network_error", "the stream broke: " + broken, null, -1, null);
+        } finally {
+            if (open != null) open.disconnect();
+            connection = null;
+        }
+    }
+
+    @SuppressWarnings("unchecked")
+    private void handle(String type, String eventId, String text) throws Shutdown, Reread, Ended {
+        Map<String, Object> data = (Map<String, Object>) Json.parse(text);
+        switch (type) {
+            case "reset": {
+                lastId = eventId != null ? eventId : lastId;
+                version = ((Number) data.get("version")).longValue();
+                failures = 0;
+                deliver(() -> listener.onReset(data));
+                return;
+            }
+            case "delta": {
+                long next = ((Number) data.get("version")).longValue();
+                long base = ((Number) data.get("baseVersion")).longValue();
+                lastId = eventId != null ? eventId : lastId;
+                if (version >= 0 && next <= version) return;
+                if (version < 0 || base != version || !(data.get("sequential") instanceof java.util.List)) {
+                    reread = true;
+                    throw new Reread();
+                }
+                version = next;
+                failures = 0;
+                deliver(() -> {
+                    if (!listener.onDelta(data)) {
+                        // It did not fit what the app shows: read the session afresh.
+                        reread = true;
+                        HttpURLConnection open = connection;
+                        if (open != null) open.disconnect();
+                    }
+                });
+                return;
+            }
+            case "end":
+                throw new Ended(String.valueOf(data.get("reason")));
+            case "shutdown": {
+                Object retry = data.get("retry");
+                throw new Shutdown(retry instanceof Number ? ((Number) retry).doubleValue() : 1000);
+            }
+            case "expired":
+                try {
+                    client.token(true);
+                } catch (LiveDeltaException ignored) {
+                    // The next connection asks again, and a refusal stops it.
+                }
+                throw new Shutdown(0);
+            default:
+        }
+    }
+}
