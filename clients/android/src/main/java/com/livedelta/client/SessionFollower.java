@@ -68,6 +68,7 @@ public final class SessionFollower {
     private volatile long version = -1;
     private int failures;
     private volatile boolean reread;
+    private volatile boolean longPolling;
 
     /** A follower of session {@code id}, from {@code since} (a resume token kept from before, or null). */
     public SessionFollower(LiveDeltaClient client, String id, String since, Executor executor, Listener listener) {
@@ -83,6 +84,15 @@ public final class SessionFollower {
         this.lastId = since;
         // Resuming from a token: the app shows its version, and deltas chain from it.
         if (since != null && since.matches("[0-9a-z]+\\.\\d+")) version = Long.parseLong(since.substring(since.lastIndexOf('.') + 1));
+    }
+
+    /**
+     * Follows by long polls ({@code /changes}) instead of events, for networks whose proxies hold
+     * streams back; call before {@link #start()}.
+     */
+    public SessionFollower longPolling(boolean on) {
+        longPolling = on;
+        return this;
     }
 
     /** The last event's id: give it to a new follower to resume from the version shown. */
@@ -123,7 +133,7 @@ public final class SessionFollower {
                     deliver(() -> listener.onReset(session));
                 }
                 deliver(() -> listener.onState("connecting"));
-                int status = stream(refreshed);
+                int status = longPolling ? poll(refreshed) : stream(refreshed);
                 if (status == 401 && !refreshed && client.tokens != null) {
                     refreshed = true;
                     client.token(true);
@@ -240,9 +250,52 @@ public final class SessionFollower {
         }
     }
 
+    /** Long polls until one fails or the session ends; the status where it was not a 200 (a 401 to retry). */
+    @SuppressWarnings("unchecked")
+    private int poll(boolean refreshed) throws LiveDeltaException, Shutdown, Reread, Ended {
+        while (running) {
+            HttpURLConnection open = null;
+            try {
+                String query = "?format=sequential&wait=20" + (lastId != null ? "&since=" + URLEncoder.encode(lastId, "UTF-8") : "");
+                open = (HttpURLConnection) new URL(client.baseURL + LiveDeltaClient.sessionPath(id, "/changes") + query).openConnection();
+                connection = open;
+                open.setConnectTimeout(10_000);
+                open.setReadTimeout(20_000 + heartbeatTimeoutMillis);
+                open.setRequestProperty("Accept", "application/json");
+                String token = client.token(false);
+                if (token != null) open.setRequestProperty("Authorization", "Bearer " + token);
+                int status = open.getResponseCode();
+                if (status != 200) {
+                    String text = LiveDeltaClient.read(open.getErrorStream());
+                    if (status == 401 && !refreshed && client.tokens != null) return 401;
+                    throw LiveDeltaClient.error(status, text, open.getHeaderField("Retry-After"), null);
+                }
+                deliver(() -> listener.onState("live"));
+                Map<String, Object> page = (Map<String, Object>) Json.parse(LiveDeltaClient.read(open.getInputStream()));
+                for (Object raw : (java.util.List<Object>) page.get("events")) {
+                    Map<String, Object> event = (Map<String, Object>) raw;
+                    handle((String) event.get("event"), (String) event.get("id"), (Map<String, Object>) event.get("data"));
+                }
+                if (page.get("next") == null) throw new Ended("closed");
+                lastId = (String) page.get("next");
+            } catch (IOException broken) {
+                if (!running) return 200;
+                if (reread) throw new Reread();
+                throw new LiveDeltaException(0, "network_error", "the long poll broke: " + broken, null, -1, null);
+            } finally {
+                if (open != null) open.disconnect();
+                connection = null;
+            }
+        }
+        return 200;
+    }
+
     @SuppressWarnings("unchecked")
     private void handle(String type, String eventId, String text) throws Shutdown, Reread, Ended {
-        Map<String, Object> data = (Map<String, Object>) Json.parse(text);
+        handle(type, eventId, (Map<String, Object>) Json.parse(text));
+    }
+
+    private void handle(String type, String eventId, Map<String, Object> data) throws Shutdown, Reread, Ended {
         switch (type) {
             case "reset": {
                 lastId = eventId != null ? eventId : lastId;

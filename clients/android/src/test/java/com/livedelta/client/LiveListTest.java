@@ -113,6 +113,29 @@ class LiveListTest {
     }
 
     @Test
+    void longPollsGiveTheSameVersions() throws Exception {
+        try (Servers.Server server = new Servers.Server()) {
+            LiveDeltaClient client = new LiveDeltaClient(server.url(), null);
+            client.putSession("polled", new LiveDeltaClient.SectionsOf(List.of(Json.object("id", "a", "items", List.of(1L, 2L)))), null);
+            ExecutorService main = Executors.newSingleThreadExecutor();
+            LiveList[] holder = new LiveList[1];
+            RecyclerViewRules view = new RecyclerViewRules(() -> holder[0].rows());
+            holder[0] = new LiveList(view);
+            SessionFollower follower = new SessionFollower(client, "polled", null, main, SessionFollower.into(holder[0])).longPolling(true);
+            follower.start();
+            await(main, () -> holder[0].version() == 0, "version 0");
+            for (long step = 1; step <= 10; step++) {
+                client.update("polled", new LiveDeltaClient.SectionsOf(List.of(Json.object("id", step % 2 == 0 ? "a" : "b", "items", List.of(step)))), null, null);
+            }
+            await(main, () -> holder[0].version() == 10, "version 10");
+            assertEquals(LiveList.rowsOf(client.getSession("polled"), "items"), on(main, view::settle));
+            assertEquals(List.of(), on(main, () -> new ArrayList<>(view.broken)));
+            follower.stop();
+            main.shutdown();
+        }
+    }
+
+    @Test
     void aFollowThroughAKillAndARestartGivesEveryVersionOnce() throws Exception {
         try (Servers.Redis redis = new Servers.Redis()) {
             Servers.Server server = new Servers.Server("--session-store", redis.url());
