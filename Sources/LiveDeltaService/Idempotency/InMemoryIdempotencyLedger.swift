@@ -110,11 +110,18 @@ package final class InMemoryIdempotencyLedger: IdempotencyLedger {
         while ledger.head < ledger.order.count, ledger.order[ledger.head].expires <= now {
             let (key, expires) = ledger.order[ledger.head]
             advance(&ledger)
-            guard let entry = ledger.entries[key], entry.expires == expires else { continue }
-            ledger.entries[key] = nil
-            ledger.bytes -= entry.bytes
-            total -= entry.bytes
+            _ = forget(key, claimedUntil: expires, in: &ledger, total: &total)
         }
+    }
+
+    /// Forgets `key` where it is still the claim made with `expires` (not released, not claimed
+    /// again since); whether it did.
+    private static func forget(_ key: String, claimedUntil expires: ContinuousClock.Instant, in ledger: inout Tenant, total: inout Int) -> Bool {
+        guard let entry = ledger.entries[key], entry.expires == expires else { return false }
+        ledger.entries[key] = nil
+        ledger.bytes -= entry.bytes
+        total -= entry.bytes
+        return true
     }
 
     /// Moves past the oldest place in the order; now and then drops the places passed, so that
@@ -133,11 +140,7 @@ package final class InMemoryIdempotencyLedger: IdempotencyLedger {
         while ledger.head < ledger.order.count {
             let (key, expires) = ledger.order[ledger.head]
             advance(&ledger)
-            guard let entry = ledger.entries[key], entry.expires == expires else { continue }
-            ledger.entries[key] = nil
-            ledger.bytes -= entry.bytes
-            total -= entry.bytes
-            return true
+            if forget(key, claimedUntil: expires, in: &ledger, total: &total) { return true }
         }
         return false
     }

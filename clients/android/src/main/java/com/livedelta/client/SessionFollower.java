@@ -194,27 +194,45 @@ public final class SessionFollower {
         }
     }
 
-    /** One stream, read until it ends; the status where it was not a 200 (a 401 to retry). */
+    /**
+     * Opens {@code route} (events or long polls) from the last event id, with the token and a
+     * read timeout (the watchdog): the connection where it answered 200; null after a first 401
+     * (ask for a new token and open again); throws what any other answer says.
+     */
+    private HttpURLConnection open(String route, String extra, int readTimeout, String accept, boolean refreshed) throws IOException, LiveDeltaException {
+        String query = "?format=sequential" + extra + (lastId != null ? "&since=" + URLEncoder.encode(lastId, "UTF-8") : "");
+        HttpURLConnection open = (HttpURLConnection) new URL(client.baseURL + LiveDeltaClient.sessionPath(id, route) + query).openConnection();
+        connection = open;
+        open.setConnectTimeout(10_000);
+        open.setReadTimeout(readTimeout);
+        open.setRequestProperty("Accept", accept);
+        String token = client.token(false);
+        if (token != null) open.setRequestProperty("Authorization", "Bearer " + token);
+        int status = open.getResponseCode();
+        if (status == 200) {
+            deliver(() -> listener.onState("live"));
+            return open;
+        }
+        String text = LiveDeltaClient.read(open.getErrorStream());
+        String retryAfter = open.getHeaderField("Retry-After");
+        open.disconnect();
+        if (status == 401 && !refreshed && client.tokens != null) return null;
+        throw LiveDeltaClient.error(status, text, retryAfter, null);
+    }
+
+    /** What a broken connection means: nothing when stopping, a fresh read when the app asked for one, else a retry. */
+    private LiveDeltaException broken(IOException failure) throws Reread {
+        if (reread) throw new Reread();
+        return new LiveDeltaException(0, "network_error", "the connection broke: " + failure, null, -1, null);
+    }
+
+    /** One stream, read until it ends; 401 where it was refused first (ask for a new token). */
     private int stream(boolean refreshed) throws LiveDeltaException, Shutdown, Reread, Ended {
         HttpURLConnection open = null;
         try {
-            String query = "?format=sequential" + (lastId != null ? "&since=" + URLEncoder.encode(lastId, "UTF-8") : "");
-            open = (HttpURLConnection) new URL(client.baseURL + LiveDeltaClient.sessionPath(id, "/events") + query).openConnection();
-            connection = open;
-            open.setConnectTimeout(10_000);
             // The watchdog: a stream silent this long (the server's heartbeat comes every 15 s) is dropped.
-            open.setReadTimeout(heartbeatTimeoutMillis);
-            open.setRequestProperty("Accept", "text/event-stream");
-            String token = client.token(false);
-            if (token != null) open.setRequestProperty("Authorization", "Bearer " + token);
-            int status = open.getResponseCode();
-            if (status != 200) {
-                String text = LiveDeltaClient.read(open.getErrorStream());
-                if (status == 401 && !refreshed && client.tokens != null) return 401;
-                LiveDeltaException error = LiveDeltaClient.error(status, text, open.getHeaderField("Retry-After"), null);
-                throw error;
-            }
-            deliver(() -> listener.onState("live"));
+            open = open("/events", "", heartbeatTimeoutMillis, "text/event-stream", refreshed);
+            if (open == null) return 401;
             BufferedReader reader = new BufferedReader(new InputStreamReader(open.getInputStream(), StandardCharsets.UTF_8));
             String type = "", eventId = null;
             StringBuilder data = new StringBuilder();
@@ -224,9 +242,7 @@ public final class SessionFollower {
                     type = "";
                     eventId = null;
                     data.setLength(0);
-                } else if (line.startsWith(":")) {
-                    continue;
-                } else {
+                } else if (!line.startsWith(":")) {
                     int colon = line.indexOf(':');
                     String field = colon < 0 ? line : line.substring(0, colon);
                     String value = colon < 0 ? "" : line.substring(colon + 1);
@@ -239,38 +255,24 @@ public final class SessionFollower {
             return 200;
         } catch (SocketTimeoutException silent) {
             return 200;
-        } catch (IOException broken) {
+        } catch (IOException failure) {
             if (!running) return 200;
-            // The app refused a delta and the stream was cut for a fresh read.
-            if (reread) throw new Reread();
-            throw new LiveDeltaException(0, "network_error", "the stream broke: " + broken, null, -1, null);
+            throw broken(failure);
         } finally {
             if (open != null) open.disconnect();
             connection = null;
         }
     }
 
-    /** Long polls until one fails or the session ends; the status where it was not a 200 (a 401 to retry). */
+    /** Long polls until one fails or the session ends; 401 where one was refused first. */
     @SuppressWarnings("unchecked")
     private int poll(boolean refreshed) throws LiveDeltaException, Shutdown, Reread, Ended {
         while (running) {
             HttpURLConnection open = null;
             try {
-                String query = "?format=sequential&wait=20" + (lastId != null ? "&since=" + URLEncoder.encode(lastId, "UTF-8") : "");
-                open = (HttpURLConnection) new URL(client.baseURL + LiveDeltaClient.sessionPath(id, "/changes") + query).openConnection();
-                connection = open;
-                open.setConnectTimeout(10_000);
-                open.setReadTimeout(20_000 + heartbeatTimeoutMillis);
-                open.setRequestProperty("Accept", "application/json");
-                String token = client.token(false);
-                if (token != null) open.setRequestProperty("Authorization", "Bearer " + token);
-                int status = open.getResponseCode();
-                if (status != 200) {
-                    String text = LiveDeltaClient.read(open.getErrorStream());
-                    if (status == 401 && !refreshed && client.tokens != null) return 401;
-                    throw LiveDeltaClient.error(status, text, open.getHeaderField("Retry-After"), null);
-                }
-                deliver(() -> listener.onState("live"));
+                // A poll answers within its wait (20 s); past that and the watchdog's grace it is given up.
+                open = open("/changes", "&wait=20", 20_000 + heartbeatTimeoutMillis, "application/json", refreshed);
+                if (open == null) return 401;
                 Map<String, Object> page = (Map<String, Object>) Json.parse(LiveDeltaClient.read(open.getInputStream()));
                 for (Object raw : (java.util.List<Object>) page.get("events")) {
                     Map<String, Object> event = (Map<String, Object>) raw;
@@ -278,10 +280,9 @@ public final class SessionFollower {
                 }
                 if (page.get("next") == null) throw new Ended("closed");
                 lastId = (String) page.get("next");
-            } catch (IOException broken) {
+            } catch (IOException failure) {
                 if (!running) return 200;
-                if (reread) throw new Reread();
-                throw new LiveDeltaException(0, "network_error", "the long poll broke: " + broken, null, -1, null);
+                throw broken(failure);
             } finally {
                 if (open != null) open.disconnect();
                 connection = null;
