@@ -58,8 +58,13 @@ schemathesis --phases examples,fuzzing --workers 2
 # documented, and a scenario that updates after its DELETE then sees it again (seen: DELETE 204,
 # update 201, a DELETE refused for its If-Match, GET 200). That a deleted session is 404 is
 # checked by the end-to-end tests (SessionTests, LiveLimitTests).
+# ensure_resource_availability (ST302) is left out too: schemathesis sends one generated
+# Idempotency-Key value again in later scenarios, and a POST /sessions whose key and body it
+# sent before is answered, as the key promises, with the first answer, naming a session a
+# scenario since deleted (seen: POST 201 replayed, GET 404). That a created session can be read,
+# and what a key's retry answers, the end-to-end tests check (SessionTests, IdempotencyTests).
 echo "== schemathesis: stateful scenarios, every operation"
-schemathesis --phases stateful --workers 1 --exclude-checks positive_data_acceptance,use_after_free
+schemathesis --phases stateful --workers 1 --exclude-checks positive_data_acceptance,use_after_free,ensure_resource_availability
 
 echo "== a generated client runs the README's examples"
 "$venv/bin/openapi-python-client" generate --path openapi.yaml --output-path "$work/livedelta_client" --meta none > "$work/generate.log" 2>&1 \
