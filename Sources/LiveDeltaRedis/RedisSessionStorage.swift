@@ -223,6 +223,10 @@ final class RedisSessionStorage: SessionStorage {
         return Set(zip(ids, replies).filter { $0.1.integer == 1 }.map(\.0))
     }
 
+    func announce(_ id: String) {
+        _ = try? run([["PUBLISH", .text(layout.channel), .text(id)]])
+    }
+
     func steps(of id: String, after cursor: String?) throws(SessionError) -> [LoggedStep] {
         let key = RedisArgument.bytes(layout.logKey(id))
         let command: [RedisArgument] =

@@ -53,7 +53,8 @@ package final class LiveDeltaService: Sendable {
         self.live = LiveHub(
             limits: live, logger: logger, follow: { [sessions] in sessions.follow($0) },
             report: { [metrics] in metrics?.live(subscribers: $0, unsentBytes: $1) },
-            history: { [sessions] in sessions.loggedSteps(id: $0, incarnation: $1, from: $2) })
+            history: { [sessions] in sessions.loggedSteps(id: $0, incarnation: $1, from: $2) },
+            started: { [sessions] in sessions.feedStarted(id: $0) })
         sessions.observe(with: self.live)
         self.metrics = metrics
         self.logger = logger

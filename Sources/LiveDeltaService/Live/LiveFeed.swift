@@ -164,7 +164,8 @@ final class LiveFeed: Sendable {
     // MARK: - Subscribers
 
     enum Joined {
-        case joined
+        /// Joined; `seeded` where the join started the feed from its read.
+        case joined(seeded: Bool)
         case full
         /// The hub let go of this feed meanwhile: join a new one.
         case removed
@@ -184,7 +185,8 @@ final class LiveFeed: Sendable {
         state.withLockedValue { state -> Joined in
             guard !state.removed else { return .removed }
             guard state.subscribers.count < limits.subscribers else { return .full }
-            if state.log.isEmpty {
+            let seeded = state.log.isEmpty
+            if seeded {
                 let seed = Self.seed(from: logged, upTo: read)
                 var entries = [LiveEntry(state: seed?.start ?? read, sequence: state.nextSequence)]
                 state.nextSequence += 1
@@ -203,7 +205,7 @@ final class LiveFeed: Sendable {
             if let end = latest.end() {
                 subscriber.sink.finish(with: [end])
                 onLeave(1)
-                return .joined
+                return .joined(seeded: seeded)
             }
             let readPosition = LivePosition(incarnation: read.incarnation, version: read.version)
             let ahead = readPosition.incarnation == latest.position.incarnation && readPosition.version > latest.position.version
@@ -219,11 +221,11 @@ final class LiveFeed: Sendable {
             subscriber.delivered = latest.sequence
             guard subscriber.sink.send(events, reaching: subscriber.position) else {
                 onLeave(1)
-                return .joined
+                return .joined(seeded: seeded)
             }
             state.subscribers[ObjectIdentifier(subscriber)] = subscriber
             state.idleSince = nil
-            return .joined
+            return .joined(seeded: seeded)
         }
     }
 

@@ -68,14 +68,18 @@ package final class LiveHub: SessionObserver {
     private let report: @Sendable (_ subscribers: Int, _ unsentBytes: Int) -> Void
     /// A shared store's log of a session's steps from a version on (empty for the memory store).
     private let history: @Sendable (_ id: String, _ incarnation: String, _ from: UInt64) -> [LoggedState]
+    /// Tells the store that a session's feed has started from a read (`feedStarted`).
+    private let started: @Sendable (_ id: String) -> Void
     private let ticks = Atomic<Int>(0)
 
     package init(
         limits: Limits = Limits(), logger: Logger = Logger(label: "livedelta.live"), follow: @escaping @Sendable ([String]) -> Void = { _ in },
         report: @escaping @Sendable (Int, Int) -> Void = { _, _ in },
-        history: @escaping @Sendable (String, String, UInt64) -> [LoggedState] = { _, _, _ in [] }
+        history: @escaping @Sendable (String, String, UInt64) -> [LoggedState] = { _, _, _ in [] },
+        started: @escaping @Sendable (String) -> Void = { _ in }
     ) {
         self.history = history
+        self.started = started
         self.limits = limits
         self.unsent = UnsentBudget(limit: limits.maxUnsentBytes)
         self.logger = logger
@@ -99,9 +103,13 @@ package final class LiveHub: SessionObserver {
         feed(snapshot.id)?.publish(stored: snapshot, appended: appended, baseVersion: baseVersion)
     }
 
-    package func follows(id: String) -> Bool { feed(id) != nil }
+    // A feed made for a subscriber but not yet started from its read takes no steps read
+    // back from storage: they would start it from an older state than the read, and a
+    // subscriber resuming between the two would be reset (its join asks for a new read of
+    // the log once the feed has started).
+    package func follows(id: String) -> Bool { feed(id).map { !$0.isEmpty } ?? false }
 
-    package var followedIDs: [String] { feeds.withLockedValue { Array($0.keys) } }
+    package var followedIDs: [String] { feeds.withLockedValue { $0.filter { !$0.value.isEmpty }.map(\.key) } }
 
     package func incarnation(of id: String) -> String? { feed(id)?.history.latest?.incarnation }
 
@@ -162,7 +170,9 @@ package final class LiveHub: SessionObserver {
                 logged = history(id, token.incarnation, token.version)
             }
             switch feed.join(subscriber, from: token, coalesce: coalesce, read: session, logged: logged) {
-            case .joined: return subscriber
+            case .joined(let seeded):
+                if seeded { started(id) }
+                return subscriber
             case .full:
                 left(1, id: id)
                 throw .full(.session)

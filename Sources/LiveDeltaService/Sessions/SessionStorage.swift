@@ -128,6 +128,8 @@ package protocol SessionStorage: Sendable {
     /// Which of these sessions exist now (without refreshing their idle timeouts); nil where
     /// storage cannot be asked.
     func existing(_ ids: [String]) -> Set<String>?
+    /// Makes every replica's listener read the session's log again, as after a commit.
+    func announce(_ id: String)
     /// The steps logged after `cursor` (nil: all it keeps), oldest first.
     func steps(of id: String, after cursor: String?) throws(SessionError) -> [LoggedStep]
     /// Starts hearing which sessions have new steps (`onStep`, with the id), and when hearing

@@ -131,6 +131,11 @@ package protocol SessionStore: Sendable {
     /// resumes on another, or on one restarted, with the versions it missed; empty where the
     /// log does not reach back that far, and for a store whose feeds keep their own history.
     func loggedSteps(id: String, incarnation: String, from version: UInt64) -> [LoggedState]
+
+    /// A feed of the session has just started from a read of it (and its log): a shared store
+    /// has the log read again for the observer, so that a step committed while the feed was
+    /// being started reaches it too.
+    func feedStarted(id: String)
 }
 
 /// A step of a session's log, as the session after it.
@@ -150,6 +155,7 @@ extension SessionStore {
     package var isReady: Bool { true }
     package func follow(_ ids: [String]) {}
     package func loggedSteps(id: String, incarnation: String, from version: UInt64) -> [LoggedState] { [] }
+    package func feedStarted(id: String) {}
 }
 
 /// Why a session ended.
@@ -169,7 +175,7 @@ package protocol SessionObserver: Sendable {
     /// A step read back from shared storage, as the session after it: the observer works out
     /// the change from what it holds at `baseVersion` (nil: unknown), or starts from it whole.
     func stored(_ snapshot: SessionSnapshot, appended: Bool, baseVersion: UInt64?)
-    /// Whether it wants a session's steps.
+    /// Whether it wants a session's steps: it holds the session, from a read, and follows it.
     func follows(id: String) -> Bool
     /// The sessions it follows now.
     var followedIDs: [String] { get }

@@ -110,6 +110,12 @@ package final class SharedSessionStore: SessionStore {
         }
     }
 
+    package func feedStarted(id: String) {
+        // Through storage, so that the log is read on the listening thread, in order with
+        // every other step.
+        storage.announce(id)
+    }
+
     package func loggedSteps(id: String, incarnation: String, from version: UInt64) -> [LoggedState] {
         guard let steps = try? storage.steps(of: id, after: nil) else { return [] }
         var states: [LoggedState] = []
@@ -122,10 +128,15 @@ package final class SharedSessionStore: SessionStore {
         return states.first?.snapshot.version == version ? states : []
     }
 
-    /// Tells the observer the session as storage holds it now, or that it is gone.
+    /// Tells the observer the session as storage holds it now, or that it is gone. The log is
+    /// read once more after the session: steps committed meanwhile reach the observer as
+    /// steps (subscribers get their deltas), and the session whole is taken only where the log
+    /// does not hold it (a Redis that restarted, a session not logged).
     private func resync(_ id: String, _ observer: any SessionObserver) {
         do throws(SessionError) {
-            observer.replaced(try snapshot(id: id))
+            let current = try snapshot(id: id)
+            catchUp(id)
+            observer.replaced(current)
         } catch {
             if case .notFound = error, let incarnation = observer.incarnation(of: id) {
                 observer.ended(id: id, incarnation: incarnation, reason: .expired)
