@@ -31,7 +31,7 @@ public final class LiveList<Item: Codable & Sendable & Equatable> {
     /// The last event's id: give it as `FollowOptions.since` to resume elsewhere (another
     /// replica, or after the app was away) from the version shown.
     public private(set) var resumeToken: String?
-    /// Set where a delta did not fit: read the session (a follower does so by itself).
+    /// Set where a delta did not fit: read the session (`follow` does so by itself).
     public private(set) var needsFreshRead = false
     /// Called after each change, with what it was.
     public var onChange: ((Change) -> Void)?
@@ -92,9 +92,22 @@ public final class LiveList<Item: Codable & Sendable & Equatable> {
 
     /// Follows session `id` with `client` and takes every update, until the task is cancelled
     /// or the session ends (returned) or following stops for good (thrown).
+    /// A delta that does not fit what is shown starts following afresh, from the session whole.
     public func follow(_ id: String, with client: LiveDeltaClient, options: FollowOptions = FollowOptions()) async throws {
+        var options = options
         do {
-            for try await update in client.follow(id, as: Item.self, options: options) { take(update) }
+            while !Task.isCancelled {
+                var refused = false
+                for try await update in client.follow(id, as: Item.self, options: options) {
+                    if !take(update) {
+                        refused = true
+                        break
+                    }
+                }
+                guard refused else { return }
+                // Without a resume token the server starts with the session whole (a reset).
+                options.since = nil
+            }
         } catch FollowEnd.ended {
             return
         }

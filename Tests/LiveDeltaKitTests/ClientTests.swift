@@ -84,11 +84,17 @@ import Testing
         _ = try await client.putSession("followed", Collection.items([Row(id: 0, v: 0)]))
         let list = await LiveList<Row>()
         let seen = Versions()
+        let journal = Journal()
         await MainActor.run { list.onChange = { _ in seen.append(list.version) } }
         var options = FollowOptions()
         options.minDelay = 0.1
         options.maxDelay = 0.4
-        let following = Task { try await list.follow("followed", with: client, options: options) }
+        // The follower's updates, each noted, into the list.
+        let following = Task { @MainActor in
+            for try await update in client.follow("followed", as: Row.self, options: options) {
+                journal.note(update, taken: list.take(update))
+            }
+        }
         try await Self.until { await list.version == 0 }
         var items = [Row(id: 0, v: 0)]
         for step in 1...20 {
@@ -96,9 +102,11 @@ import Testing
             _ = try await client.update("followed", to: Collection.items(items))
         }
         try await Self.until { await list.version == 20 }
+        let before = journal.count
         _ = server.stop(signal: SIGKILL)
         server = try ServerProcess(arguments: ["--session-store", redis.url, "--port", String(port)])
-        try await Self.until { await list.connection == .live && seen.count >= 21 }
+        // Live again on the new process: the kill was noticed and a stream opened since.
+        try await Self.until { journal.reconnected(after: before) }
         for step in 21...40 {
             items = [Row(id: step, v: 0)] + items.prefix(5)
             _ = try await client.update("followed", to: Collection.items(items))
@@ -107,7 +115,7 @@ import Testing
         let final: SessionState<Row> = try await client.session("followed")
         #expect(await list.items == final.items)
         let versions = seen.all.compactMap { $0 }
-        #expect(versions == Array(0...40), "every version once, in order: \(versions)")
+        #expect(versions == Array(0...40), "every version once, in order: \(journal.all)\n\(server.log)")
         following.cancel()
         _ = server.stop()
     }
@@ -124,8 +132,16 @@ import Testing
         _ = try await writer.putSession("moving", Collection.items([Row(id: 0, v: 0)]))
         let list = await LiveList<Row>()
         let seen = Versions()
+        let journal = Journal()
         await MainActor.run { list.onChange = { _ in seen.append(list.version) } }
-        var following = Task { try await list.follow("moving", with: Self.client(first)) }
+        func follow(_ server: ServerProcess, options: FollowOptions = FollowOptions()) -> Task<Void, any Error> {
+            Task { @MainActor in
+                for try await update in Self.client(server).follow("moving", as: Row.self, options: options) {
+                    journal.note(update, taken: list.take(update))
+                }
+            }
+        }
+        var following = follow(first)
         try await Self.until { await list.version == 0 }
         for step in 1...10 { _ = try await writer.update("moving", to: Collection.items([Row(id: step, v: 0)])) }
         try await Self.until { await list.version == 10 }
@@ -134,14 +150,14 @@ import Testing
         for step in 11...15 { _ = try await writer.update("moving", to: Collection.items([Row(id: step, v: 0)])) }
         var options = FollowOptions()
         options.since = await list.resumeToken
-        following = Task { try await list.follow("moving", with: Self.client(second), options: options) }
+        following = follow(second, options: options)
         for step in 16...20 { _ = try await Self.client(second).update("moving", to: Collection.items([Row(id: step, v: 0)])) }
         try await Self.until { await list.version == 20 }
         #expect(await list.items == [Row(id: 20, v: 0)])
         let versions = seen.all.compactMap { $0 }
         // Every version once: the versions committed while it was between replicas come from the
         // shared store's log on the other.
-        #expect(versions == Array(0...20), "\(versions)")
+        #expect(versions == Array(0...20), "\(journal.all)\n\(second.log)")
         following.cancel()
     }
 
@@ -174,4 +190,30 @@ final class Versions: @unchecked Sendable {  // guarded by `lock`
     func append(_ value: Int?) { lock.withLock { values.append(value) } }
     var all: [Int?] { lock.withLock { values } }
     var count: Int { lock.withLock { values.count } }
+}
+
+/// What a list was given, for a failure to say what happened.
+final class Journal: @unchecked Sendable {  // guarded by `lock`
+    private let lock = NSLock()
+    private var lines: [String] = []
+
+    func note(_ update: LiveUpdate<Row>, taken: Bool) {
+        let line: String
+        switch update {
+        case .reset(let state, let reason): line = "reset to \(state.version) (\(reason))"
+        case .delta(let event): line = "delta \(event.baseVersion)→\(event.version)\(taken ? "" : " refused")"
+        case .connection(let state): line = "\(state)"
+        }
+        lock.withLock { lines.append(line) }
+    }
+
+    var all: [String] { lock.withLock { lines } }
+    var count: Int { lock.withLock { lines.count } }
+
+    /// Whether the connection went down and came back live after the first `count` lines.
+    func reconnected(after count: Int) -> Bool {
+        let later = all.dropFirst(count)
+        guard let down = later.firstIndex(where: { $0.hasPrefix("reconnecting") }) else { return false }
+        return later[down...].contains("live")
+    }
 }
