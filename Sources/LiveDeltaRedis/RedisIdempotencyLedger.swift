@@ -5,40 +5,54 @@ import RedisClient
 /// Writes' `Idempotency-Key`s and first answers in Redis, beside the sessions, so that a retry
 /// reaching another replica, or the same one after a restart, is answered the same.
 ///
-/// One string per key, `<prefix>idempotency:{<tenant>}:<key>`, expiring after the retention
-/// time: `r<fingerprint>` while the first request runs, then `d<fingerprint><status>` followed by
-/// the kept headers and the body. A key is claimed with one `SET … NX GET`, so two replicas never
-/// both run a write. The claim is not part of the session's commit: where a server stops between
-/// its commit and recording the answer, the key stays claimed (as running) for the retention
-/// time, and retries get a 409 saying to read the session, rather than a second commit.
+/// One string per key, `<prefix>idempotency:{<tenant>}:<key>`: `r<fingerprint><nonce>` while the
+/// first request runs (a claim that lapses after `lease`), `c<fingerprint>` once its write has
+/// committed, then `d<fingerprint><status>` followed by the kept headers and the body; the last
+/// two kept for the retention time. A key is claimed with one `SET … NX GET`, so two replicas
+/// never both run a write. The session's commit script checks the claim and marks the key
+/// committed in the same step (`IdempotencyHold`): a server that stops before its commit leaves
+/// a claim that lapses, and a retry then runs; one that stops after it leaves the mark, and a
+/// retry is told the write took effect (409 `idempotency_answer_lost`), never made twice.
 package final class RedisIdempotencyLedger: IdempotencyLedger {
     private let redis: RedisPool
     private let prefix: [UInt8]
     private let retentionMilliseconds: Int
+    private let leaseMilliseconds: Int
     private let logger: Logger
 
-    package init(redis: RedisPool, keyPrefix: String = "livedelta:", retention: Duration = .seconds(86_400), logger: Logger) {
+    /// `lease`: how long a running request's claim lasts; a write still running then commits
+    /// nothing where a retry has claimed the key since.
+    package init(
+        redis: RedisPool, keyPrefix: String = "livedelta:", retention: Duration = .seconds(86_400), lease: Duration = .seconds(60),
+        logger: Logger
+    ) {
         self.redis = redis
         prefix = Array((keyPrefix + "idempotency:").utf8)
-        retentionMilliseconds = Int(retention.components.seconds) * 1_000
+        retentionMilliseconds = Self.milliseconds(retention)
+        leaseMilliseconds = Self.milliseconds(lease)
         self.logger = logger
     }
 
-    private func redisKey(tenant: String, key: String) -> RedisArgument {
-        .bytes(prefix + Array("{\(tenant)}:".utf8) + Array(key.utf8))
+    private static func milliseconds(_ duration: Duration) -> Int {
+        let (seconds, attoseconds) = duration.components
+        return max(1, Int(seconds) * 1_000 + Int(attoseconds / 1_000_000_000_000_000))
     }
 
-    private static func running(_ fingerprint: Fingerprint) -> [UInt8] { Array("r\(fingerprint.hex)".utf8) }
+    private func redisKey(tenant: String, key: String) -> [UInt8] {
+        prefix + Array("{\(tenant)}:".utf8) + Array(key.utf8)
+    }
+
+    /// A claim's value: its own nonce, so that a claim taken over after its lease is told apart.
+    private static func running(_ fingerprint: Fingerprint) -> [UInt8] {
+        Array("r\(fingerprint.hex)\(Fingerprint(high: .random(in: .min ... .max), low: .random(in: .min ... .max)).hex)".utf8)
+    }
 
     package func claim(tenant: String, key: String, fingerprint: Fingerprint) throws(APIError) -> IdempotencyClaim {
         let reply: RedisValue
+        let claim = Self.running(fingerprint)
+        let redisKey = redisKey(tenant: tenant, key: key)
         do {
-            reply = try redis.run([
-                [
-                    "SET", redisKey(tenant: tenant, key: key), .bytes(Self.running(fingerprint)), "NX", "GET", "PX",
-                    .text(String(retentionMilliseconds)),
-                ]
-            ])[0]
+            reply = try redis.run([["SET", .bytes(redisKey), .bytes(claim), "NX", "GET", "PX", .text(String(leaseMilliseconds))]])[0]
         } catch {
             var refusal = APIError(.sessionStoreUnavailable, message: "the session store cannot be reached just now to check the Idempotency-Key")
             refusal.headers = [("Retry-After", "1")]
@@ -49,13 +63,18 @@ package final class RedisIdempotencyLedger: IdempotencyLedger {
                 logger.error("idempotency key claim failed", metadata: ["error": "\(message)"])
                 throw APIError.internalError("the session store refused to keep an Idempotency-Key")
             }
-            return .claimed
+            return .claimed(
+                IdempotencyHold(
+                    key: redisKey, claim: claim, committed: Array("c\(fingerprint.hex)".utf8), retentionMilliseconds: retentionMilliseconds))
         }
         guard stored.count >= 33, let kept = Fingerprint(hex: Substring(decoding: stored[1..<33], as: UTF8.self)), kept == fingerprint else {
             return .reused
         }
-        if stored[0] == UInt8(ascii: "r") { return .running }
-        return Self.answer(from: stored[33...]).map { .answered($0) } ?? .reused
+        switch stored[0] {
+        case UInt8(ascii: "r"): return .running
+        case UInt8(ascii: "c"): return .unanswered
+        default: return Self.answer(from: stored[33...]).map { .answered($0) } ?? .reused
+        }
     }
 
     package func record(tenant: String, key: String, fingerprint: Fingerprint, answer: RecordedAnswer) {
@@ -65,16 +84,18 @@ package final class RedisIdempotencyLedger: IdempotencyLedger {
         value += Array("\n\n".utf8)
         value += answer.body
         do {
-            _ = try redis.run([["SET", redisKey(tenant: tenant, key: key), .bytes(value), "PX", .text(String(retentionMilliseconds))]])
+            _ = try redis.run([["SET", .bytes(redisKey(tenant: tenant, key: key)), .bytes(value), "PX", .text(String(retentionMilliseconds))]])
         } catch {
-            // The key stays claimed as running: retries get a 409, never a second write.
+            // The key stays marked committed: retries are told so, never write again.
             logger.warning("an Idempotency-Key's answer could not be kept", metadata: ["error": "\(error)"])
         }
     }
 
-    package func release(tenant: String, key: String, fingerprint: Fingerprint) {
+    package func release(tenant: String, key: String, fingerprint: Fingerprint, hold: IdempotencyHold?) {
+        // Only this request's own claim: not a retry's that took over after the lease.
+        guard let hold else { return }
         let script = "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0"
-        _ = try? redis.run([["EVAL", .text(script), "1", redisKey(tenant: tenant, key: key), .bytes(Self.running(fingerprint))]])
+        _ = try? redis.run([["EVAL", .text(script), "1", .bytes(hold.key), .bytes(hold.claim)]])
     }
 
     /// `<status>` then `\n<name>\n<value>` per header, `\n\n`, the body.

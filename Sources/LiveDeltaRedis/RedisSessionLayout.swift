@@ -137,6 +137,28 @@ enum RedisScripts {
             return {1, current[1]}
             """
 
+    /// `script` run for a write under an `Idempotency-Key`: KEYS and ARGV are the script's, then
+    /// the key's ledger entry, and ARGV the claim it must hold (or nothing, its claim having
+    /// lapsed with no one taking it), the committed mark and its lifetime in ms. Returns {-2}
+    /// without writing where another claim holds the key; else the script's answer, having
+    /// marked the key committed where that answer is {1, ...} (the write took place).
+    static func held(_ script: String) -> String {
+        """
+        local function write(KEYS, ARGV)
+        \(script)
+        end
+        local n, m = #KEYS - 1, #ARGV - 3
+        local entry = redis.call('GET', KEYS[#KEYS])
+        if entry and entry ~= ARGV[m + 1] then return {-2} end
+        local keys, argv = {}, {}
+        for i = 1, n do keys[i] = KEYS[i] end
+        for i = 1, m do argv[i] = ARGV[i] end
+        local result = write(keys, argv)
+        if result[1] == 1 then redis.call('SET', KEYS[#KEYS], ARGV[m + 2], 'PX', ARGV[m + 3]) end
+        return result
+        """
+    }
+
     /// KEYS: the session, its log, its followed mark. ARGV: the version expected (a number, or
     /// "*"), the channel, the id. Returns {1} where it was deleted (logged and announced where
     /// followed), {0, current version} where the version did not match, {-1} where there is no

@@ -161,6 +161,7 @@ final class RedisSessionStorage: SessionStorage {
             staged?.committed = true
             return .committed(previous: stored)
         case 0: return .conflict(current: stored)
+        case Self.claimTakenOver: throw Self.claimTakenOverError()
         default: throw .storeUnavailable("the new value for session \(id) was lost from Redis before its commit")
         }
     }
@@ -189,6 +190,7 @@ final class RedisSessionStorage: SessionStorage {
         let reply = try run([script(RedisScripts.patch, keys: [layout.key(id), layout.logKey(id), layout.followKey(id)], arguments: arguments)])[0]
         let replies = reply.array ?? []
         let stored = replies.count > 1 ? replies[1].integer.map(UInt64.init) : nil
+        if replies.first?.integer == Self.claimTakenOver { throw Self.claimTakenOverError() }
         return replies.first?.integer == 1 ? .committed(previous: stored) : .conflict(current: stored)
     }
 
@@ -202,6 +204,7 @@ final class RedisSessionStorage: SessionStorage {
         switch parts.first?.integer {
         case 1: return .deleted
         case 0: return .mismatch(current: parts.count > 1 ? parts[1].integer.map(UInt64.init) ?? 0 : 0)
+        case Self.claimTakenOver: throw Self.claimTakenOverError()
         default: return .absent
         }
     }
@@ -262,8 +265,25 @@ final class RedisSessionStorage: SessionStorage {
 
     /// A script call. EVAL with the text: Redis keeps each script compiled by its hash, so
     /// this costs it no more than EVALSHA would, and a restarted Redis needs nothing loaded.
+    /// A write made under an `Idempotency-Key` (`IdempotencyHold.current`) runs inside
+    /// `RedisScripts.held`, which checks the key's claim and marks it committed in the same step.
     private func script(_ source: String, keys: [[UInt8]], arguments: [RedisArgument]) -> [RedisArgument] {
-        ["EVAL", .text(source), .text(String(keys.count))] + keys.map(RedisArgument.bytes) + arguments
+        guard let hold = IdempotencyHold.current else {
+            return ["EVAL", .text(source), .text(String(keys.count))] + keys.map(RedisArgument.bytes) + arguments
+        }
+        return ["EVAL", .text(RedisScripts.held(source)), .text(String(keys.count + 1))] + (keys + [hold.key]).map(RedisArgument.bytes)
+            + arguments + [.bytes(hold.claim), .bytes(hold.committed), .text(String(hold.retentionMilliseconds))]
+    }
+
+    /// What a held script answers where its key's claim has been taken over.
+    private static let claimTakenOver = -2
+
+    private static func claimTakenOverError() -> SessionError {
+        .refused(
+            APIError(
+                .idempotencyKeyInUse,
+                message:
+                    "this request ran past its Idempotency-Key's claim (a minute) and a retry has taken the key over; this one wrote nothing"))
     }
 
     /// Runs a pipeline, on `lease` where given (its replies to commands sent earlier are read

@@ -20,6 +20,7 @@ package enum ErrorCode: String, CaseIterable, Sendable {
     case invalidIdempotencyKey = "invalid_idempotency_key"
     case idempotencyKeyReused = "idempotency_key_reused"
     case idempotencyKeyInUse = "idempotency_key_in_use"
+    case idempotencyAnswerLost = "idempotency_answer_lost"
     case tooManyItems = "too_many_items"
     case tooManySessions = "too_many_sessions"
     case sessionTooLarge = "session_too_large"
@@ -56,7 +57,7 @@ package enum ErrorCode: String, CaseIterable, Sendable {
         case .bodyTooLarge, .tooManyItems, .sessionTooLarge: 413
         case .uriTooLong: 414
         case .unsupportedMediaType: 415
-        case .changeConflict, .testFailed, .idempotencyKeyInUse: 409
+        case .changeConflict, .testFailed, .idempotencyKeyInUse, .idempotencyAnswerLost: 409
         case .invalidOperation, .invalidShape, .invalidOption, .missingID, .invalidID, .invalidItem, .duplicateID, .duplicateMember,
             .idempotencyKeyReused:
             422

@@ -13,16 +13,16 @@ import Testing
 
     @Test func aKeyIsClaimedOnceAnsweredThenReplayedAndOtherRequestsAreRefused() throws {
         let ledger = InMemoryIdempotencyLedger()
-        #expect(try ledger.claim(tenant: "t", key: "k", fingerprint: first) == .claimed)
+        #expect(try ledger.claim(tenant: "t", key: "k", fingerprint: first) == .claimed(nil))
         #expect(try ledger.claim(tenant: "t", key: "k", fingerprint: first) == .running)
         #expect(try ledger.claim(tenant: "t", key: "k", fingerprint: other) == .reused)
         ledger.record(tenant: "t", key: "k", fingerprint: first, answer: Self.answer(10))
         #expect(try ledger.claim(tenant: "t", key: "k", fingerprint: first) == .answered(Self.answer(10)))
         // Another tenant's key of the same name is another key.
-        #expect(try ledger.claim(tenant: "u", key: "k", fingerprint: other) == .claimed)
+        #expect(try ledger.claim(tenant: "u", key: "k", fingerprint: other) == .claimed(nil))
         // A released key is free again.
-        ledger.release(tenant: "u", key: "k", fingerprint: other)
-        #expect(try ledger.claim(tenant: "u", key: "k", fingerprint: first) == .claimed)
+        ledger.release(tenant: "u", key: "k", fingerprint: other, hold: nil)
+        #expect(try ledger.claim(tenant: "u", key: "k", fingerprint: first) == .claimed(nil))
     }
 
     @Test func aTenantPastItsShareLosesItsOwnOldestKeysAndNoOneElses() throws {
@@ -38,7 +38,7 @@ import Testing
         }
         #expect(try ledger.claim(tenant: "quiet", key: "mine", fingerprint: first) == .answered(Self.answer(1_000)))
         #expect(try ledger.claim(tenant: "loud", key: "k999", fingerprint: first) == .answered(Self.answer(1_000)))
-        #expect(try ledger.claim(tenant: "loud", key: "k0", fingerprint: other) == .claimed, "the oldest went")
+        #expect(try ledger.claim(tenant: "loud", key: "k0", fingerprint: other) == .claimed(nil), "the oldest went")
         #expect(ledger.bytes <= 10_000 + 2_000)
     }
 
@@ -56,7 +56,7 @@ import Testing
         #expect(ledger.bytes <= 120_000)
         // b stayed within its share: all its keys are kept; a, the largest, lost its oldest.
         for index in 0..<30 { #expect(try ledger.claim(tenant: "b", key: "k\(index)", fingerprint: first) == .answered(Self.answer(1_000))) }
-        #expect(try ledger.claim(tenant: "a", key: "k0", fingerprint: other) == .claimed)
+        #expect(try ledger.claim(tenant: "a", key: "k0", fingerprint: other) == .claimed(nil))
     }
 
     @Test func keysGoAfterTheRetentionTime() throws {
@@ -66,7 +66,7 @@ import Testing
         _ = try ledger.claim(tenant: "t", key: "k", fingerprint: first)
         ledger.record(tenant: "t", key: "k", fingerprint: first, answer: Self.answer(10))
         Thread.sleep(forTimeInterval: 0.1)
-        #expect(try ledger.claim(tenant: "t", key: "k", fingerprint: other) == .claimed)
+        #expect(try ledger.claim(tenant: "t", key: "k", fingerprint: other) == .claimed(nil))
         #expect(ledger.count == 1)
     }
 

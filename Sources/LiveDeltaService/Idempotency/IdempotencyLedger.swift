@@ -45,13 +45,43 @@ package struct RecordedAnswer: Sendable, Equatable {
 /// What a ledger says of a key a write arrives with.
 package enum IdempotencyClaim: Sendable, Equatable {
     /// The key is new: this request runs, and its answer is recorded (or the key let go).
-    case claimed
+    /// `hold` is what a shared store's commit checks and marks in the same step (nil for a
+    /// ledger kept in this process, which goes with the sessions when it stops).
+    case claimed(IdempotencyHold?)
     /// A request with the same key and fingerprint has finished: its answer, again.
     case answered(RecordedAnswer)
     /// A request with the same key and fingerprint is running now.
     case running
     /// The key was used for another request (another body, route or condition).
     case reused
+    /// A request with the same key and fingerprint committed, but its server stopped before
+    /// keeping its answer: the write took effect, and its answer is lost.
+    case unanswered
+}
+
+/// A claimed key as a shared store's commit sees it: the commit goes ahead only while `key`
+/// holds `claim` (so a request that outlived its claim, taken over by a retry, writes nothing),
+/// and in the same step marks `key` committed for `retentionMilliseconds`, so that a server
+/// stopping between its commit and keeping the answer never leaves the write to be made twice.
+package struct IdempotencyHold: Sendable, Equatable {
+    package var key: [UInt8]
+    package var claim: [UInt8]
+    /// What the key holds once the write has committed, until its answer replaces it.
+    package var committed: [UInt8]
+    package var retentionMilliseconds: Int
+
+    package init(key: [UInt8], claim: [UInt8], committed: [UInt8], retentionMilliseconds: Int) {
+        self.key = key
+        self.claim = claim
+        self.committed = committed
+        self.retentionMilliseconds = retentionMilliseconds
+    }
+
+    /// The hold of the write this thread runs now. Bound by `IdempotentWrites` around the
+    /// write and read by the shared store's commit below it, as a trace context would be:
+    /// threading it through every store call would add a parameter to each for one storage's
+    /// sake. Requests run on one thread each, so the binding never crosses to another request.
+    @TaskLocal package static var current: IdempotencyHold?
 }
 
 /// Where writes' keys and first answers are kept: in this process for the memory store, in
@@ -63,7 +93,8 @@ package protocol IdempotencyLedger: Sendable {
     /// Keeps the claimed request's answer for the retention time.
     func record(tenant: String, key: String, fingerprint: Fingerprint, answer: RecordedAnswer)
     /// Lets the key go: the request changed nothing (it was refused), so a retry runs anew.
-    func release(tenant: String, key: String, fingerprint: Fingerprint)
+    /// `hold` is the one its claim gave.
+    func release(tenant: String, key: String, fingerprint: Fingerprint, hold: IdempotencyHold?)
 }
 
 /// What identifies a write for its key: method, path, the condition and the body, hashed. Two

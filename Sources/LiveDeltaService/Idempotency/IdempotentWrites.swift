@@ -18,6 +18,19 @@ struct IdempotentWrites: Sendable {
     /// How long a retry waits for the first request with its key to finish.
     var patience: Duration = .seconds(10)
 
+    /// Runs `write` with `hold` bound for the shared store's commit below it.
+    private static func run(_ write: () throws(APIError) -> HTTPResponse, holding hold: IdempotencyHold?) throws(APIError) -> HTTPResponse {
+        guard let hold else { return try write() }
+        do {
+            return try IdempotencyHold.$current.withValue(hold) { try write() }
+        } catch let error as APIError {
+            throw error
+        } catch {
+            // `withValue` rethrows untyped; `write` throws nothing but APIError.
+            throw APIError.internalError("an idempotent write failed: \(error)")
+        }
+    }
+
     /// The key a header value names: a structured-field string (`"k"`, RFC 8941) or, as many
     /// clients send it, the bare key; 1 to 255 visible ASCII characters.
     static func key(_ value: String) throws(APIError) -> String {
@@ -63,22 +76,28 @@ struct IdempotentWrites: Sendable {
         let deadline = ContinuousClock.now + patience
         while true {
             switch try ledger.claim(tenant: tenant, key: key, fingerprint: fingerprint) {
-            case .claimed:
+            case .claimed(let hold):
                 let response: HTTPResponse
                 do {
-                    response = try write()
+                    response = try Self.run(write, holding: hold)
                 } catch {
-                    ledger.release(tenant: tenant, key: key, fingerprint: fingerprint)
+                    ledger.release(tenant: tenant, key: key, fingerprint: fingerprint, hold: hold)
                     throw error
                 }
                 if (200..<300).contains(response.status) && response.stream == nil {
                     ledger.record(tenant: tenant, key: key, fingerprint: fingerprint, answer: RecordedAnswer(response))
                 } else {
-                    ledger.release(tenant: tenant, key: key, fingerprint: fingerprint)
+                    ledger.release(tenant: tenant, key: key, fingerprint: fingerprint, hold: hold)
                 }
                 return response
             case .answered(let answer):
                 return answer.response
+            case .unanswered:
+                throw APIError(
+                    .idempotencyAnswerLost,
+                    message:
+                        "the first request with this Idempotency-Key took effect, but its server stopped before keeping its answer; read the session to see its state now, and send a new key with a new write"
+                )
             case .reused:
                 throw APIError(
                     .idempotencyKeyReused,
@@ -89,7 +108,7 @@ struct IdempotentWrites: Sendable {
                     var error = APIError(
                         .idempotencyKeyInUse,
                         message:
-                            "the first request with this Idempotency-Key has not finished (its server may have stopped); wait and retry, or read the session to see whether it took effect"
+                            "the first request with this Idempotency-Key has not finished (its server may have stopped: with the Redis store its claim lapses after a minute, and a retry then runs); wait and retry, or read the session to see whether it took effect"
                     )
                     error.headers = [("Retry-After", "1")]
                     throw error

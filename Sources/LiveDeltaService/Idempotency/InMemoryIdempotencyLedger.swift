@@ -68,7 +68,7 @@ package final class InMemoryIdempotencyLedger: IdempotencyLedger {
             ledger.order.append((key, entry.expires))
             ledger.bytes += entry.bytes
             state.bytes += entry.bytes
-            return .claimed
+            return .claimed(nil)
         }
     }
 
@@ -97,7 +97,7 @@ package final class InMemoryIdempotencyLedger: IdempotencyLedger {
         }
     }
 
-    package func release(tenant: String, key: String, fingerprint: Fingerprint) {
+    package func release(tenant: String, key: String, fingerprint: Fingerprint, hold: IdempotencyHold?) {
         state.withLockedValue { state in
             guard let entry = state.tenants[tenant]?.entries[key], entry.fingerprint == fingerprint, entry.answer == nil else { return }
             state.tenants[tenant]?.entries[key] = nil
