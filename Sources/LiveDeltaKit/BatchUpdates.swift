@@ -17,8 +17,25 @@ public protocol BatchUpdatable: AnyObject {
     func insertItems(at indexPaths: [IndexPath])
     func moveItem(at indexPath: IndexPath, to newIndexPath: IndexPath)
     func reloadItems(at indexPaths: [IndexPath])
+    /// Has the cells at these index paths show their items again, keeping the cells (no
+    /// reload animation, no new cell): `reconfigureItems(at:)` of UIKit (iOS 15, tvOS 15).
+    /// By default, `reloadItems(at:)`.
+    func reconfigureItems(at indexPaths: [IndexPath])
     /// Shows the data source afresh, without animation.
     func reloadData()
+}
+
+extension BatchUpdatable {
+    /// Reloads the items, where a view cannot reconfigure its cells.
+    public func reconfigureItems(at indexPaths: [IndexPath]) { reloadItems(at: indexPaths) }
+}
+
+/// How a changed row is shown again.
+public enum RowRefresh: Sendable {
+    /// `reloadItems`: a new cell, with the reload animation.
+    case reload
+    /// `reconfigureItems`: the same cell, configured again (no flash; cells keep their state).
+    case reconfigure
 }
 
 /// Applies a delta to a list view in exactly the order the delta contract gives, switching the
@@ -41,10 +58,11 @@ public enum BatchUpdater {
     static func path(_ place: ItemPath) -> IndexPath { path(place.section, place.item) }
 
     /// A flat list in section 0: `old` is what the view shows now, `new` what it must show;
-    /// `setData` switches the data source.
+    /// `setData` switches the data source; `refresh` says how changed rows are shown again.
     @discardableResult
     public static func apply<Item: Equatable>(
-        _ answer: DeltaAnswer, from old: [Item], to new: [Item], on view: some BatchUpdatable, section: Int = 0, setData: @escaping ([Item]) -> Void
+        _ answer: DeltaAnswer, from old: [Item], to new: [Item], on view: some BatchUpdatable, section: Int = 0, refresh: RowRefresh = .reload,
+        setData: @escaping ([Item]) -> Void
     ) -> Outcome {
         guard let delta = answer.delta else { return reload(view, "the answer has no delta (\(answer.animation ?? "none"))") { setData(new) } }
         do {
@@ -58,16 +76,17 @@ public enum BatchUpdater {
             view.insertItems(at: delta.insertions.map { path(section, $0) })
             for move in delta.moves { view.moveItem(at: path(section, move.source), to: path(section, move.target)) }
         }
-        if !delta.reloads.isEmpty { view.performBatch { view.reloadItems(at: delta.reloads.map { path(section, $0.target) }) } }
+        if !delta.reloads.isEmpty { view.performBatch { refreshItems(delta.reloads.map { path(section, $0.target) }, on: view, refresh) } }
         return .animated
     }
 
     /// A sectioned list: the sections' batch (with each surviving section's old rows), the
-    /// rows' batch, then reloads of rows and of sections whose own fields changed.
+    /// rows' batch, then reloads of rows (or reconfigures, by `refresh`) and of sections whose
+    /// own fields changed.
     @discardableResult
     public static func apply<Item: Equatable>(
         _ answer: DeltaAnswer, from old: [LiveSection<Item>], to new: [LiveSection<Item>], on view: some BatchUpdatable,
-        setData: @escaping ([LiveSection<Item>]) -> Void
+        refresh: RowRefresh = .reload, setData: @escaping ([LiveSection<Item>]) -> Void
     ) -> Outcome {
         guard let sectionDelta = answer.sectionDelta, let itemDelta = answer.itemDelta else {
             return reload(view, "the answer has no delta (\(answer.sectionAnimation ?? "none"), \(answer.itemAnimation ?? "none"))") { setData(new) }
@@ -99,10 +118,17 @@ public enum BatchUpdater {
         if !reloadedSections.isEmpty || !reloadedItems.isEmpty {
             view.performBatch {
                 if !reloadedSections.isEmpty { view.reloadSections(reloadedSections) }
-                if !reloadedItems.isEmpty { view.reloadItems(at: reloadedItems) }
+                if !reloadedItems.isEmpty { refreshItems(reloadedItems, on: view, refresh) }
             }
         }
         return .animated
+    }
+
+    private static func refreshItems(_ paths: [IndexPath], on view: some BatchUpdatable, _ refresh: RowRefresh) {
+        switch refresh {
+        case .reload: view.reloadItems(at: paths)
+        case .reconfigure: view.reconfigureItems(at: paths)
+        }
     }
 
     private static func reload(_ view: some BatchUpdatable, _ reason: String, _ setData: () -> Void) -> Outcome {

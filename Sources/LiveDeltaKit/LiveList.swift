@@ -35,6 +35,9 @@ public final class LiveList<Item: Codable & Sendable & Equatable> {
     public private(set) var needsFreshRead = false
     /// Called after each change, with what it was.
     public var onChange: ((Change) -> Void)?
+    /// Called after every update taken (a change or the connection's state), for
+    /// `ObservedLiveList`; apps use `onChange`.
+    var didTake: (() -> Void)?
 
     /// An empty list; give it updates, or `follow` a session.
     public init() {}
@@ -42,6 +45,7 @@ public final class LiveList<Item: Codable & Sendable & Equatable> {
     /// Takes one update; false where a delta did not fit (nothing was changed).
     @discardableResult
     public func take(_ update: LiveUpdate<Item>) -> Bool {
+        defer { didTake?() }
         switch update {
         case .connection(let state):
             connection = state

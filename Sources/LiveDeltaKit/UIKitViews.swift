@@ -7,8 +7,8 @@
         /// Runs the updates as one animated batch.
         public func performBatch(_ updates: @escaping () -> Void) { performBatchUpdates(updates, completion: nil) }
         // deleteSections, insertSections, moveSection(_:toSection:), reloadSections,
-        // deleteItems(at:), insertItems(at:), moveItem(at:to:), reloadItems(at:) and
-        // reloadData() are UICollectionView's own.
+        // deleteItems(at:), insertItems(at:), moveItem(at:to:), reloadItems(at:),
+        // reconfigureItems(at:) and reloadData() are UICollectionView's own.
     }
 
     extension UITableView: BatchUpdatable {
@@ -28,6 +28,8 @@
         public func moveItem(at indexPath: IndexPath, to newIndexPath: IndexPath) { moveRow(at: indexPath, to: newIndexPath) }
         /// Reloads the rows at these index paths, animated.
         public func reloadItems(at indexPaths: [IndexPath]) { reloadRows(at: indexPaths, with: .automatic) }
+        /// Has the rows at these index paths show their items again, keeping the cells.
+        public func reconfigureItems(at indexPaths: [IndexPath]) { reconfigureRows(at: indexPaths) }
         // moveSection(_:toSection:) and reloadData() are UITableView's own.
     }
 #endif

@@ -49,12 +49,12 @@ struct Row: Codable, Sendable, Equatable {
     }
 
     @MainActor
-    static func applyFlat<Item: Codable & Sendable & Equatable>(_ answer: DeltaAnswer, old: [Item], new: [Item]) -> (
-        UIKitRulesDouble<Item>, BatchUpdater.Outcome
-    ) {
+    static func applyFlat<Item: Codable & Sendable & Equatable>(
+        _ answer: DeltaAnswer, old: [Item], new: [Item], refresh: RowRefresh = .reload
+    ) -> (UIKitRulesDouble<Item>, BatchUpdater.Outcome) {
         let data = Box(old)
         let view = UIKitRulesDouble<Item>(showing: [old]) { [data.value] }
-        let outcome = BatchUpdater.apply(answer, from: old, to: new, on: view) { data.value = $0 }
+        let outcome = BatchUpdater.apply(answer, from: old, to: new, on: view, refresh: refresh) { data.value = $0 }
         return (view, outcome)
     }
 
@@ -63,14 +63,19 @@ struct Row: Codable, Sendable, Equatable {
         let client = LiveDeltaClient(baseURL: URL(string: "http://127.0.0.1:\(server.port)")!)
         var random = Seeded(state: 42)
         var animated = 0
+        var reconfigured = 0
         for round in 0..<800 {
             let (old, new) = (Self.rows(&random), Self.rows(&random))
             let answer = try await client.diff(.items(old), .items(new))
-            let (view, outcome) = await Self.applyFlat(answer, old: old, new: new)
+            // Every other round shows changed rows by reconfiguring their cells.
+            let refresh: RowRefresh = round.isMultiple(of: 2) ? .reload : .reconfigure
+            let (view, outcome) = await Self.applyFlat(answer, old: old, new: new, refresh: refresh)
             #expect(await view.violations == [], "flat round \(round): \(old) -> \(new)")
             #expect(await view.shown == [new], "flat round \(round)")
             if outcome == .animated { animated += 1 }
+            reconfigured += await view.reconfigured
         }
+        #expect(reconfigured > 0, "some rows were reconfigured")
         for round in 0..<500 {
             let (old, new) = (Self.words(&random), Self.words(&random))
             let answer = try await client.diff(.items(old), .items(new), options: SessionOptions(unique: false))
@@ -84,7 +89,8 @@ struct Row: Codable, Sendable, Equatable {
             let (violations, shown, outcome) = await MainActor.run {
                 let data = Box(old)
                 let view = UIKitRulesDouble<Row>(showing: old.map(\.items)) { data.value.map(\.items) }
-                let outcome = BatchUpdater.apply(answer, from: old, to: new, on: view) { data.value = $0 }
+                let refresh: RowRefresh = round.isMultiple(of: 2) ? .reload : .reconfigure
+                let outcome = BatchUpdater.apply(answer, from: old, to: new, on: view, refresh: refresh) { data.value = $0 }
                 return (view.violations, view.shown, outcome)
             }
             #expect(violations == [], "sectioned round \(round): \(old) -> \(new)")

@@ -24,6 +24,8 @@ final class UIKitRulesDouble<Item: Equatable>: BatchUpdatable {
     private(set) var violations: [String] = []
     private(set) var batches = 0
     private(set) var reloads = 0
+    /// Rows reconfigured, in all.
+    private(set) var reconfigured = 0
 
     private var batch: Batch?
 
@@ -75,6 +77,12 @@ final class UIKitRulesDouble<Item: Equatable>: BatchUpdatable {
     func insertItems(at indexPaths: [IndexPath]) { record { $0.insertItems += indexPaths } }
     func moveItem(at indexPath: IndexPath, to newIndexPath: IndexPath) { record { $0.moveItems.append((indexPath, newIndexPath)) } }
     func reloadItems(at indexPaths: [IndexPath]) { record { $0.reloadItems += indexPaths } }
+    /// Under UIKit's rules for a reload (an index path before the batch, never deleted or
+    /// moved in it); the cell shows the data source's item again, as a reload's would.
+    func reconfigureItems(at indexPaths: [IndexPath]) {
+        reconfigured += indexPaths.count
+        record { $0.reloadItems += indexPaths }
+    }
 
     func reloadData() {
         reloads += 1
