@@ -173,7 +173,7 @@ bench-baseline: deps
 	$(SWIFT) build -c release --product livedelta
 	Benchmarks/baseline/run.sh
 
-## A two-stage JSON reader: stage one alone (pure Swift and C), then whole beside the scanner.
+## Classifying 64-byte blocks of JSON: the pure Swift spellings (ByteLanes's among them) and C.
 bench-blocks: deps
 	Benchmarks/blocks/run.sh
 

@@ -33,6 +33,12 @@ PARTS = [
      "one client opening and closing streams in a loop, and 100 unread long polls of a 12 MB session.",
      "1,000 subscribers: p99 ≤ 50 ms; 10,000 idle subscribers in ≤ 1 GiB; /diff p99 < 10 ms with Redis paused; "
      "no slot held after the open/close loop; unread long polls held in memory independent of their number."),
+    ("blocks", "bench-blocks",
+     "Classifying 64-byte blocks of JSON into bitmasks: pure Swift, by lane, by multiplication and with ByteLanes's "
+     "movemask, and C with SSE2 (MB/s).", ""),
+    ("keys", "bench-keys",
+     "Idempotency-Keys in memory: 100,000 keyed appends, the server's resident memory every 25,000, under a small and a large bound.",
+     "Memory bounded by --idempotency-max-bytes, whatever the number of keys."),
     ("auth", "bench-auth", "Bearer tokens: each algorithm checked in full and remembered; /diff with tokens.",
      "HS256 on the 20-item /diff: ≤ 10% fewer requests/s."),
 ]

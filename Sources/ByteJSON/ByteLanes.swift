@@ -4,9 +4,9 @@ import Builtin
 /// movemask (SSE2's `pcmpeqb` and `pmovmskb` on x86-64, the like elsewhere): a bit a byte.
 ///
 /// The standard library's `SIMD16` compares lower to vector compares, but it has no way to
-/// turn a lane mask into bits, and gathering them lane by lane or by multiplication costs more
-/// than the compares (`make bench-blocks`: 250–440 and 1,000–1,390 MB/s, against 3,300–5,000
-/// this way). `Builtin` (the experimental `BuiltinModule` feature, available in release
+/// turn a lane mask into bits, and gathering them lane by lane or by multiplication costs
+/// several times more than the compares (`make bench-blocks`; figures in docs/performance.md,
+/// part blocks). `Builtin` (the experimental `BuiltinModule` feature, available in release
 /// toolchains) has the bitcast from 16 one-bit lanes to a 16-bit integer, which LLVM lowers
 /// to one movemask; it is used here and nowhere else.
 struct ByteLanes {

@@ -7,7 +7,7 @@ protocol Weighed {
 /// A list kept in chunks of a few hundred elements: an insert or remove at an index moves the
 /// elements of one chunk and walks the chunks' counts, not the whole list. A patch of k
 /// operations on an array of n elements then costs about k·(n/256 + 256) steps, where an array
-/// would move k·n/2 elements: 100,000 operations on a 100,000-element section took minutes.
+/// would move k·n/2 elements, which made a patch of as many operations as elements quadratic.
 /// Elements are also found by weight (`locate(weight:)`), for lists whose elements stand for
 /// runs of items.
 struct ChunkedList<Element: Weighed>: Sequence {

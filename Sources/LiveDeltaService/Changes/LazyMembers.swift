@@ -1,6 +1,6 @@
 /// An object's members under a patch, in their order, found by name through a table: a patch of
 /// k operations on an object of m members costs k lookups, where a walk of the names for each
-/// would cost k·m (40,000 replaces in an item of 40,000 fields took two minutes). A removed
+/// would cost k·m, quadratic for a patch naming each of an item's members. A removed
 /// member leaves an empty slot, so that the others keep their places.
 struct LazyMembers: Sequence {
     typealias Member = (name: [UInt8], value: LazyJSON)
