@@ -121,11 +121,3 @@ final class LongPollSink: LiveSink {
     private static let opening = StreamBytes(Array("{\"events\":[".utf8))
     private static let comma = StreamBytes([UInt8(ascii: ",")])
 }
-
-/// Monotonic nanoseconds since the process first asked.
-func monotonicNow() -> Int64 {
-    let (seconds, attoseconds) = (ContinuousClock.now - clockOrigin).components
-    return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
-}
-
-private let clockOrigin = ContinuousClock.now

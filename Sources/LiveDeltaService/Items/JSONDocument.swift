@@ -9,49 +9,6 @@ import Synchronization
     import Musl
 #endif
 
-/// Which top-level fields of an item count for its content (the data-factory idea over HTTP).
-package enum ContentFilter: Sendable, Equatable {
-    case allFields
-    case only(KeySet)
-    case except(KeySet)
-
-    /// Whether a member with this key counts.
-    @inline(__always)
-    func includes(_ key: ScannedString, in scanner: JSONScanner) -> Bool {
-        switch self {
-        case .allFields: true
-        case .only(let keys): keys.contains(key, in: scanner)
-        case .except(let keys): !keys.contains(key, in: scanner)
-        }
-    }
-}
-
-/// Member names looked up by the hash the scanner gives each key, so that checking an item's
-/// fields costs one lookup a field, however many names there are.
-package struct KeySet: Sendable, Equatable {
-    /// The names as given, in order.
-    package let keys: [[UInt8]]
-    private let byHash: [UInt64: [Int]]
-
-    package init(_ keys: [[UInt8]]) {
-        self.keys = keys
-        var byHash = [UInt64: [Int]]()
-        for (index, key) in keys.enumerated() { byHash[Self.hash(key), default: []].append(index) }
-        self.byHash = byHash
-    }
-
-    /// The hash the scanner gives a string with this text.
-    private static func hash(_ key: [UInt8]) -> UInt64 { JSONName(key).hash }
-
-    @inline(__always)
-    func contains(_ key: ScannedString, in scanner: JSONScanner) -> Bool {
-        guard let candidates = byHash[key.hash] else { return false }
-        return candidates.contains { scanner.string(key, equals: keys[$0]) }
-    }
-
-    package static func == (lhs: KeySet, rhs: KeySet) -> Bool { lhs.keys == rhs.keys }
-}
-
 /// The bytes that items point into: a request body, and canonical ids that are not spelled
 /// verbatim in it. It lives as long as any item read from it.
 // @unchecked Sendable: the two buffers belong to `owners`, which this object keeps alive; they
@@ -119,64 +76,6 @@ package final class JSONDocument: @unchecked Sendable {  // read-only after init
     var byteCount: Int { body.count + arena.count }
 }
 
-/// The documents a collection's items point into. Items do not keep their document alive (a
-/// reference count on every copy of an item cost a sixth of a diff): whatever holds items
-/// holds these with them — a collection, a session, a change, a nested list's delta.
-package struct DocumentOwners: Sendable {
-    /// The first document held inline: most holders have one, and a one-element array would
-    /// cost an allocation per collection.
-    private var first: JSONDocument?
-    private var more: [JSONDocument] = []
-
-    init() {}
-
-    init(_ document: JSONDocument) { first = document }
-
-    /// Both sets, each document once.
-    func merging(_ other: DocumentOwners) -> DocumentOwners {
-        var merged = self
-        guard other.count > 1 else {
-            if let document = other.first { merged.add(document) }
-            return merged
-        }
-        // Sessions that keep their items where they came gather many documents: a set keeps
-        // merging two such linear, where looking each up in the other would not be.
-        var known = Set(documents.map(ObjectIdentifier.init))
-        for document in other.documents where known.insert(ObjectIdentifier(document)).inserted {
-            if merged.first == nil { merged.first = document } else { merged.more.append(document) }
-        }
-        return merged
-    }
-
-    /// These and all of `others`, each document once, in one pass.
-    func merging(_ others: [DocumentOwners]) -> DocumentOwners {
-        guard !others.isEmpty else { return self }
-        var merged = self
-        var known = Set(documents.map(ObjectIdentifier.init))
-        for other in others {
-            for document in other.documents where known.insert(ObjectIdentifier(document)).inserted {
-                if merged.first == nil { merged.first = document } else { merged.more.append(document) }
-            }
-        }
-        return merged
-    }
-
-    private var documents: [JSONDocument] { (first.map { [$0] } ?? []) + more }
-
-    /// The bytes the documents hold: each one's body (as it came, whitespace and all) and arena.
-    var byteCount: Int {
-        more.reduce(first?.byteCount ?? 0) { $0 + $1.byteCount }
-    }
-
-    /// How many documents.
-    var count: Int { (first == nil ? 0 : 1) + more.count }
-
-    private mutating func add(_ document: JSONDocument) {
-        guard first !== document, !more.contains(where: { $0 === document }) else { return }
-        if first == nil { first = document } else { more.append(document) }
-    }
-}
-
 /// An item's reference to its document, which does not keep the document alive: the item's
 /// holder does, through `DocumentOwners`. Reading bytes through it counts no reference.
 ///
@@ -236,37 +135,3 @@ struct DocumentRef: Sendable {
         }
     }
 #endif
-
-/// Where an id's canonical bytes are.
-enum IDStorage: UInt8, Sendable {
-    /// Verbatim in the body (a string without escapes, a boolean, null).
-    case body
-    /// In the document's arena (a string with escapes, a number that is not a small integer).
-    case arena
-    /// No bytes: a whole number that fits in Int64, kept in the range's 64 bits.
-    case inline
-}
-
-/// Folds a 64-bit hash to the 32 bits an item keeps (a match is always confirmed by bytes).
-@inline(__always)
-func fold(_ hash: UInt64) -> UInt32 { UInt32(truncatingIfNeeded: hash ^ (hash >> 32)) }
-
-/// Byte ranges are 32-bit: a document holds at most 4 GiB, far above any body limit.
-struct ByteRange: Sendable, Equatable {
-    var start: UInt32
-    var length: UInt32
-
-    init(_ range: Range<Int>) {
-        start = UInt32(truncatingIfNeeded: range.lowerBound)
-        length = UInt32(truncatingIfNeeded: range.count)
-    }
-
-    init(inline value: Int64) {
-        start = UInt32(truncatingIfNeeded: UInt64(bitPattern: value))
-        length = UInt32(truncatingIfNeeded: UInt64(bitPattern: value) >> 32)
-    }
-
-    var range: Range<Int> { Int(start)..<Int(start + length) }
-
-    var inlineValue: Int64 { Int64(bitPattern: UInt64(start) | UInt64(length) << 32) }
-}
