@@ -120,13 +120,9 @@ package final class LiveDeltaService: Sendable {
 
     var liveEndpoints: LiveEndpoints { LiveEndpoints(hub: live, sessions: sessionEndpoints) }
 
-    /// Whether a request may wait (for a session's lock, or the session store): such requests
-    /// run on the server's waiting threads, never on an event-loop thread.
-    package func mayWait(_ request: HTTPRequest) -> Bool {
-        // By the template the path matches, decoded: `/%73essions/…` is a session route too.
-        guard request.path.utf8.contains(UInt8(ascii: "%")) else { return request.path.utf8.starts(with: "/sessions".utf8) }
-        return Self.routeTable.match(request.path)?.template.utf8.starts(with: "/sessions".utf8) ?? false
-    }
+    /// Whether a request may wait (for a session's lock, or the session store), as its route
+    /// says: such requests run on the server's waiting threads, never on an event-loop thread.
+    package func mayWait(_ request: HTTPRequest) -> Bool { Self.routeTable.mayWait(request.path) }
 
     /// A body must say it is JSON: `application/json` or any `+json` type, parameters allowed.
     static func requireJSON(_ request: HTTPRequest) throws(APIError) {

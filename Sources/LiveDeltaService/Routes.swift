@@ -14,10 +14,13 @@ struct Route: Sendable {
     var cookie = false
     /// Whether it writes: an `Idempotency-Key` makes it safe to retry.
     var write = false
+    /// Whether it may wait (for a session's lock, or the session store): its requests run on
+    /// the server's waiting threads, never on an event-loop thread.
+    var mayWait = false
     let handler: @Sendable (LiveDeltaService, HTTPRequest, RouteParameters) throws(APIError) -> HTTPResponse
 
     init(
-        method: String, template: String, scope: Scope?, cookie: Bool = false, write: Bool = false,
+        method: String, template: String, scope: Scope?, cookie: Bool = false, write: Bool = false, mayWait: Bool = false,
         handler: @escaping @Sendable (LiveDeltaService, HTTPRequest, RouteParameters) throws(APIError) -> HTTPResponse
     ) {
         self.method = method
@@ -25,6 +28,7 @@ struct Route: Sendable {
         self.scope = scope
         self.cookie = cookie
         self.write = write
+        self.mayWait = mayWait
         self.handler = handler
     }
 }
@@ -64,9 +68,12 @@ struct RouteTable: Sendable {
     /// segments (so that the walk could not find another): most requests are found here
     /// without splitting their path.
     private let exact: [String: String]
+    /// Templates with a route that may wait.
+    private let waiting: Set<String>
 
     init(_ routes: [Route]) {
         self.routes = routes
+        waiting = Set(routes.filter(\.mayWait).map(\.template))
         var seen = Set<String>()
         templates = routes.compactMap { route in
             guard seen.insert(route.template).inserted else { return nil }
@@ -95,6 +102,13 @@ struct RouteTable: Sendable {
             return (template, parameters)
         }
         return nil
+    }
+
+    /// Whether a request to `path` may wait: its template has a route that may (by template,
+    /// not by method, so that a 405 or an OPTIONS goes where the route's requests go).
+    func mayWait(_ path: String) -> Bool {
+        guard !waiting.isEmpty, let (template, _) = match(path) else { return false }
+        return waiting.contains(template)
     }
 
     /// A path's segments after its leading `/`, split at each `/` byte. Not at each `/`
@@ -189,45 +203,49 @@ extension LiveDeltaService {
             try requireJSON(request)
             return .json(try DiffEndpoint.respond(to: request.body, limits: service.limits, metrics: service.metrics))
         },
-        Route(method: "POST", template: "/sessions", scope: .sessionsWrite, write: true) { service, request, parameters throws(APIError) in
+        Route(method: "POST", template: "/sessions", scope: .sessionsWrite, write: true, mayWait: true) {
+            service, request, parameters throws(APIError) in
             try service.sessionEndpoints.create(request, id: RouteParameters.sessionKey(SessionEndpoints.newID(), grant: parameters.grant))
         },
-        Route(method: "GET", template: "/sessions/{id}", scope: .sessionsRead) { service, _, parameters throws(APIError) in
+        Route(method: "GET", template: "/sessions/{id}", scope: .sessionsRead, mayWait: true) { service, _, parameters throws(APIError) in
             try service.sessionEndpoints.show(id: parameters.sessionKey())
         },
-        Route(method: "PUT", template: "/sessions/{id}", scope: .sessionsWrite, write: true) { service, request, parameters throws(APIError) in
+        Route(method: "PUT", template: "/sessions/{id}", scope: .sessionsWrite, write: true, mayWait: true) {
+            service, request, parameters throws(APIError) in
             try service.sessionEndpoints.create(request, id: parameters.sessionKey())
         },
-        Route(method: "DELETE", template: "/sessions/{id}", scope: .sessionsWrite, write: true) { service, request, parameters throws(APIError) in
+        Route(method: "DELETE", template: "/sessions/{id}", scope: .sessionsWrite, write: true, mayWait: true) {
+            service, request, parameters throws(APIError) in
             try service.sessionEndpoints.delete(request, id: parameters.sessionKey())
         },
-        Route(method: "POST", template: "/sessions/{id}/update", scope: .sessionsWrite, write: true) {
+        Route(method: "POST", template: "/sessions/{id}/update", scope: .sessionsWrite, write: true, mayWait: true) {
             service, request, parameters throws(APIError) in
             try service.sessionEndpoints.change(request, id: parameters.sessionKey(), action: .update)
         },
-        Route(method: "POST", template: "/sessions/{id}/append", scope: .sessionsWrite, write: true) {
+        Route(method: "POST", template: "/sessions/{id}/append", scope: .sessionsWrite, write: true, mayWait: true) {
             service, request, parameters throws(APIError) in
             try service.sessionEndpoints.change(request, id: parameters.sessionKey(), action: .append)
         },
-        Route(method: "POST", template: "/sessions/{id}/changes", scope: .sessionsWrite, write: true) {
+        Route(method: "POST", template: "/sessions/{id}/changes", scope: .sessionsWrite, write: true, mayWait: true) {
             service, request, parameters throws(APIError) in
             try service.sessionEndpoints.applyChanges(request, id: parameters.sessionKey())
         },
-        Route(method: "POST", template: "/sessions/{id}/delta", scope: .sessionsRead) { service, request, parameters throws(APIError) in
+        Route(method: "POST", template: "/sessions/{id}/delta", scope: .sessionsRead, mayWait: true) {
+            service, request, parameters throws(APIError) in
             try service.sessionEndpoints.change(request, id: parameters.sessionKey(), action: .delta)
         },
-        Route(method: "GET", template: "/sessions/{id}/events", scope: .sessionsSubscribe, cookie: true) {
+        Route(method: "GET", template: "/sessions/{id}/events", scope: .sessionsSubscribe, cookie: true, mayWait: true) {
             service, request, parameters throws(APIError) in
             try service.liveEndpoints.events(request, id: parameters.sessionKey(), expires: parameters.grant?.expires)
         },
-        Route(method: "GET", template: "/sessions/{id}/changes", scope: .sessionsSubscribe, cookie: true) {
+        Route(method: "GET", template: "/sessions/{id}/changes", scope: .sessionsSubscribe, cookie: true, mayWait: true) {
             service, request, parameters throws(APIError) in
             try service.liveEndpoints.changes(request, id: parameters.sessionKey(), expires: parameters.grant?.expires)
         },
         Route(method: "GET", template: "/health", scope: nil) { _, _, _ throws(APIError) in
             .json(Array(#"{"status":"ok"}"#.utf8))
         },
-        Route(method: "GET", template: "/ready", scope: nil) { service, _, _ throws(APIError) in
+        Route(method: "GET", template: "/ready", scope: nil, mayWait: true) { service, _, _ throws(APIError) in
             guard service.sessions.isReady else {
                 var error = APIError(.sessionStoreUnavailable, message: "the session store cannot be reached just now")
                 error.headers = [("Retry-After", "1")]
