@@ -12,58 +12,59 @@ struct AuthOptions: ParsableArguments {
 
     @Option(
         help:
-            "none (anyone may call anything: for local development) or jwt (a bearer token on every request but /health and /ready). [env: LIVEDELTA_AUTH]"
+            "none (anyone may call anything: for local development; logged at start, as a warning beyond loopback) or jwt (a bearer token on every request but /health, /ready, /openapi.yaml and the live page)."
     )
-    var auth: Mode = Environment.choice("LIVEDELTA_AUTH", default: .none)
+    var auth: Mode = .none
 
     @Option(
         help:
-            "A file holding an HS256 secret (at least 32 bytes); repeat it to keep a previous secret working while tokens roll over. [env: LIVEDELTA_JWT_SECRET_FILE, comma-separated]"
+            "A file holding an HS256 secret (at least 32 bytes); repeat it to keep a previous secret working while tokens roll over."
     )
-    var jwtSecretFile: [String] = Environment.list("LIVEDELTA_JWT_SECRET_FILE")
+    var jwtSecretFile: [String] = []
 
     @Option(
-        help: "A PEM public key: RS256 for RSA, ES256 for P-256, EdDSA for Ed25519; repeatable. [env: LIVEDELTA_JWT_PUBLIC_KEY_FILE, comma-separated]"
+        help: "A PEM public key: RS256 for RSA, ES256 for P-256, EdDSA for Ed25519; repeatable."
     )
-    var jwtPublicKeyFile: [String] = Environment.list("LIVEDELTA_JWT_PUBLIC_KEY_FILE")
-
-    @Option(
-        help:
-            "A JWK Set (keys chosen by kid): a file, or an http(s) address such as an issuer's jwks_uri; read again every --jwks-refresh seconds, and on an unknown kid at most every 10 s. [env: LIVEDELTA_JWKS]"
-    )
-    var jwks: String = Environment.value("LIVEDELTA_JWKS", default: "")
-
-    @Option(help: "Seconds between reads of the --jwks set. [env: LIVEDELTA_JWKS_REFRESH]")
-    var jwksRefresh: Int = Environment.value("LIVEDELTA_JWKS_REFRESH", default: 300)
+    var jwtPublicKeyFile: [String] = []
 
     @Option(
         help:
-            "Seconds a token may live: exp - iat, and exp - now; longer-lived tokens are refused (0: no limit). [env: LIVEDELTA_JWT_MAX_LIFETIME]"
+            "A JWK Set (keys chosen by kid): a file, or an http(s) address such as an issuer's jwks_uri; read again every --jwks-refresh seconds, and on an unknown kid at most every 10 s."
     )
-    var jwtMaxLifetime: Int = Environment.value("LIVEDELTA_JWT_MAX_LIFETIME", default: 86_400)
+    var jwks: String = ""
 
-    @Option(help: "Tokens' iss must equal it (unchecked when empty). [env: LIVEDELTA_JWT_ISSUER]")
-    var jwtIssuer: String = Environment.value("LIVEDELTA_JWT_ISSUER", default: "")
-
-    @Option(help: "Tokens' aud must hold it (unchecked when empty). [env: LIVEDELTA_JWT_AUDIENCE]")
-    var jwtAudience: String = Environment.value("LIVEDELTA_JWT_AUDIENCE", default: "")
-
-    @Option(help: "The claim naming a token's tenant, whose sessions it reaches. [env: LIVEDELTA_TENANT_CLAIM]")
-    var tenantClaim: String = Environment.value("LIVEDELTA_TENANT_CLAIM", default: "tenant")
-
-    @Option(help: "The cookie a browser's event stream may carry its token in (live routes only). [env: LIVEDELTA_AUTH_COOKIE]")
-    var authCookie: String = Environment.value("LIVEDELTA_AUTH_COOKIE", default: "livedelta_token")
+    @Option(help: "Seconds between reads of the --jwks set.")
+    var jwksRefresh: Int = 300
 
     @Option(
         help:
-            "Web origins that may call the API from a browser: comma-separated origins (https://app.example.com), or * for any (never with cookies); empty: no CORS headers. [env: LIVEDELTA_CORS_ORIGINS]"
+            "Seconds a token may live: exp - iat, and exp - now; longer-lived tokens are refused (0: no limit)."
     )
-    var corsOrigins: String = Environment.value("LIVEDELTA_CORS_ORIGINS", default: "")
+    var jwtMaxLifetime: Int = 86_400
+
+    @Option(help: "Tokens' iss must equal it (unchecked when empty).")
+    var jwtIssuer: String = ""
+
+    @Option(help: "Tokens' aud must hold it (unchecked when empty).")
+    var jwtAudience: String = ""
+
+    @Option(help: "The claim naming a token's tenant, whose sessions it reaches.")
+    var tenantClaim: String = "tenant"
+
+    @Option(help: "The cookie a browser's event stream may carry its token in (live routes only).")
+    var authCookie: String = "livedelta_token"
+
+    @Option(
+        help:
+            "Web origins that may call the API from a browser: comma-separated origins (https://app.example.com), or * for any (never with cookies); empty: no CORS headers."
+    )
+    var corsOrigins: String = ""
 
     /// `--cors-origins` read (it was checked by `validate`).
     var cors: CORSPolicy { (try? CORSPolicy(parsing: corsOrigins)) ?? .off }
 
     func validate() throws {
+        guard !EnvironmentArguments.readingValue.load(ordering: .relaxed) else { return }
         do {
             _ = try CORSPolicy(parsing: corsOrigins)
         } catch {

@@ -18,8 +18,8 @@ struct HealthCheck: ParsableCommand {
     @Option(help: "Numeric IPv4 address of the server.")
     var host = "127.0.0.1"
 
-    @Option(help: "Its port. [env: LIVEDELTA_PORT]")
-    var port: UInt16 = Environment.value("LIVEDELTA_PORT", default: 8080)
+    @Option(help: "Its port.")
+    var port: UInt16 = 8080
 
     @Option(help: "Seconds to wait for the answer.")
     var timeout = 2

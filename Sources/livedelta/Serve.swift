@@ -16,179 +16,196 @@ extension Logger.Level: @retroactive ExpressibleByArgument {}
 extension LineLogHandler.Format: ExpressibleByArgument {}
 
 struct Serve: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Run the HTTP service (the default).")
+    static let configuration = CommandConfiguration(
+        abstract: "Run the HTTP service (the default).",
+        discussion: """
+            Every flag may be set by an environment variable instead: LIVEDELTA_ and the flag's name in capitals, - as _ \
+            (--max-body-size: LIVEDELTA_MAX_BODY_SIZE); a repeatable flag's variable takes a comma-separated list. \
+            A flag on the command line wins; a variable its flag cannot take stops start-up.
+            """)
 
-    @Option(help: "Address to listen on: numeric IPv4 or IPv6, or localhost. [env: LIVEDELTA_HOST]")
-    var host: String = Environment.value("LIVEDELTA_HOST", default: "0.0.0.0")
+    @Option(help: "Address to listen on: numeric IPv4 or IPv6, or localhost.")
+    var host: String = "0.0.0.0"
 
-    @Option(help: "Port to listen on; 0 picks a free one. [env: LIVEDELTA_PORT]")
-    var port: UInt16 = Environment.value("LIVEDELTA_PORT", default: 8080)
+    @Option(help: "Port to listen on; 0 picks a free one.")
+    var port: UInt16 = 8080
 
-    @Option(help: "Worker threads, each with its own epoll loop. [env: LIVEDELTA_THREADS]")
-    var threads: Int = Environment.value("LIVEDELTA_THREADS", default: HTTPServer.processorCount)
+    @Option(help: "Worker threads, each with its own epoll loop; one per core where not given.")
+    var threads: Int?
 
-    @Option(help: "Largest request body in bytes (413 above). [env: LIVEDELTA_MAX_BODY_SIZE]")
-    var maxBodySize: Int = Environment.value("LIVEDELTA_MAX_BODY_SIZE", default: 32 << 20)
+    /// `--threads`, or one per core.
+    var workerThreads: Int { threads ?? HTTPServer.processorCount }
 
-    @Option(help: "Bytes of request bodies held at once, by all connections together (503 above). [env: LIVEDELTA_MAX_BUFFERED_BODY_BYTES]")
-    var maxBufferedBodyBytes: Int = Environment.value("LIVEDELTA_MAX_BUFFERED_BODY_BYTES", default: 1 << 30)
+    @Option(help: "Largest request body in bytes (413 above).")
+    var maxBodySize: Int = 32 << 20
 
-    @Option(help: "Deepest JSON nesting accepted, up to 1000 (400 above). [env: LIVEDELTA_MAX_DEPTH]")
-    var maxDepth: Int = Environment.value("LIVEDELTA_MAX_DEPTH", default: 512)
+    @Option(help: "Bytes of request bodies held at once, by all connections together (503 above).")
+    var maxBufferedBodyBytes: Int = 1 << 30
 
-    @Option(help: "Most items in one request body, all its collections together (413 above). [env: LIVEDELTA_MAX_ITEMS_PER_REQUEST]")
-    var maxItemsPerRequest: Int = Environment.value("LIVEDELTA_MAX_ITEMS_PER_REQUEST", default: 2_000_000)
+    @Option(help: "Deepest JSON nesting accepted, up to 1000 (400 above).")
+    var maxDepth: Int = 512
 
-    @Option(help: "Most items read from bodies and not yet answered, all requests together (503 above). [env: LIVEDELTA_MAX_ITEMS_IN_FLIGHT]")
-    var maxItemsInFlight: Int = Environment.value("LIVEDELTA_MAX_ITEMS_IN_FLIGHT", default: 8_000_000)
-
-    @Option(help: "Seconds before an idle connection is closed. [env: LIVEDELTA_CONNECTION_TIMEOUT]")
-    var connectionTimeout: Int = Environment.value("LIVEDELTA_CONNECTION_TIMEOUT", default: 30)
-
-    @Option(help: "Most connections open at once; one more is answered 503 and closed. [env: LIVEDELTA_MAX_CONNECTIONS]")
-    var maxConnections: Int = Environment.value("LIVEDELTA_MAX_CONNECTIONS", default: 1_000)
-
-    @Option(
-        help:
-            "Most connections open at once from one client address, its event streams and long polls included (429 above); behind a proxy, set it to --max-connections plus --max-subscribers. [env: LIVEDELTA_MAX_CONNECTIONS_PER_CLIENT]"
-    )
-    var maxConnectionsPerClient: Int = Environment.value("LIVEDELTA_MAX_CONNECTIONS_PER_CLIENT", default: 256)
+    @Option(help: "Most items in one request body, all its collections together (413 above).")
+    var maxItemsPerRequest: Int = 2_000_000
 
     @Option(
         help:
-            "Seconds a client has to send a request's line and headers, from connecting or from the previous response (408 after). [env: LIVEDELTA_HEADER_TIMEOUT]"
+            "Most items read from bodies and not yet answered, all requests together (503 above). Each costs at most a few hundred bytes while its request runs, so this bounds what bodies make the server hold beyond their own bytes."
     )
-    var headerTimeout: Int = Environment.value("LIVEDELTA_HEADER_TIMEOUT", default: 10)
+    var maxItemsInFlight: Int = 8_000_000
+
+    @Option(
+        help: "Seconds a connection may send and read nothing (mid-body, or not reading its answer) before it is closed.")
+    var connectionTimeout: Int = 30
 
     @Option(
         help:
-            "Bytes a second a request body must arrive at, on average, once it has taken longer than --header-timeout (408 below). [env: LIVEDELTA_MIN_BODY_RATE]"
+            "Most connections open at once; one more is answered 503 and closed. The server raises its descriptor limit to fit, or refuses to start."
     )
-    var minBodyRate: Int = Environment.value("LIVEDELTA_MIN_BODY_RATE", default: 4_096)
-
-    @Option(help: "Seconds that requests in flight get to finish after SIGTERM or SIGINT. [env: LIVEDELTA_SHUTDOWN_GRACE]")
-    var shutdownGrace: Int = Environment.value("LIVEDELTA_SHUTDOWN_GRACE", default: 10)
+    var maxConnections: Int = 1_000
 
     @Option(
         help:
-            "Where sessions live: memory (this process), or redis://[:password@]host[:port][/db] (shared by replicas, kept across restarts). [env: LIVEDELTA_SESSION_STORE]"
+            "Most connections open at once from one client address, its event streams and long polls included (429 above); behind a proxy, set it to --max-connections plus --max-subscribers, and --stream-opens-per-second to 0."
     )
-    var sessionStore: String = Environment.value("LIVEDELTA_SESSION_STORE", default: "memory")
-
-    @Option(help: "Prefix of the Redis keys sessions are kept under. [env: LIVEDELTA_SESSION_KEY_PREFIX]")
-    var sessionKeyPrefix: String = Environment.value("LIVEDELTA_SESSION_KEY_PREFIX", default: "livedelta:")
-
-    @Option(help: "Milliseconds to wait for Redis to connect, and for each command's answer. [env: LIVEDELTA_REDIS_TIMEOUT]")
-    var redisTimeout: Int = Environment.value("LIVEDELTA_REDIS_TIMEOUT", default: 1_000)
-
-    @Option(help: "Connections to Redis open at once, at most. [env: LIVEDELTA_REDIS_CONNECTIONS]")
-    var redisConnections: Int = Environment.value("LIVEDELTA_REDIS_CONNECTIONS", default: 16)
-
-    @Option(help: "Most sessions held at once; when full, the least recently used idle one is evicted. [env: LIVEDELTA_MAX_SESSIONS]")
-    var maxSessions: Int = Environment.value("LIVEDELTA_MAX_SESSIONS", default: 10_000)
+    var maxConnectionsPerClient: Int = 256
 
     @Option(
         help:
-            "Most sessions one tenant (the namespace a token names) may hold; past it the tenant's own least recently used idle session is evicted, never another tenant's (429 where none is idle). [env: LIVEDELTA_MAX_SESSIONS_PER_TENANT]"
+            "Seconds a client has for a request's line and headers, from connecting or from its previous answer, however steadily the bytes come (408, then closed). A kept-alive connection idle this long is closed without an answer."
     )
-    var maxSessionsPerTenant: Int = Environment.value("LIVEDELTA_MAX_SESSIONS_PER_TENANT", default: 1_000)
+    var headerTimeout: Int = 10
 
     @Option(
         help:
-            "Bytes one tenant's sessions may take, as --max-session-bytes counts them; evicts within the tenant only (429 where nothing is idle). [env: LIVEDELTA_MAX_SESSION_BYTES_PER_TENANT]"
+            "Bytes a second a request body must arrive at, on average, once it has taken longer than --header-timeout (408 below)."
     )
-    var maxSessionBytesPerTenant: Int = Environment.value("LIVEDELTA_MAX_SESSION_BYTES_PER_TENANT", default: 256 << 20)
+    var minBodyRate: Int = 4_096
 
-    @Option(help: "Seconds a session may stay unused before it expires. [env: LIVEDELTA_SESSION_IDLE_TIMEOUT]")
-    var sessionIdleTimeout: Int = Environment.value("LIVEDELTA_SESSION_IDLE_TIMEOUT", default: 900)
-
-    @Option(help: "Most items one session may hold (413 above). [env: LIVEDELTA_MAX_SESSION_ITEMS]")
-    var maxSessionItems: Int = Environment.value("LIVEDELTA_MAX_SESSION_ITEMS", default: 100_000)
+    @Option(help: "Seconds that requests in flight get to finish after SIGTERM or SIGINT.")
+    var shutdownGrace: Int = 10
 
     @Option(
         help:
-            "Bytes sessions take in this process: their bodies as sent, plus \(SessionFootprint.bytesPerItem) per item and \(SessionFootprint.bytesPerBody) per body. The memory store evicts the least recently used idle sessions to stay within it; the Redis store drops parsed copies. [env: LIVEDELTA_MAX_SESSION_BYTES]"
+            "Where sessions live: memory (this process), or redis://[:password@]host[:port][/db] (shared by replicas, kept across restarts)."
     )
-    var maxSessionBytes: Int = Environment.value("LIVEDELTA_MAX_SESSION_BYTES", default: 1 << 30)
+    var sessionStore: String = "memory"
+
+    @Option(help: "Prefix of the Redis keys sessions are kept under.")
+    var sessionKeyPrefix: String = "livedelta:"
+
+    @Option(help: "Milliseconds to wait for Redis to connect, and for each command's answer.")
+    var redisTimeout: Int = 1_000
+
+    @Option(help: "Connections to Redis open at once, at most.")
+    var redisConnections: Int = 16
+
+    @Option(help: "Most sessions the memory store holds at once; when full, the least recently used idle one is evicted.")
+    var maxSessions: Int = 10_000
 
     @Option(
         help:
-            "Live subscribers (event streams and long polls) at once, all sessions together; counted apart from --max-connections (503 above). [env: LIVEDELTA_MAX_SUBSCRIBERS]"
+            "Most sessions one tenant (the namespace a token names) may hold; past it the tenant's own least recently used idle session is evicted, never another tenant's (429 where none is idle)."
     )
-    var maxSubscribers: Int = Environment.value("LIVEDELTA_MAX_SUBSCRIBERS", default: 10_000)
-
-    @Option(help: "Live subscribers of one session at once (503 above). [env: LIVEDELTA_MAX_SUBSCRIBERS_PER_SESSION]")
-    var maxSubscribersPerSession: Int = Environment.value("LIVEDELTA_MAX_SUBSCRIBERS_PER_SESSION", default: 1_000)
-
-    @Option(help: "Live subscribers of one tenant's sessions at once (429 above). [env: LIVEDELTA_MAX_SUBSCRIBERS_PER_TENANT]")
-    var maxSubscribersPerTenant: Int = Environment.value("LIVEDELTA_MAX_SUBSCRIBERS_PER_TENANT", default: 2_500)
+    var maxSessionsPerTenant: Int = 1_000
 
     @Option(
         help:
-            "Event streams and long polls one client address may start a second, on average, with three seconds' worth at once (429 above); 0: no limit. [env: LIVEDELTA_STREAM_OPENS_PER_SECOND]"
+            "Bytes one tenant's sessions may take, as --max-session-bytes counts them; evicts within the tenant only (429 where nothing is idle)."
     )
-    var streamOpensPerSecond: Int = Environment.value("LIVEDELTA_STREAM_OPENS_PER_SECOND", default: 20)
+    var maxSessionBytesPerTenant: Int = 256 << 20
+
+    @Option(help: "Seconds a session may stay unused before it expires.")
+    var sessionIdleTimeout: Int = 900
+
+    @Option(help: "Most items one session may hold (413 above).")
+    var maxSessionItems: Int = 100_000
 
     @Option(
         help:
-            "Bytes sent to all subscribers and not yet read, each event counted once however many it goes to; past it the subscriber whose event does not fit is dropped and new ones get 503. [env: LIVEDELTA_MAX_UNSENT_BYTES]"
+            "Bytes sessions take in this process: their bodies as sent, plus \(SessionFootprint.bytesPerItem) per item and \(SessionFootprint.bytesPerBody) per body. The memory store evicts the least recently used idle sessions to stay within it; the Redis store drops parsed copies."
     )
-    var maxUnsentBytes: Int = Environment.value("LIVEDELTA_MAX_UNSENT_BYTES", default: 256 << 20)
-
-    @Option(help: "Seconds between heartbeat comments on an idle event stream. [env: LIVEDELTA_HEARTBEAT_INTERVAL]")
-    var heartbeatInterval: Int = Environment.value("LIVEDELTA_HEARTBEAT_INTERVAL", default: 15)
-
-    @Option(help: "Versions a followed session keeps for subscribers that resume (the latest always). [env: LIVEDELTA_LIVE_HISTORY]")
-    var liveHistory: Int = Environment.value("LIVEDELTA_LIVE_HISTORY", default: 256)
-
-    @Option(
-        help: "Bytes the kept versions of one followed session may take (as --max-session-bytes counts them). [env: LIVEDELTA_LIVE_HISTORY_BYTES]")
-    var liveHistoryBytes: Int = Environment.value("LIVEDELTA_LIVE_HISTORY_BYTES", default: 64 << 20)
+    var maxSessionBytes: Int = 1 << 30
 
     @Option(
         help:
-            "Bytes sent to one subscriber and not yet read by it; past them it is dropped (it reconnects and resumes). [env: LIVEDELTA_SUBSCRIBER_BUFFER_BYTES]"
+            "Live subscribers (event streams and long polls) at once, all sessions together; counted apart from --max-connections (503 above)."
     )
-    var subscriberBufferBytes: Int = Environment.value("LIVEDELTA_SUBSCRIBER_BUFFER_BYTES", default: 4 << 20)
+    var maxSubscribers: Int = 10_000
+
+    @Option(help: "Live subscribers of one session at once (503 above).")
+    var maxSubscribersPerSession: Int = 1_000
+
+    @Option(help: "Live subscribers of one tenant's sessions at once (429 above).")
+    var maxSubscribersPerTenant: Int = 2_500
 
     @Option(
         help:
-            "Threads for session requests, which may wait for a session's lock or the session store; event-loop threads never wait. [env: LIVEDELTA_WAITING_THREADS]"
+            "Event streams and long polls one client address may start a second, on average, with three seconds' worth at once (429 above); 0: no limit."
     )
-    var waitingThreads: Int = Environment.value("LIVEDELTA_WAITING_THREADS", default: 64)
+    var streamOpensPerSecond: Int = 20
 
     @Option(
         help:
-            "Seconds a write's Idempotency-Key and its first answer are kept, so that a retry gets that answer again. [env: LIVEDELTA_IDEMPOTENCY_RETENTION]"
+            "Bytes sent to all subscribers and not yet read, each event counted once however many it goes to; past it the subscriber whose event does not fit is dropped and new ones get 503."
     )
-    var idempotencyRetention: Int = Environment.value("LIVEDELTA_IDEMPOTENCY_RETENTION", default: 86_400)
+    var maxUnsentBytes: Int = 256 << 20
+
+    @Option(help: "Seconds between heartbeat comments on an idle event stream.")
+    var heartbeatInterval: Int = 15
+
+    @Option(help: "Versions a followed session keeps for subscribers that resume (the latest always).")
+    var liveHistory: Int = 256
+
+    @Option(
+        help: "Bytes the kept versions of one followed session may take (as --max-session-bytes counts them).")
+    var liveHistoryBytes: Int = 64 << 20
 
     @Option(
         help:
-            "Bytes of first answers one tenant's Idempotency-Keys may keep in memory (the memory store); past it its oldest keys go first. [env: LIVEDELTA_IDEMPOTENCY_MAX_BYTES_PER_TENANT]"
+            "Bytes sent to one subscriber and not yet read by it, besides one larger event it is still reading (a large session's reset goes out whole, as the client reads it); past them it is dropped (it reconnects and resumes)."
     )
-    var idempotencyMaxBytesPerTenant: Int = Environment.value("LIVEDELTA_IDEMPOTENCY_MAX_BYTES_PER_TENANT", default: 16 << 20)
+    var subscriberBufferBytes: Int = 4 << 20
 
     @Option(
         help:
-            "Bytes of first answers all Idempotency-Keys may keep in memory (the memory store); past it the tenant keeping the most gives up its oldest. [env: LIVEDELTA_IDEMPOTENCY_MAX_BYTES]"
+            "Threads for session requests, which may wait for a session's lock or the session store; event-loop threads never wait."
     )
-    var idempotencyMaxBytes: Int = Environment.value("LIVEDELTA_IDEMPOTENCY_MAX_BYTES", default: 256 << 20)
+    var waitingThreads: Int = 64
+
+    @Option(
+        help:
+            "Seconds a write's Idempotency-Key and its first answer are kept, so that a retry gets that answer again."
+    )
+    var idempotencyRetention: Int = 86_400
+
+    @Option(
+        help:
+            "Bytes of first answers one tenant's Idempotency-Keys may keep in memory (the memory store); past it its oldest keys go first."
+    )
+    var idempotencyMaxBytesPerTenant: Int = 16 << 20
+
+    @Option(
+        help:
+            "Bytes of first answers all Idempotency-Keys may keep in memory (the memory store); past it the tenant keeping the most gives up its oldest."
+    )
+    var idempotencyMaxBytes: Int = 256 << 20
 
     @OptionGroup(title: "Access")
     var access: AuthOptions
 
-    @Option(help: "trace, debug, info (one line per request), notice, warning, error or critical. [env: LIVEDELTA_LOG_LEVEL]")
-    var logLevel: Logger.Level = Environment.choice("LIVEDELTA_LOG_LEVEL", default: .info)
+    @Option(help: "trace, debug, info (one line per request), notice, warning, error or critical.")
+    var logLevel: Logger.Level = .info
 
-    @Option(help: "text or json (one JSON object per line). [env: LIVEDELTA_LOG_FORMAT]")
-    var logFormat: LineLogHandler.Format = Environment.choice("LIVEDELTA_LOG_FORMAT", default: .text)
+    @Option(help: "text or json (one JSON object per line).")
+    var logFormat: LineLogHandler.Format = .text
 
     func validate() throws {
-        if let unreadable = Environment.invalid.first {
+        guard !EnvironmentArguments.readingValue.load(ordering: .relaxed) else { return }
+        if let unreadable = EnvironmentArguments.invalid.first {
             throw ValidationError("the environment variable \(unreadable) is not a value its flag takes (see --help)")
         }
-        guard (1...256).contains(threads) else { throw ValidationError("--threads must be from 1 to 256") }
+        guard (1...256).contains(workerThreads) else { throw ValidationError("--threads must be from 1 to 256") }
         // Body offsets are 32-bit (ByteRange): a body stays well under 4 GiB.
         guard (1...(1 << 31)).contains(maxBodySize) else { throw ValidationError("--max-body-size must be from 1 to 2147483648 (2 GiB)") }
         guard maxBufferedBodyBytes >= maxBodySize, maxBufferedBodyBytes <= 1 << 40 else {
@@ -281,7 +298,7 @@ struct Serve: ParsableCommand {
         var configuration = HTTPServer.Configuration()
         configuration.host = host
         configuration.port = port
-        configuration.threads = threads
+        configuration.threads = workerThreads
         configuration.maxBodySize = maxBodySize
         configuration.maxBufferedBodyBytes = maxBufferedBodyBytes
         configuration.connectionTimeoutSeconds = connectionTimeout
@@ -325,7 +342,7 @@ struct Serve: ParsableCommand {
                 ])
         }
         logger.notice(
-            "listening", metadata: ["host": "\(host)", "port": .stringConvertible(Int(server.port)), "threads": .stringConvertible(threads)])
+            "listening", metadata: ["host": "\(host)", "port": .stringConvertible(Int(server.port)), "threads": .stringConvertible(workerThreads)])
         let storeWatch = sessionStore == "memory" ? nil : StoreWatch(sessions, logger: logger, store: sessionStoreShown)
 
         var received: Int32 = 0

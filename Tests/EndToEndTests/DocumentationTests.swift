@@ -55,6 +55,17 @@ import Testing
         #expect(flags.count > 30)
         #expect(flags.subtracting(documented).isEmpty, "not in docs/operations.md: \(flags.subtracting(documented).sorted())")
         #expect(documented.subtracting(flags).isEmpty, "not flags: \(documented.subtracting(flags).sorted())")
+        // And it is the flags' own declarations, written out: their variables, defaults and help.
+        let check = Process()
+        check.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        check.arguments = ["python3", "scripts/configuration-table.py", "--check", ServerProcess.binary.path]
+        check.currentDirectoryURL = Self.root
+        let messages = Pipe()
+        check.standardError = messages
+        try check.run()
+        let message = String(decoding: messages.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        check.waitUntilExit()
+        #expect(check.terminationStatus == 0, "\(message)")
     }
 
     /// Every base image is named in full (podman without registry aliases refuses short
