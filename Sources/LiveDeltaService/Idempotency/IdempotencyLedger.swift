@@ -54,8 +54,9 @@ package enum IdempotencyClaim: Sendable, Equatable {
     case running
     /// The key was used for another request (another body, route or condition).
     case reused
-    /// A request with the same key and fingerprint committed, but its server stopped before
-    /// keeping its answer: the write took effect, and its answer is lost.
+    /// A request with the same key and fingerprint committed, and its answer is not kept yet:
+    /// it is about to be, or (still so after a while) its server stopped in between, and the
+    /// answer is lost.
     case unanswered
 }
 

@@ -93,11 +93,16 @@ struct IdempotentWrites: Sendable {
             case .answered(let answer):
                 return answer.response
             case .unanswered:
-                throw APIError(
-                    .idempotencyAnswerLost,
-                    message:
-                        "the first request with this Idempotency-Key took effect, but its server stopped before keeping its answer; read the session to see its state now, and send a new key with a new write"
-                )
+                // Committed, its answer not kept yet: usually a few milliseconds from kept. Still
+                // so at the deadline, its server stopped in between.
+                guard ContinuousClock.now < deadline else {
+                    throw APIError(
+                        .idempotencyAnswerLost,
+                        message:
+                            "the first request with this Idempotency-Key took effect, but its server stopped before keeping its answer; read the session to see its state now, and send a new key with a new write"
+                    )
+                }
+                usleep(5_000)
             case .reused:
                 throw APIError(
                     .idempotencyKeyReused,
