@@ -130,7 +130,9 @@ let package = Package(
         // that enforces UIKit's rules.
         .testTarget(name: "LiveDeltaKitTests", dependencies: ["LiveDeltaKit", "TestSupport"]),
         // The Redis session store in process, on a real redis-server the tests start.
-        .testTarget(name: "LiveDeltaRedisTests", dependencies: [
+        .testTarget(
+            name: "LiveDeltaRedisTests",
+            dependencies: [
                 "ByteJSON", "LiveDeltaRedis", "LiveDeltaService", "MicroHTTP", "RedisClient", "TestSupport",
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ]),
@@ -166,6 +168,13 @@ let package = Package(
         .executableTarget(name: "TokenBenchmark", dependencies: ["TokenAuth"], path: "Benchmarks/TokenBenchmark"),
         // The subscriber side of bench-live: thousands of event streams read on one epoll thread.
         .executableTarget(name: "LiveSubscribers", path: "Benchmarks/LiveSubscribers"),
+        // Starts and stops a server ten times in one process; a test checks no thread is left.
+        .executableTarget(
+            name: "ThreadLifecycle",
+            dependencies: [
+                "LiveDeltaService", "LiveDeltaRedis", "MicroHTTP", "RedisClient", "TestSupport", .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Tests/ThreadLifecycle"),
     ],
     swiftLanguageModes: [.v6]
 )

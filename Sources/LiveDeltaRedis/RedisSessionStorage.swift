@@ -15,6 +15,8 @@ final class RedisSessionStorage: SessionStorage {
     /// Whether the last pipeline failed: the log says when Redis goes and comes back, not on
     /// every request in between.
     private let failing = Atomic<Bool>(false)
+    /// The subscription `listen` started, until `stopListening`.
+    private let listening = Mutex<RedisSubscription?>(nil)
 
     init(redis: RedisPool, keyPrefix: String, idleTimeout: Duration, logger: Logger, events: @escaping @Sendable (SessionEvent) -> Void) {
         self.redis = redis
@@ -258,9 +260,14 @@ final class RedisSessionStorage: SessionStorage {
         var configuration = redis.configuration
         // The subscription waits for messages itself; a command timeout would only break it.
         configuration.commandTimeout = .seconds(max(5, configuration.commandTimeout.components.seconds))
-        RedisSubscription(
-            configuration, channel: layout.channel, onMessage: { onStep(String(decoding: $0, as: UTF8.self)) }, onSubscribed: onListening
-        ).start()
+        let subscription = RedisSubscription(
+            configuration, channel: layout.channel, onMessage: { onStep(String(decoding: $0, as: UTF8.self)) }, onSubscribed: onListening)
+        subscription.start()
+        listening.withLock { $0 = subscription }
+    }
+
+    func stopListening() {
+        listening.withLock { $0.take() }?.stop()
     }
 
     /// A script call. EVAL with the text: Redis keeps each script compiled by its hash, so

@@ -116,6 +116,13 @@ package final class LiveDeltaService: Sendable {
         metrics?.error(code: APIError.server(error).code)
     }
 
+    /// Ends the threads the service started (the live hub's, a shared store's listener), once
+    /// the HTTP server has stopped: whoever made the service stops it.
+    package func stop() {
+        live.stop()
+        sessions.close()
+    }
+
     var sessionEndpoints: SessionEndpoints { SessionEndpoints(store: sessions, limits: limits, metrics: metrics) }
 
     var liveEndpoints: LiveEndpoints { LiveEndpoints(hub: live, sessions: sessionEndpoints) }

@@ -241,7 +241,9 @@ package final class HTTPServer: Sendable {
         core.stopping.store(true, ordering: .relaxed)
         acceptor.stop()
         let deadline = ContinuousClock.now + grace
-        while core.inFlight.load(ordering: .acquiring) > 0 && ContinuousClock.now < deadline {
+        // An offloaded request's job counts itself out just after it resumes its connection,
+        // which may finish the request first: both counts are waited for.
+        while core.inFlight.load(ordering: .acquiring) > 0 || core.offloaded.load(ordering: .acquiring) > 0, ContinuousClock.now < deadline {
             usleep(2_000)
         }
         // Streams still open at the deadline are cut (their writers should have closed them
@@ -256,6 +258,7 @@ package final class HTTPServer: Sendable {
         guard computing == 0 else { return StopOutcome(cut: cut, computing: computing) }
         for daemon in daemons { MHD_stop_daemon(daemon.pointer) }
         core.hangups.stop()
+        core.stopPools()
         Unmanaged.passUnretained(core).release()
         return StopOutcome(cut: cut, computing: 0)
     }

@@ -33,8 +33,11 @@ final class ServerCore: Sendable {
         self.handler = handler
         // Every thread that runs a handler has the event-loop threads' stack.
         let stack = max(1 << 20, configuration.threadStackSize)
-        large = ThreadPool(name: "http-large", threads: HTTPServer.processorCount, stackSize: stack)
-        waiting = ThreadPool(name: "http-waiting", threads: configuration.waitingThreads, stackSize: stack)
+        // A connection has one request in flight at most: the queues never hold more jobs
+        // than there are connections.
+        let connections = configuration.connectionLimit + configuration.maxStreams
+        large = ThreadPool(name: "http-large", threads: HTTPServer.processorCount, stackSize: stack, maxQueued: connections)
+        waiting = ThreadPool(name: "http-waiting", threads: configuration.waitingThreads, stackSize: stack, maxQueued: connections)
     }
 
     /// libmicrohttpd starts or ends serving a connection the acceptor admitted: the
@@ -134,7 +137,9 @@ final class ServerCore: Sendable {
             MHD_resume_connection(suspended.pointer)
             offloaded.subtract(1, ordering: .releasing)
         }
-        if waits { waiting.run(job) } else { large.run(job) }
+        // A pool that takes no more (stopping) leaves the job to this thread, which the
+        // request then holds as it would without the pools.
+        if !(waits ? waiting : large).run(job) { job() }
         return .YES
     }
 
@@ -167,6 +172,12 @@ final class ServerCore: Sendable {
         guard let connection else { return .YES }
         context.answered = true
         return queue(configuration.errorResponse(refusal), on: connection, closing: true)
+    }
+
+    /// Ends the pools' threads (no request runs on them any more).
+    func stopPools() {
+        large.stop()
+        waiting.stop()
     }
 
     /// libmicrohttpd is done with a request, answered or not.

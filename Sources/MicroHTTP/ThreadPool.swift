@@ -1,5 +1,3 @@
-import Dispatch
-
 import struct NIOConcurrencyHelpers.NIOLockedValueBox
 
 #if canImport(Glibc)
@@ -12,41 +10,74 @@ import struct NIOConcurrencyHelpers.NIOLockedValueBox
 /// bounded depth recursively in places, and Dispatch's threads have whatever stack the
 /// platform gives). Two pools run offloaded requests: one sized to the cores for large bodies,
 /// and one for work that may wait (on a lock held by another request, on a store across the
-/// network), so that such waits never hold an event-loop thread or a core's thread.
+/// network), so that such waits never hold an event-loop thread or a core's thread; the live
+/// hub's fan-out has one too.
 ///
-/// A fixed number of threads take jobs in the order they came; a job waits for a free thread.
-/// Threads are started as jobs come and live as long as the process.
-final class ThreadPool: Sendable {
+/// A fixed number of threads take jobs in the order they came; a job waits for a free thread,
+/// in a queue of at most `maxQueued` jobs (a job past it is refused, and its caller answers for
+/// it). Threads are started as jobs come, and `stop` ends and joins them all: whoever made the
+/// pool stops it, so no thread outlives what it served.
+package final class ThreadPool: Sendable {
     private let name: String
     private let threads: Int
     private let stackSize: Int
-    private let jobs = NIOLockedValueBox<(queue: [@Sendable () -> Void], head: Int, started: Int)>(([], 0, 0))
-    private let ready = DispatchSemaphore(value: 0)
+    private let maxQueued: Int
+
+    private struct State {
+        var queue: [@Sendable () -> Void] = []
+        var head = 0
+        var handles: [pthread_t] = []
+        var stopping = false
+    }
+    private let state = NIOLockedValueBox(State())
+    /// Jobs waiting, and wake-ups for a stop, as a count the threads wait on.
+    private let ready = CountingSignal()
 
     /// At most `threads` threads, each with a stack of `stackSize` bytes, named `name` (at
     /// most 15 bytes) in `top`, `perf` and /proc.
-    init(name: String, threads: Int, stackSize: Int) {
+    package init(name: String, threads: Int, stackSize: Int, maxQueued: Int = .max) {
         self.name = name
         self.threads = max(1, threads)
         self.stackSize = stackSize
+        self.maxQueued = max(1, maxQueued)
     }
 
-    /// Runs `job` on one of the pool's threads.
-    func run(_ job: @escaping @Sendable () -> Void) {
-        let start = jobs.withLockedValue { state -> Bool in
+    /// Runs `job` on one of the pool's threads; false (and `job` never runs) where the pool
+    /// is stopping or `maxQueued` jobs already wait.
+    @discardableResult
+    package func run(_ job: @escaping @Sendable () -> Void) -> Bool {
+        let (taken, start) = state.withLockedValue { state -> (Bool, Bool) in
+            guard !state.stopping, state.queue.count - state.head < maxQueued else { return (false, false) }
             state.queue.append(job)
-            // One more thread while there are fewer than jobs waiting and the limit allows.
-            guard state.started < threads, state.queue.count - state.head > 0 else { return false }
-            state.started += 1
-            return true
+            // One more thread while there are fewer than the limit.
+            return (true, state.handles.count < threads)
         }
+        guard taken else { return false }
         if start { startThread() }
         ready.signal()
+        return true
     }
 
-    private func next() -> @Sendable () -> Void {
+    /// Ends the threads once the jobs queued now are done, and waits for them to end (or, not
+    /// `waiting`, lets them end by themselves: for an owner let go of on one of them). A pool
+    /// takes no job after.
+    package func stop(waiting: Bool = true) {
+        let handles = state.withLockedValue { state -> [pthread_t] in
+            state.stopping = true
+            defer { state.handles.removeAll() }
+            return state.handles
+        }
+        for _ in handles { ready.signal() }
+        for handle in handles {
+            if waiting { pthread_join(handle, nil) } else { pthread_detach(handle) }
+        }
+    }
+
+    /// The next job, or nil where the pool is stopping and none is left.
+    private func next() -> (@Sendable () -> Void)? {
         ready.wait()
-        return jobs.withLockedValue { state in
+        return state.withLockedValue { state in
+            guard state.head < state.queue.count else { return nil }
             let job = state.queue[state.head]
             state.head += 1
             // Drop the taken jobs now and then, not on every take.
@@ -62,27 +93,30 @@ final class ThreadPool: Sendable {
         let box = Unmanaged.passRetained(
             WorkerBox { [self] in
                 Self.nameThread(name)
-                while true { next()() }
+                while let job = next() { job() }
             }
         ).toOpaque()
         var attributes = pthread_attr_t()
         pthread_attr_init(&attributes)
         pthread_attr_setstacksize(&attributes, stackSize)
-        pthread_attr_setdetachstate(&attributes, Int32(PTHREAD_CREATE_DETACHED))
-        var thread = pthread_t()
-        let created = pthread_create(
-            &thread, &attributes,
-            { raw in
-                let work = Unmanaged<WorkerBox>.fromOpaque(raw!).takeRetainedValue()
-                work.body()
-                return nil
-            }, box)
-        pthread_attr_destroy(&attributes)
-        if created != 0 {
+        // Under the lock, so that a stop joins every thread started.
+        state.withLockedValue { state in
+            guard !state.stopping else {
+                Unmanaged<WorkerBox>.fromOpaque(box).release()
+                return
+            }
+            var thread = pthread_t()
+            let created = pthread_create(
+                &thread, &attributes,
+                { raw in
+                    let work = Unmanaged<WorkerBox>.fromOpaque(raw!).takeRetainedValue()
+                    work.body()
+                    return nil
+                }, box)
             // No thread: the job waits for another thread, as it would for a busy one.
-            Unmanaged<WorkerBox>.fromOpaque(box).release()
-            jobs.withLockedValue { $0.started -= 1 }
+            if created == 0 { state.handles.append(thread) } else { Unmanaged<WorkerBox>.fromOpaque(box).release() }
         }
+        pthread_attr_destroy(&attributes)
     }
 }
 
@@ -90,7 +124,7 @@ extension ThreadPool {
     /// A new thread takes the name of the thread that created it (an event-loop thread, here):
     /// each pool's threads say whose they are instead. Glibc's `pthread_setname_np` is not
     /// visible from Swift; /proc/thread-self/comm is the same name (proc(5)).
-    static func nameThread(_ name: String) {
+    package static func nameThread(_ name: String) {
         let file = open("/proc/thread-self/comm", O_WRONLY)
         guard file >= 0 else { return }
         defer { close(file) }
@@ -102,4 +136,88 @@ extension ThreadPool {
 private final class WorkerBox {
     let body: () -> Void
     init(_ body: @escaping () -> Void) { self.body = body }
+}
+
+/// A thread that calls `body` about once a second until stopped (or `body` returns false).
+package final class Ticker: Sendable {
+    private let body: @Sendable () -> Bool
+    private let wake = CountingSignal()
+    private let stopped = NIOLockedValueBox(false)
+    private let handle = NIOLockedValueBox<pthread_t?>(nil)
+
+    /// Starts the thread, named `name`.
+    package init(name: String, _ body: @escaping @Sendable () -> Bool) {
+        self.body = body
+        let box = Unmanaged.passRetained(
+            WorkerBox { [self] in
+                ThreadPool.nameThread(name)
+                while !stopped.withLockedValue({ $0 }) && self.body() { _ = wake.wait(seconds: 1) }
+            }
+        ).toOpaque()
+        var thread = pthread_t()
+        let created = pthread_create(
+            &thread, nil,
+            { raw in
+                let work = Unmanaged<WorkerBox>.fromOpaque(raw!).takeRetainedValue()
+                work.body()
+                return nil
+            }, box)
+        if created == 0 { handle.withLockedValue { $0 = thread } } else { Unmanaged<WorkerBox>.fromOpaque(box).release() }
+    }
+
+    /// Ends the thread, and waits for it (or, not `waiting`, lets it end by itself).
+    package func stop(waiting: Bool = true) {
+        stopped.withLockedValue { $0 = true }
+        wake.signal()
+        guard let thread = handle.withLockedValue({ $0.take() }) else { return }
+        if waiting { pthread_join(thread, nil) } else { pthread_detach(thread) }
+    }
+}
+
+/// A count threads wait on: `signal` adds one and wakes a waiter, `wait` takes one or sleeps
+/// until there is one. (A pthread condition, which ThreadSanitizer sees.)
+package final class CountingSignal: @unchecked Sendable {  // the count is read and written under `mutex` only
+    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+    private let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
+    private var count = 0
+
+    package init() {
+        pthread_mutex_init(mutex, nil)
+        pthread_cond_init(condition, nil)
+    }
+
+    deinit {
+        pthread_cond_destroy(condition)
+        pthread_mutex_destroy(mutex)
+        condition.deallocate()
+        mutex.deallocate()
+    }
+
+    package func signal() {
+        pthread_mutex_lock(mutex)
+        count += 1
+        pthread_cond_signal(condition)
+        pthread_mutex_unlock(mutex)
+    }
+
+    package func wait() {
+        pthread_mutex_lock(mutex)
+        while count == 0 { pthread_cond_wait(condition, mutex) }
+        count -= 1
+        pthread_mutex_unlock(mutex)
+    }
+
+    /// Like `wait`, giving up after `seconds`; true where a signal was taken.
+    package func wait(seconds: Int) -> Bool {
+        var deadline = timespec()
+        clock_gettime(CLOCK_REALTIME, &deadline)
+        deadline.tv_sec += seconds
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        while count == 0 {
+            if pthread_cond_timedwait(condition, mutex, &deadline) != 0 { return false }
+        }
+        count -= 1
+        return true
+    }
 }

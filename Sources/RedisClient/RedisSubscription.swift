@@ -6,8 +6,8 @@ import Synchronization
     import Musl
 #endif
 
-/// One connection subscribed to one Redis channel, on a thread of its own, for as long as the
-/// process lives: each message's payload is handed to `onMessage`, in order. A lost connection
+/// One connection subscribed to one Redis channel, on a thread of its own, until `stop`: each
+/// message's payload is handed to `onMessage`, in order. A lost connection
 /// is opened again (every half second while Redis is away), and `onSubscribed` is told each
 /// time the subscription (re)starts, so that whoever listens can catch up on what was
 /// published meanwhile, which Redis does not keep.
@@ -17,6 +17,7 @@ package final class RedisSubscription: Sendable {
     private let onMessage: @Sendable ([UInt8]) -> Void
     private let onSubscribed: @Sendable () -> Void
     private let stopped = Atomic<Bool>(false)
+    private let thread = Mutex<pthread_t?>(nil)
 
     package init(
         _ configuration: RedisConfiguration, channel: String, onMessage: @escaping @Sendable ([UInt8]) -> Void,
@@ -31,19 +32,22 @@ package final class RedisSubscription: Sendable {
     /// Starts the thread.
     package func start() {
         let box = Unmanaged.passRetained(self).toOpaque()
-        var thread = pthread_t()
-        _ = pthread_create(
-            &thread, nil,
+        var handle = pthread_t()
+        let created = pthread_create(
+            &handle, nil,
             { raw in
                 let subscription = Unmanaged<RedisSubscription>.fromOpaque(raw!).takeRetainedValue()
                 subscription.run()
                 return nil
             }, box)
-        pthread_detach(thread)
+        if created == 0 { thread.withLock { $0 = handle } } else { Unmanaged<RedisSubscription>.fromOpaque(box).release() }
     }
 
-    /// Ends the thread within a second.
-    package func stop() { stopped.store(true, ordering: .relaxed) }
+    /// Ends the thread, within a second (the longest it waits for a message), and waits for it.
+    package func stop() {
+        stopped.store(true, ordering: .relaxed)
+        if let handle = thread.withLock({ $0.take() }) { pthread_join(handle, nil) }
+    }
 
     private func run() {
         while !stopped.load(ordering: .relaxed) {
@@ -60,7 +64,8 @@ package final class RedisSubscription: Sendable {
                     }
                 }
             } catch {
-                usleep(500_000)
+                // Redis away: tried again in half a second, unless stopped meanwhile.
+                for _ in 0..<5 where !stopped.load(ordering: .relaxed) { usleep(100_000) }
             }
         }
     }

@@ -366,6 +366,7 @@ struct Serve: ParsableCommand {
                 ])
             throw ExitCode(Self.exitCodeWhenCut)
         }
+        service.stop()
         logger.notice("stopped", metadata: ["drained": .stringConvertible(true)])
     }
 

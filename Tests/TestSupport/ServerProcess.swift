@@ -14,12 +14,17 @@ public final class ServerProcess: @unchecked Sendable {  // see above
     /// The binary: $LIVEDELTA_BINARY, else `livedelta` beside the test bundle.
     public static var binary: URL {
         if let path = ProcessInfo.processInfo.environment["LIVEDELTA_BINARY"] { return URL(fileURLWithPath: path) }
+        return builtProduct("livedelta")
+    }
+
+    /// An executable this package built, beside the test bundle (in the test bundle's build).
+    public static func builtProduct(_ name: String) -> URL {
         let bundle = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
         var directory = bundle.deletingLastPathComponent()
-        while !FileManager.default.fileExists(atPath: directory.appendingPathComponent("livedelta").path), directory.path != "/" {
+        while !FileManager.default.fileExists(atPath: directory.appendingPathComponent(name).path), directory.path != "/" {
             directory.deleteLastPathComponent()
         }
-        return directory.appendingPathComponent("livedelta")
+        return directory.appendingPathComponent(name)
     }
 
     /// - Parameter descriptorLimit: where given, the binary starts under `ulimit -n` of that

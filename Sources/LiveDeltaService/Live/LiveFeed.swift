@@ -1,5 +1,6 @@
 import Dispatch
 import LiveCollections
+import MicroHTTP
 
 import struct NIOConcurrencyHelpers.NIOLockedValueBox
 
@@ -20,7 +21,7 @@ final class LiveFeed: Sendable {
 
     let id: String
     private let limits: Limits
-    private let fanOut: DispatchQueue
+    private let fanOut: ThreadPool
     /// Told how many subscribers left, whenever some do (the hub counts them all).
     private let onLeave: @Sendable (Int) -> Void
 
@@ -38,7 +39,7 @@ final class LiveFeed: Sendable {
     }
     private let state = NIOLockedValueBox(State())
 
-    init(id: String, limits: Limits, fanOut: DispatchQueue, onLeave: @escaping @Sendable (Int) -> Void) {
+    init(id: String, limits: Limits, fanOut: ThreadPool, onLeave: @escaping @Sendable (Int) -> Void) {
         self.id = id
         self.limits = limits
         self.fanOut = fanOut
@@ -137,7 +138,8 @@ final class LiveFeed: Sendable {
             state.draining = true
             return true
         }
-        if wake { fanOut.async { self.drain() } }
+        // A pool that takes no more (the hub stopping) leaves the feed ready to ask again.
+        if wake, !fanOut.run({ self.drain() }) { state.withLockedValue { $0.draining = false } }
     }
 
     /// Whether a step follows what the feed holds: a later version of the same life, a new

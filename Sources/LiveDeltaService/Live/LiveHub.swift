@@ -60,7 +60,10 @@ package final class LiveHub: SessionObserver {
     /// Subscribers of each tenant's sessions, where it has some.
     private let tenantSubscribers = NIOLockedValueBox<[Substring: Int]>([:])
     private let stopping = Atomic<Bool>(false)
-    private let fanOut = DispatchQueue(label: "livedelta.live.fanout", attributes: .concurrent)
+    /// Where subscribers are written to: a thread per core. Its queue holds a job per feed at
+    /// most (a feed asks again only once its last pass has begun).
+    private let fanOut = ThreadPool(name: "live-fanout", threads: HTTPServer.processorCount, stackSize: 1 << 20)
+    private let ticker = NIOLockedValueBox<Ticker?>(nil)
     private let logger: Logger
     /// Tells the session store which sessions are followed, about every ten seconds.
     private let follow: @Sendable ([String]) -> Void
@@ -234,12 +237,26 @@ package final class LiveHub: SessionObserver {
     // MARK: - The ticker
 
     private func startTicker() {
-        let thread = TickerThread { [weak self] in
+        let ticker = Ticker(name: "live-ticker") { [weak self] in
             guard let self else { return false }
             self.tick()
             return true
         }
-        thread.start()
+        self.ticker.withLockedValue { $0 = ticker }
+    }
+
+    /// Ends the hub's threads (the ticker, the fan-out), after `shutdown`: whoever made the hub
+    /// stops it.
+    package func stop() {
+        ticker.withLockedValue { $0.take() }?.stop()
+        fanOut.stop()
+    }
+
+    deinit {
+        // Let go of without a stop (tests): the threads end by themselves. This may run on
+        // one of them, which must not wait for itself.
+        ticker.withLockedValue { $0.take() }?.stop(waiting: false)
+        fanOut.stop(waiting: false)
     }
 
     private func tick() {
@@ -257,25 +274,5 @@ package final class LiveHub: SessionObserver {
         feeds.withLockedValue { feeds in
             for feed in idle where feeds[feed.id] === feed { feeds[feed.id] = nil }
         }
-    }
-}
-
-/// A thread that calls `body` about once a second until it returns false.
-private final class TickerThread: Sendable {
-    private let body: @Sendable () -> Bool
-
-    init(_ body: @escaping @Sendable () -> Bool) { self.body = body }
-
-    func start() {
-        let box = Unmanaged.passRetained(self).toOpaque()
-        var thread = pthread_t()
-        _ = pthread_create(
-            &thread, nil,
-            { raw in
-                let ticker = Unmanaged<TickerThread>.fromOpaque(raw!).takeRetainedValue()
-                while ticker.body() { usleep(1_000_000) }
-                return nil
-            }, box)
-        pthread_detach(thread)
     }
 }

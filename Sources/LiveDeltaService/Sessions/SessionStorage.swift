@@ -41,6 +41,8 @@ package protocol SessionStorage: Sendable {
     /// The steps logged after `cursor` (nil: all it keeps), oldest first.
     func steps(of id: String, after cursor: String?) throws(SessionError) -> [LoggedStep]
     /// Starts hearing which sessions have new steps (`onStep`, with the id), and when hearing
-    /// starts or starts again after a loss (`onListening`), for as long as the process lives.
+    /// starts or starts again after a loss (`onListening`), until `stopListening`.
     func listen(onStep: @escaping @Sendable (String) -> Void, onListening: @escaping @Sendable () -> Void)
+    /// Stops hearing, and ends the thread that heard.
+    func stopListening()
 }

@@ -136,6 +136,10 @@ package protocol SessionStore: Sendable {
     /// has the log read again for the observer, so that a step committed while the feed was
     /// being started reaches it too.
     func feedStarted(id: String)
+
+    /// Ends the threads the store started (a shared store's listener); the store serves
+    /// nothing live after.
+    func close()
 }
 
 /// A step of a session's log, as the session after it.
@@ -156,6 +160,7 @@ extension SessionStore {
     package func follow(_ ids: [String]) {}
     package func loggedSteps(id: String, incarnation: String, from version: UInt64) -> [LoggedState] { [] }
     package func feedStarted(id: String) {}
+    package func close() {}
 }
 
 /// Why a session ended.

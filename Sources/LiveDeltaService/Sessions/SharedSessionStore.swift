@@ -110,6 +110,8 @@ package final class SharedSessionStore: SessionStore {
         }
     }
 
+    package func close() { storage.stopListening() }
+
     package func feedStarted(id: String) {
         // Through storage, so that the log is read on the listening thread, in order with
         // every other step.
@@ -153,8 +155,14 @@ package final class SharedSessionStore: SessionStore {
             return
         }
         let cursor = cursors.withLockedValue { $0[id] }
-        guard let steps = try? storage.steps(of: id, after: cursor), let last = steps.last else { return }
+        guard var steps = try? storage.steps(of: id, after: cursor), let last = steps.last else { return }
         cursors.withLockedValue { $0[id] = last.cursor }
+        if cursor == nil, let life = observer.incarnation(of: id) {
+            // A first read of the log holds the steps of earlier lives too (the log outlives a
+            // replacement): those before the observer's own life's first step are older than
+            // what it holds, and would take it back to a life that has ended.
+            steps = Array(steps.drop { $0.incarnation != life })
+        }
         for step in steps {
             if step.step == .deleted {
                 observer.ended(id: id, incarnation: step.incarnation, reason: .deleted)
