@@ -65,12 +65,13 @@ struct PatchEdit {
             }
         }
         // Each such patch keeps its items' text in a document of its own: past
-        // `FlatKeyedEdit.maxDocuments`, the list is written anew into one, as below.
-        if case .list(let list) = document, current.owners.count < FlatKeyedEdit.maxDocuments {
+        // `SessionRewrite.maxDocuments`, the list is written anew into one, as below.
+        let keepsHeld = SessionRewrite.keepsHeld(adding: current.owners)
+        if case .list(let list) = document, keepsHeld {
             return try flatItems(list, owners: current.owners)
         }
         let root = document.tree
-        if case .sectioned(let held) = current.shape, reading.options.unique, current.owners.count < FlatKeyedEdit.maxDocuments,
+        if case .sectioned(let held) = current.shape, reading.options.unique, keepsHeld,
             case .object(let members) = root, members.count == 1, case .array(let elements) = members[Array("sections".utf8)]
         {
             return try sections(Array(elements), held: held, owners: current.owners)

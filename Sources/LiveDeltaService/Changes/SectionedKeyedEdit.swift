@@ -308,9 +308,9 @@ struct SectionedKeyedEdit {
             }
         }
         // Occurrences of repeated ids count across sections: every section is read again then.
-        // So is every section where the session's documents reach `FlatKeyedEdit.maxDocuments`
+        // So is every section where the session's documents reach `SessionRewrite.maxDocuments`
         // (each edit that keeps sections adds one), which writes the session anew into one.
-        let keepsHeld = unique && owners.count < FlatKeyedEdit.maxDocuments
+        let keepsHeld = unique && SessionRewrite.keepsHeld(adding: owners)
         let uids = order.materialize(finding: []).elements
         if !keepsHeld { uids.forEach(reach) }
         let ordered = uids.map { blocks[$0] }
