@@ -42,37 +42,48 @@ struct SectionedKeyedEdit {
         case removed
     }
 
+    /// An operation resolved against the edit's keys and items: indices into them.
+    private struct Step {
+        var id: Int
+        var before: Int?
+        var section: Int?
+        var item: Int?
+        /// insertSection: its items' places in the item texts, and their keys where given.
+        var rows: Range<Int> = 0..<0
+        var rowKeys: [Int]?
+    }
+
+    /// What the operations name, read once.
+    private struct Named {
+        var keys: [JSONItem]
+        var items: [JSONItem]
+        var itemTexts: [UnsafeBufferPointer<UInt8>]
+        var steps: [Step]
+        /// The documents keys and items point into, until the result is written out.
+        var owners: (DocumentOwners, DocumentOwners)
+    }
+
     func apply(to sections: [JSONSection], owners: DocumentOwners) throws(APIError) -> EditOutcome {
-        let unique = reading.options.unique
-        func rows(of section: JSONSection) -> [Row] { section.items.map { Row(key: $0.uniqueID, text: .text($0.text)) } }
-        // Repeated ids: occurrences count across sections, so every section is listed (and
-        // written out again below).
-        var blocks = sections.enumerated().map { index, section in
-            Block(
-                uid: index, key: section.uniqueID, section: .text(section.text), origin: index,
-                rows: unique ? nil : ItemChain(rows(of: section)), held: index)
-        }
-        /// The blocks in the order the operations leave, as a chain of their uids, so that
-        /// moving or removing a section costs the same in a list of any length.
-        var order = ItemChain(Array(blocks.indices))
-        /// The uid of each section in the list, by id.
-        var sectionUID = [JSONItemID: Int](minimumCapacity: blocks.count)
-        for block in blocks { sectionUID[block.key] = block.uid }
-        /// The items operations put somewhere else (or took out), by their key. With unique ids,
-        /// any other named item is where its held section's block is, at its held row; with
-        /// repeated ones, every item is here from the start.
-        var placed: [JSONItemID: Place] = [:]
-        if !unique {
-            for block in blocks {
-                for (row, item) in (block.rows?.base ?? []).enumerated() { placed[item.key] = .at(block: block.uid, node: row) }
+        let named = try resolve()
+        defer { withExtendedLifetime(named.owners) {} }
+        var edit = BlockEdit(sections: sections, named: named, unique: reading.options.unique)
+        var rewriteBudget = ChangeReading.maxRewrittenBytes
+        for (operation, step) in zip(operations, named.steps) {
+            if let before = step.before, edit.ids[before] == edit.ids[step.id] {
+                throw APIError(.invalidOperation, message: "nothing goes before itself", pointer: operation.pointer.appending("before").description)
+            }
+            if operation.kind.onSection {
+                try edit.runOnSection(operation, step, body: body, itemsKey: reading.options.itemsKey)
+            } else {
+                try edit.runOnItem(operation, step, body: body, reading: reading, budget: &rewriteBudget)
             }
         }
-        /// Lists the rows of block `b` where no operation has reached it yet.
-        func reach(_ b: Int) {
-            guard blocks[b].rows == nil, let origin = blocks[b].origin else { return }
-            blocks[b].rows = ItemChain(rows(of: sections[origin]))
-        }
-        // Every id an operation names, read once; and the items they carry.
+        return try finish(edit, sections: sections, owners: owners)
+    }
+
+    /// Reads the operations' keys and items (and the items of the sections they insert).
+    private func resolve() throws(APIError) -> Named {
+        let unique = reading.options.unique
         var named = NamedKeys()
         func addKey(_ key: ItemKey, item: Bool) throws(APIError) -> Int {
             if unique || !item, key.occurrence != nil {
@@ -85,15 +96,6 @@ struct SectionedKeyedEdit {
         }
         var itemTexts: [UnsafeBufferPointer<UInt8>] = []
         var itemOrigins: [JSONPointer] = []
-        struct Step {
-            var id: Int
-            var before: Int?
-            var section: Int?
-            var item: Int?
-            /// insertSection: its items' places in `itemTexts`, and their keys where given.
-            var rows: Range<Int> = 0..<0
-            var rowKeys: [Int]?
-        }
         var steps: [Step] = []
         for operation in operations {
             let onSection = operation.kind.onSection
@@ -113,31 +115,13 @@ struct SectionedKeyedEdit {
                 step.item = itemTexts.count - 1
             }
             if operation.kind == .insertSection, let range = operation.section {
-                var value = LazyJSON.text(body.text(range))
-                value.open()
-                guard case .object(let members) = value, let rows = members[reading.options.itemsKeyBytes] else {
-                    throw APIError(
-                        .invalidOperation, message: "the section needs its items under \"\(reading.options.itemsKey)\"",
-                        pointer: operation.pointer.appending("section").description)
-                }
-                var list = rows
-                list.open()
-                guard case .array(let elements) = list else {
-                    throw APIError(
-                        .invalidOperation, message: "the section's \"\(reading.options.itemsKey)\" must be an array",
-                        pointer: operation.pointer.appending("section").appending(reading.options.itemsKey).description)
-                }
                 let start = itemTexts.count
-                for (index, element) in elements.enumerated() {
-                    guard case .text(let text) = element else { continue }
-                    itemTexts.append(text)
-                    itemOrigins.append(operation.pointer.appending("section").appending(reading.options.itemsKey).appending(index))
-                }
+                let count = try sectionItems(range, operation, texts: &itemTexts, origins: &itemOrigins)
                 step.rows = start..<itemTexts.count
                 if let keys = operation.keys {
-                    guard keys.count == elements.count else {
+                    guard keys.count == count else {
                         throw APIError(
-                            .invalidOperation, message: "keys must name each of the section's \(elements.count) items",
+                            .invalidOperation, message: "keys must name each of the section's \(count) items",
                             pointer: operation.pointer.appending("keys").description)
                     }
                     step.rowKeys = try keys.map { key throws(APIError) in try addKey(key, item: true) }
@@ -147,173 +131,48 @@ struct SectionedKeyedEdit {
         }
         let (keys, keyOwners) = try named.read(with: reading)
         let (items, itemOwners) = try reading.items(itemTexts, origins: itemOrigins)
-        // The ids and items read point into these until the result is written out.
-        defer { withExtendedLifetime((keyOwners, itemOwners)) {} }
-        let ids = keys.map(\.uniqueID)
-        // Where the held items with the ids the operations name (and the ids of the sections'
-        // items they insert) are, in one pass over the items' stored hashes.
-        var heldPlaces: [JSONItemID: (section: Int, row: Int)] = [:]
-        if unique {
-            let probes = keys + items
-            let finder = HashFinder(probes)
-            for (s, section) in sections.enumerated() {
-                section.items.withUnsafeBufferPointer { held in
-                    for row in held.indices {
-                        if let found = finder.find(held[row]) { heldPlaces[probes[found].uniqueID] = (s, row) }
-                    }
-                }
-            }
-        }
+        return Named(keys: keys, items: items, itemTexts: itemTexts, steps: steps, owners: (keyOwners, itemOwners))
+    }
 
-        /// The item with the id `key`: its block (its rows listed) and its node there.
-        func findItem(_ key: JSONItemID) -> (block: Int, node: Int)? {
-            if let place = placed[key] {
-                guard case .at(let uid, let node) = place, sectionUID[blocks[uid].key] == uid else { return nil }
-                return (uid, node)
-            }
-            // A held section's block has its index as uid.
-            guard unique, let held = heldPlaces[key], sectionUID[blocks[held.section].key] == held.section else { return nil }
-            reach(held.section)
-            return (held.section, held.row)
+    /// Adds the items of an inserted section to `texts`; answers how many elements its items
+    /// array has.
+    private func sectionItems(
+        _ range: Range<Int>, _ operation: KeyedOperation, texts: inout [UnsafeBufferPointer<UInt8>], origins: inout [JSONPointer]
+    ) throws(APIError) -> Int {
+        var value = LazyJSON.text(body.text(range))
+        value.open()
+        guard case .object(let members) = value, let rows = members[reading.options.itemsKeyBytes] else {
+            throw APIError(
+                .invalidOperation, message: "the section needs its items under \"\(reading.options.itemsKey)\"",
+                pointer: operation.pointer.appending("section").description)
         }
-        func itemKey(of index: Int, occurrence: UInt32) -> JSONItemID {
-            var item = items[index]
-            item.occurrence = unique ? 0 : occurrence
-            return item.uniqueID
+        var list = rows
+        list.open()
+        guard case .array(let elements) = list else {
+            throw APIError(
+                .invalidOperation, message: "the section's \"\(reading.options.itemsKey)\" must be an array",
+                pointer: operation.pointer.appending("section").appending(reading.options.itemsKey).description)
         }
-        var rewriteBudget = ChangeReading.maxRewrittenBytes
-        for (operation, step) in zip(operations, steps) {
-            let id = ids[step.id]
-            func conflict(_ member: String, _ message: String) -> APIError {
-                APIError(.changeConflict, message: message, pointer: operation.pointer.appending(member).description)
-            }
-            func invalid(_ member: String, _ message: String) -> APIError {
-                APIError(.invalidOperation, message: message, pointer: operation.pointer.appending(member).description)
-            }
-            if let before = step.before, ids[before] == id { throw invalid("before", "nothing goes before itself") }
-            switch operation.kind {
-            case .removeSection, .moveSection, .updateSection, .insertSection:
-                let found = sectionUID[id]
-                var place = ItemChain<Int>.tail
-                if let before = step.before {
-                    guard let uid = sectionUID[ids[before]] else {
-                        throw conflict("before", "before names the section \(ids[before].description), which is not in the list")
-                    }
-                    place = uid
-                }
-                switch operation.kind {
-                case .removeSection:
-                    guard let found else { throw conflict("id", "there is no section \(id.description) to remove") }
-                    order.unlink(found)
-                    sectionUID[id] = nil
-                case .moveSection:
-                    guard let found else { throw conflict("id", "there is no section \(id.description) to move") }
-                    order.unlink(found)
-                    order.link(found, before: place)
-                case .updateSection:
-                    guard let found, let range = operation.section else { throw conflict("id", "there is no section \(id.description) to update") }
-                    reach(found)
-                    blocks[found].section = .text(body.text(range))
-                    blocks[found].held = nil
-                default:
-                    guard found == nil else {
-                        throw APIError(
-                            .duplicateID, message: "there is already a section \(id.description)",
-                            pointer: operation.pointer.appending("id").description)
-                    }
-                    guard let range = operation.section else { throw invalid("section", "insertSection needs the section") }
-                    var rows: [Row] = []
-                    var rowKeys = Set<JSONItemID>()
-                    for (offset, index) in step.rows.enumerated() {
-                        let key = step.rowKeys.map { ids[$0[offset]] } ?? itemKey(of: index, occurrence: UInt32(offset + 1))
-                        if findItem(key) != nil || !rowKeys.insert(key).inserted {
-                            throw APIError(
-                                .duplicateID, message: "the list already holds an item \(key.description)",
-                                pointer: operation.pointer.appending("section").appending(reading.options.itemsKey).appending(offset).description)
-                        }
-                        rows.append(Row(key: key, text: .text(itemTexts[index])))
-                    }
-                    let uid = order.add(blocks.count)
-                    blocks.append(Block(uid: uid, key: id, section: .text(body.text(range)), origin: nil, rows: ItemChain(rows), held: nil))
-                    order.link(uid, before: place)
-                    sectionUID[id] = uid
-                    for (node, row) in rows.enumerated() { placed[row.key] = .at(block: uid, node: node) }
-                }
-            case .insert, .move, .remove, .update:
-                let found = findItem(id)
-                var target: (block: Int, before: Int)?
-                if let section = step.section {
-                    guard let block = sectionUID[ids[section]] else {
-                        throw conflict("section", "there is no section \(ids[section].description)")
-                    }
-                    reach(block)
-                    target = (block, ItemChain<Row>.tail)
-                    if let before = step.before {
-                        guard let place = findItem(ids[before]), place.block == block else {
-                            throw conflict("before", "before names \(ids[before].description), which is not in that section")
-                        }
-                        target = (block, place.node)
-                    }
-                }
-                switch operation.kind {
-                case .insert:
-                    guard found == nil else {
-                        throw APIError(
-                            .duplicateID, message: "the list already holds an item \(id.description)",
-                            pointer: operation.pointer.appending("id").description)
-                    }
-                    guard let index = step.item, let target else { throw invalid("item", "insert needs the item and its section") }
-                    guard items[index].plainID == keys[step.id].plainID else { throw invalid("item", "the item's id is not the operation's id") }
-                    guard let node = blocks[target.block].rows?.add(Row(key: id, text: .text(itemTexts[index]))) else {
-                        throw .internalError("a reached section has no rows")
-                    }
-                    blocks[target.block].rows?.link(node, before: target.before)
-                    blocks[target.block].held = nil
-                    placed[id] = .at(block: target.block, node: node)
-                case .move:
-                    guard let found, let target else { throw conflict("id", "there is no item \(id.description) to move") }
-                    guard let row = blocks[found.block].rows?.element(found.node) else { throw .internalError("a found item was not listed") }
-                    blocks[found.block].rows?.unlink(found.node)
-                    if target.block == found.block {
-                        blocks[found.block].rows?.link(found.node, before: target.before)
-                    } else if let node = blocks[target.block].rows?.add(row) {
-                        blocks[target.block].rows?.link(node, before: target.before)
-                        placed[id] = .at(block: target.block, node: node)
-                    }
-                    blocks[found.block].held = nil
-                    blocks[target.block].held = nil
-                case .remove:
-                    guard let found else { throw conflict("id", "there is no item \(id.description) to remove") }
-                    blocks[found.block].rows?.unlink(found.node)
-                    blocks[found.block].held = nil
-                    placed[id] = .removed
-                default:
-                    guard let found else { throw conflict("id", "there is no item \(id.description) to update") }
-                    blocks[found.block].held = nil
-                    if let index = step.item {
-                        guard items[index].plainID == keys[step.id].plainID else { throw invalid("item", "an update cannot change the item's id") }
-                        blocks[found.block].rows?.replace(found.node, with: Row(key: id, text: .text(itemTexts[index])))
-                    } else if let changes = operation.changes, let old = blocks[found.block].rows?.element(found.node).text.bytes {
-                        let changed = try old.withUnsafeBufferPointer { old throws(APIError) in
-                            try reading.item(
-                                old, changedBy: changes, body: body.body.bytes, origin: operation.pointer.appending("changes"),
-                                budget: &rewriteBudget)
-                        }
-                        // The changed item keeps its id, as an update with the whole item must.
-                        let keepsID = withExtendedLifetime(changed.owners) { changed.item.plainID == keys[step.id].plainID }
-                        guard keepsID else { throw invalid("changes", "an update cannot change the item's id") }
-                        blocks[found.block].rows?.replace(found.node, with: Row(key: id, text: .owned(changed.text)))
-                    }
-                }
-            }
+        for (index, element) in elements.enumerated() {
+            guard case .text(let text) = element else { continue }
+            texts.append(text)
+            origins.append(operation.pointer.appending("section").appending(reading.options.itemsKey).appending(index))
         }
+        return elements.count
+    }
+
+    /// Writes out the sections the operations changed and reads them back; with unique ids
+    /// and the documents within `SessionRewrite`'s bound, the held sections kept are kept
+    /// as they are and the delta is worked out from the changed ones.
+    private func finish(_ edit: BlockEdit, sections: [JSONSection], owners: DocumentOwners) throws(APIError) -> EditOutcome {
+        var edit = edit
         // Occurrences of repeated ids count across sections: every section is read again then.
         // So is every section where the session's documents reach `SessionRewrite.maxDocuments`
         // (each edit that keeps sections adds one), which writes the session anew into one.
-        let keepsHeld = unique && SessionRewrite.keepsHeld(adding: owners)
-        let uids = order.materialize(finding: []).elements
-        if !keepsHeld { uids.forEach(reach) }
-        let ordered = uids.map { blocks[$0] }
+        let keepsHeld = edit.unique && SessionRewrite.keepsHeld(adding: owners)
+        let uids = edit.order.materialize(finding: []).elements
+        if !keepsHeld { for uid in uids { edit.reach(uid) } }
+        let ordered = uids.map { edit.blocks[$0] }
         let rewritten = ordered.filter { !keepsHeld || $0.held == nil }
         var writer = JSONWriter()
         writer.raw("{\"sections\":[")
@@ -348,6 +207,241 @@ struct SectionedKeyedEdit {
             return .sectioned(result, owners: resultOwners, delta: delta)
         }
         return .collection(.sectioned(result, owners: resultOwners))
+    }
+
+    /// The held sections under the operations: blocks (a section each, its rows listed once an
+    /// operation reaches it) in an order kept as a chain, and where the named items are.
+    private struct BlockEdit {
+        let sections: [JSONSection]
+        let unique: Bool
+        let keys: [JSONItem]
+        let ids: [JSONItemID]
+        let items: [JSONItem]
+        let itemTexts: [UnsafeBufferPointer<UInt8>]
+        var blocks: [Block]
+        /// The blocks in the order the operations leave, as a chain of their uids, so that
+        /// moving or removing a section costs the same in a list of any length.
+        var order: ItemChain<Int>
+        /// The uid of each section in the list, by id.
+        var sectionUID: [JSONItemID: Int]
+        /// The items operations put somewhere else (or took out), by their key. With unique
+        /// ids, any other named item is where its held section's block is, at its held row;
+        /// with repeated ones, every item is here from the start.
+        var placed: [JSONItemID: Place] = [:]
+        /// Where the held items with the ids the operations name (and the ids of the sections'
+        /// items they insert) are, found in one pass over the items' stored hashes.
+        var heldPlaces: [JSONItemID: (section: Int, row: Int)] = [:]
+
+        init(sections: [JSONSection], named: Named, unique: Bool) {
+            self.sections = sections
+            self.unique = unique
+            keys = named.keys
+            ids = named.keys.map(\.uniqueID)
+            items = named.items
+            itemTexts = named.itemTexts
+            // Repeated ids: occurrences count across sections, so every section is listed
+            // (and written out again).
+            blocks = sections.enumerated().map { index, section in
+                Block(
+                    uid: index, key: section.uniqueID, section: .text(section.text), origin: index,
+                    rows: unique ? nil : ItemChain(Self.rows(of: section)), held: index)
+            }
+            order = ItemChain(Array(blocks.indices))
+            sectionUID = [JSONItemID: Int](minimumCapacity: blocks.count)
+            for block in blocks { sectionUID[block.key] = block.uid }
+            if !unique {
+                for block in blocks {
+                    for (row, item) in (block.rows?.base ?? []).enumerated() { placed[item.key] = .at(block: block.uid, node: row) }
+                }
+                return
+            }
+            let probes = keys + items
+            let finder = HashFinder(probes)
+            for (s, section) in sections.enumerated() {
+                section.items.withUnsafeBufferPointer { held in
+                    for row in held.indices {
+                        if let found = finder.find(held[row]) { heldPlaces[probes[found].uniqueID] = (s, row) }
+                    }
+                }
+            }
+        }
+
+        static func rows(of section: JSONSection) -> [Row] { section.items.map { Row(key: $0.uniqueID, text: .text($0.text)) } }
+
+        /// Lists the rows of block `b` where no operation has reached it yet.
+        mutating func reach(_ b: Int) {
+            guard blocks[b].rows == nil, let origin = blocks[b].origin else { return }
+            blocks[b].rows = ItemChain(Self.rows(of: sections[origin]))
+        }
+
+        /// The item with the id `key`: its block (its rows listed) and its node there.
+        mutating func findItem(_ key: JSONItemID) -> (block: Int, node: Int)? {
+            if let place = placed[key] {
+                guard case .at(let uid, let node) = place, sectionUID[blocks[uid].key] == uid else { return nil }
+                return (uid, node)
+            }
+            // A held section's block has its index as uid.
+            guard unique, let held = heldPlaces[key], sectionUID[blocks[held.section].key] == held.section else { return nil }
+            reach(held.section)
+            return (held.section, held.row)
+        }
+
+        func itemKey(of index: Int, occurrence: UInt32) -> JSONItemID {
+            var item = items[index]
+            item.occurrence = unique ? 0 : occurrence
+            return item.uniqueID
+        }
+
+        private static func conflict(_ operation: KeyedOperation, _ member: String, _ message: String) -> APIError {
+            APIError(.changeConflict, message: message, pointer: operation.pointer.appending(member).description)
+        }
+
+        private static func invalid(_ operation: KeyedOperation, _ member: String, _ message: String) -> APIError {
+            APIError(.invalidOperation, message: message, pointer: operation.pointer.appending(member).description)
+        }
+
+        /// insertSection, updateSection, moveSection, removeSection.
+        mutating func runOnSection(_ operation: KeyedOperation, _ step: Step, body: ChangeBody, itemsKey: String) throws(APIError) {
+            let id = ids[step.id]
+            let found = sectionUID[id]
+            var place = ItemChain<Int>.tail
+            if let before = step.before {
+                guard let uid = sectionUID[ids[before]] else {
+                    throw Self.conflict(operation, "before", "before names the section \(ids[before].description), which is not in the list")
+                }
+                place = uid
+            }
+            switch operation.kind {
+            case .removeSection:
+                guard let found else { throw Self.conflict(operation, "id", "there is no section \(id.description) to remove") }
+                order.unlink(found)
+                sectionUID[id] = nil
+            case .moveSection:
+                guard let found else { throw Self.conflict(operation, "id", "there is no section \(id.description) to move") }
+                order.unlink(found)
+                order.link(found, before: place)
+            case .updateSection:
+                guard let found, let range = operation.section else {
+                    throw Self.conflict(operation, "id", "there is no section \(id.description) to update")
+                }
+                reach(found)
+                blocks[found].section = .text(body.text(range))
+                blocks[found].held = nil
+            default:
+                try insertSection(operation, step, at: place, body: body, itemsKey: itemsKey)
+            }
+        }
+
+        private mutating func insertSection(_ operation: KeyedOperation, _ step: Step, at place: Int, body: ChangeBody, itemsKey: String)
+            throws(APIError)
+        {
+            let id = ids[step.id]
+            guard sectionUID[id] == nil else {
+                throw APIError(
+                    .duplicateID, message: "there is already a section \(id.description)", pointer: operation.pointer.appending("id").description)
+            }
+            guard let range = operation.section else { throw Self.invalid(operation, "section", "insertSection needs the section") }
+            var rows: [Row] = []
+            var rowKeys = Set<JSONItemID>()
+            for (offset, index) in step.rows.enumerated() {
+                let key = step.rowKeys.map { ids[$0[offset]] } ?? itemKey(of: index, occurrence: UInt32(offset + 1))
+                if findItem(key) != nil || !rowKeys.insert(key).inserted {
+                    throw APIError(
+                        .duplicateID, message: "the list already holds an item \(key.description)",
+                        pointer: operation.pointer.appending("section").appending(itemsKey).appending(offset).description)
+                }
+                rows.append(Row(key: key, text: .text(itemTexts[index])))
+            }
+            let uid = order.add(blocks.count)
+            blocks.append(Block(uid: uid, key: id, section: .text(body.text(range)), origin: nil, rows: ItemChain(rows), held: nil))
+            order.link(uid, before: place)
+            sectionUID[id] = uid
+            for (node, row) in rows.enumerated() { placed[row.key] = .at(block: uid, node: node) }
+        }
+
+        /// Where an item operation's item goes: its section's block and the node it goes
+        /// before; nil where the operation names no section.
+        private mutating func target(of operation: KeyedOperation, _ step: Step) throws(APIError) -> (block: Int, before: Int)? {
+            guard let section = step.section else { return nil }
+            guard let block = sectionUID[ids[section]] else {
+                throw Self.conflict(operation, "section", "there is no section \(ids[section].description)")
+            }
+            reach(block)
+            guard let before = step.before else { return (block, ItemChain<Row>.tail) }
+            guard let place = findItem(ids[before]), place.block == block else {
+                throw Self.conflict(operation, "before", "before names \(ids[before].description), which is not in that section")
+            }
+            return (block, place.node)
+        }
+
+        /// insert, move, remove, update.
+        mutating func runOnItem(
+            _ operation: KeyedOperation, _ step: Step, body: ChangeBody, reading: ChangeReading, budget: inout Int
+        ) throws(APIError) {
+            let id = ids[step.id]
+            let found = findItem(id)
+            let target = try target(of: operation, step)
+            switch operation.kind {
+            case .insert:
+                guard found == nil else {
+                    throw APIError(
+                        .duplicateID, message: "the list already holds an item \(id.description)",
+                        pointer: operation.pointer.appending("id").description)
+                }
+                guard let index = step.item, let target else { throw Self.invalid(operation, "item", "insert needs the item and its section") }
+                guard items[index].plainID == keys[step.id].plainID else {
+                    throw Self.invalid(operation, "item", "the item's id is not the operation's id")
+                }
+                guard let node = blocks[target.block].rows?.add(Row(key: id, text: .text(itemTexts[index]))) else {
+                    throw .internalError("a reached section has no rows")
+                }
+                blocks[target.block].rows?.link(node, before: target.before)
+                blocks[target.block].held = nil
+                placed[id] = .at(block: target.block, node: node)
+            case .move:
+                guard let found, let target else { throw Self.conflict(operation, "id", "there is no item \(id.description) to move") }
+                guard let row = blocks[found.block].rows?.element(found.node) else { throw .internalError("a found item was not listed") }
+                blocks[found.block].rows?.unlink(found.node)
+                if target.block == found.block {
+                    blocks[found.block].rows?.link(found.node, before: target.before)
+                } else if let node = blocks[target.block].rows?.add(row) {
+                    blocks[target.block].rows?.link(node, before: target.before)
+                    placed[id] = .at(block: target.block, node: node)
+                }
+                blocks[found.block].held = nil
+                blocks[target.block].held = nil
+            case .remove:
+                guard let found else { throw Self.conflict(operation, "id", "there is no item \(id.description) to remove") }
+                blocks[found.block].rows?.unlink(found.node)
+                blocks[found.block].held = nil
+                placed[id] = .removed
+            default:
+                guard let found else { throw Self.conflict(operation, "id", "there is no item \(id.description) to update") }
+                try update(found, operation, step, body: body, reading: reading, budget: &budget)
+            }
+        }
+
+        private mutating func update(
+            _ found: (block: Int, node: Int), _ operation: KeyedOperation, _ step: Step, body: ChangeBody, reading: ChangeReading,
+            budget: inout Int
+        ) throws(APIError) {
+            let id = ids[step.id]
+            blocks[found.block].held = nil
+            if let index = step.item {
+                guard items[index].plainID == keys[step.id].plainID else {
+                    throw Self.invalid(operation, "item", "an update cannot change the item's id")
+                }
+                blocks[found.block].rows?.replace(found.node, with: Row(key: id, text: .text(itemTexts[index])))
+            } else if let changes = operation.changes, let old = blocks[found.block].rows?.element(found.node).text.bytes {
+                let changed = try old.withUnsafeBufferPointer { old throws(APIError) in
+                    try reading.item(old, changedBy: changes, body: body.body.bytes, origin: operation.pointer.appending("changes"), budget: &budget)
+                }
+                // The changed item keeps its id, as an update with the whole item must.
+                let keepsID = withExtendedLifetime(changed.owners) { changed.item.plainID == keys[step.id].plainID }
+                guard keepsID else { throw Self.invalid(operation, "changes", "an update cannot change the item's id") }
+                blocks[found.block].rows?.replace(found.node, with: Row(key: id, text: .owned(changed.text)))
+            }
+        }
     }
 
     /// The `section` member of an item operation: the id of the section it names.
