@@ -71,33 +71,103 @@ package struct DiffOptions: Sendable, Equatable {
         for key in members.keys.map({ String(decoding: $0, as: UTF8.self) }).sorted() where !Self.keys.contains(key) {
             throw .invalidOption(pointer.appending(key), "unknown option '\(key)'; the options are \(Self.keys.joined(separator: ", "))")
         }
-        func member(_ key: String) -> JSONValue? { members[Array(key.utf8)] }
+        let options = OptionMembers(members: members, pointer: pointer)
+        idKey = try options.path("idKey") ?? idKey
+        sectionIdKey = try options.path("sectionIdKey") ?? sectionIdKey
+        if let items = options["itemsKey"] {
+            guard let text = items.stringValue, !text.isEmpty else {
+                throw .invalidOption(pointer.appending("itemsKey"), "itemsKey must be a non-empty string")
+            }
+            itemsKey = text
+        }
+        format = try options.choice("format", of: DeltaFormat.self) ?? format
+        changes = try options.choice("changes", of: ChangeDetail.self) ?? changes
+        if let value = options["nested"] { nested = try Self.nested(value, at: pointer.appending("nested"), level: level) }
+        unique = try options.flag("unique") ?? unique
+        includeDeletedItems = try options.flag("includeDeletedItems") ?? includeDeletedItems
+        dataCountAnimationThreshold = try options.count("dataCountAnimationThreshold") ?? dataCountAnimationThreshold
+        deltaCountAnimationThreshold = try options.count("deltaCountAnimationThreshold") ?? deltaCountAnimationThreshold
+        switch (try options.keyList("compareKeys"), try options.keyList("ignoreKeys")) {
+        case (nil, nil): break
+        case (let only?, nil): filter = .only(KeySet(only))
+        case (nil, let except?): filter = .except(KeySet(except))
+        case (_?, _?):
+            throw .invalidOption(pointer.appending("ignoreKeys"), "give compareKeys or ignoreKeys, not both")
+        }
+        // Property observers do not run inside an initializer; the defaults are set already.
+        if idKey != "id" || sectionIdKey != "id" || itemsKey != "items" { renameKeys() }
+    }
+
+    /// The `nested` option at `pointer`: list fields, each with its options.
+    private static func nested(_ value: JSONValue, at pointer: JSONPointer, level: Int) throws(APIError) -> [String: DiffOptions] {
+        guard case .object(let fields) = value else {
+            throw .invalidOption(pointer, "nested must be an object: list fields, each with its options")
+        }
+        guard level < maxNestedLevels else { throw .invalidOption(pointer, "nested lists go at most \(maxNestedLevels) levels deep") }
+        guard fields.count <= maxNestedFields else {
+            throw .invalidOption(pointer, "nested names \(fields.count) fields; it may name at most \(maxNestedFields)")
+        }
+        var nested: [String: DiffOptions] = [:]
+        for (name, options) in fields {
+            let field = String(decoding: name, as: UTF8.self)
+            let at = pointer.appending(field)
+            let inner = try DiffOptions(options, at: at, level: level + 1)
+            guard inner.format == .batch, inner.changes == .rows, !field.isEmpty else {
+                throw .invalidOption(at, "a nested list takes the answer's format and changes, and needs a field name; give them at the top")
+            }
+            nested[field] = inner
+        }
+        return nested
+    }
+
+    /// An options object's members, read by kind: each mistake is a 422 pointing at its member.
+    private struct OptionMembers {
+        let members: [[UInt8]: JSONValue]
+        let pointer: JSONPointer
+
+        subscript(_ key: String) -> JSONValue? { members[Array(key.utf8)] }
+
+        /// A key, or keys joined by dots.
         func path(_ key: String) throws(APIError) -> String? {
-            guard let value = member(key) else { return nil }
+            guard let value = self[key] else { return nil }
             guard let text = value.stringValue, !text.split(separator: ".", omittingEmptySubsequences: false).contains(where: \.isEmpty) else {
                 throw .invalidOption(pointer.appending(key), "\(key) must be a non-empty key, or keys joined by dots")
             }
             return text
         }
+
         func flag(_ key: String) throws(APIError) -> Bool? {
-            guard let value = member(key) else { return nil }
+            guard let value = self[key] else { return nil }
             guard case .bool(let flag) = value else { throw .invalidOption(pointer.appending(key), "\(key) must be true or false") }
             return flag
         }
+
         func count(_ key: String) throws(APIError) -> Int? {
-            guard let value = member(key) else { return nil }
+            guard let value = self[key] else { return nil }
             guard case .number(let number) = value, let count = number.nonNegativeInt else {
                 throw .invalidOption(pointer.appending(key), "\(key) must be a whole number from 0 to \(Int.max)")
             }
             return count
         }
+
+        /// One of a string enumeration's names.
+        func choice<Choice: RawRepresentable & CaseIterable>(_ key: String, of type: Choice.Type) throws(APIError) -> Choice?
+        where Choice.RawValue == String {
+            guard let value = self[key] else { return nil }
+            guard let name = value.stringValue, let choice = Choice(rawValue: name) else {
+                throw .invalidOption(pointer.appending(key), "\(key) must be one of \(Choice.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            return choice
+        }
+
         func keyList(_ key: String) throws(APIError) -> [[UInt8]]? {
-            guard let value = member(key) else { return nil }
+            guard let value = self[key] else { return nil }
             guard case .array(let elements) = value else {
                 throw .invalidOption(pointer.appending(key), "\(key) must be an array of strings")
             }
-            guard elements.count <= Self.maxKeyListCount else {
-                throw .invalidOption(pointer.appending(key), "\(key) lists \(elements.count) names; it may list at most \(Self.maxKeyListCount)")
+            guard elements.count <= DiffOptions.maxKeyListCount else {
+                throw .invalidOption(
+                    pointer.appending(key), "\(key) lists \(elements.count) names; it may list at most \(DiffOptions.maxKeyListCount)")
             }
             var keys = [[UInt8]]()
             for (index, element) in elements.enumerated() {
@@ -108,62 +178,6 @@ package struct DiffOptions: Sendable, Equatable {
             }
             return keys
         }
-        idKey = try path("idKey") ?? idKey
-        sectionIdKey = try path("sectionIdKey") ?? sectionIdKey
-        if let items = member("itemsKey") {
-            guard let text = items.stringValue, !text.isEmpty else {
-                throw .invalidOption(pointer.appending("itemsKey"), "itemsKey must be a non-empty string")
-            }
-            itemsKey = text
-        }
-        if let value = member("format") {
-            guard let name = value.stringValue, let format = DeltaFormat(rawValue: name) else {
-                throw .invalidOption(
-                    pointer.appending("format"), "format must be one of \(DeltaFormat.allCases.map(\.rawValue).joined(separator: ", "))")
-            }
-            self.format = format
-        }
-        if let value = member("changes") {
-            guard let name = value.stringValue, let changes = ChangeDetail(rawValue: name) else {
-                throw .invalidOption(
-                    pointer.appending("changes"), "changes must be one of \(ChangeDetail.allCases.map(\.rawValue).joined(separator: ", "))")
-            }
-            self.changes = changes
-        }
-        if let value = member("nested") {
-            guard case .object(let fields) = value else {
-                throw .invalidOption(pointer.appending("nested"), "nested must be an object: list fields, each with its options")
-            }
-            guard level < Self.maxNestedLevels else {
-                throw .invalidOption(pointer.appending("nested"), "nested lists go at most \(Self.maxNestedLevels) levels deep")
-            }
-            guard fields.count <= Self.maxNestedFields else {
-                throw .invalidOption(
-                    pointer.appending("nested"), "nested names \(fields.count) fields; it may name at most \(Self.maxNestedFields)")
-            }
-            for (name, options) in fields {
-                let field = String(decoding: name, as: UTF8.self)
-                let at = pointer.appending("nested").appending(field)
-                let inner = try DiffOptions(options, at: at, level: level + 1)
-                guard inner.format == .batch, inner.changes == .rows, !field.isEmpty else {
-                    throw .invalidOption(at, "a nested list takes the answer's format and changes, and needs a field name; give them at the top")
-                }
-                nested[field] = inner
-            }
-        }
-        unique = try flag("unique") ?? unique
-        includeDeletedItems = try flag("includeDeletedItems") ?? includeDeletedItems
-        dataCountAnimationThreshold = try count("dataCountAnimationThreshold") ?? dataCountAnimationThreshold
-        deltaCountAnimationThreshold = try count("deltaCountAnimationThreshold") ?? deltaCountAnimationThreshold
-        switch (try keyList("compareKeys"), try keyList("ignoreKeys")) {
-        case (nil, nil): break
-        case (let only?, nil): filter = .only(KeySet(only))
-        case (nil, let except?): filter = .except(KeySet(except))
-        case (_?, _?):
-            throw .invalidOption(pointer.appending("ignoreKeys"), "give compareKeys or ignoreKeys, not both")
-        }
-        // Property observers do not run inside an initializer; the defaults are set already.
-        if idKey != "id" || sectionIdKey != "id" || itemsKey != "items" { renameKeys() }
     }
 }
 
