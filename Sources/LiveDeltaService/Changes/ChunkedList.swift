@@ -66,7 +66,7 @@ struct ChunkedList<Element: Weighed>: Sequence {
     }
 
     /// Runs `body` on the element at `index` where it stands; nil past the end.
-    mutating func modify<T>(at index: Int, _ body: (inout Element) throws -> T) rethrows -> T? {
+    mutating func modify<T, Failure: Error>(at index: Int, _ body: (inout Element) throws(Failure) -> T) throws(Failure) -> T? {
         guard let (chunk, slot) = place(of: index) else { return nil }
         let before = chunks[chunk][slot].weight
         defer {

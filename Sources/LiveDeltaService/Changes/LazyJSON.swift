@@ -123,7 +123,7 @@ enum LazyJSON: Weighed {
     /// Runs `body` on an array's elements (nil for any other value), held by nothing else
     /// meanwhile: a switch over the value in place keeps a second reference to them, and the
     /// first change would copy them all.
-    mutating func withElements<T>(_ body: (inout ChunkedList<LazyJSON>) throws -> T) rethrows -> T? {
+    mutating func withElements<T, Failure: Error>(_ body: (inout ChunkedList<LazyJSON>) throws(Failure) -> T) throws(Failure) -> T? {
         guard case .array(var elements) = self else { return nil }
         self = .owned([])
         defer { self = .array(elements) }
@@ -132,7 +132,7 @@ enum LazyJSON: Weighed {
 
     /// Runs `body` on an object's members (nil for any other value), held by nothing else
     /// meanwhile (as `withElements`).
-    mutating func withMembers<T>(_ body: (inout LazyMembers) throws -> T) rethrows -> T? {
+    mutating func withMembers<T, Failure: Error>(_ body: (inout LazyMembers) throws(Failure) -> T) throws(Failure) -> T? {
         guard case .object(var members) = self else { return nil }
         self = .owned([])
         defer { self = .object(members) }

@@ -41,7 +41,7 @@ struct LazyMembers: Sequence {
     }
 
     /// Runs `body` on the value of the member `name` where it stands; nil where there is none.
-    mutating func modify<T>(_ name: [UInt8], _ body: (inout LazyJSON) throws -> T) rethrows -> T? {
+    mutating func modify<T, Failure: Error>(_ name: [UInt8], _ body: (inout LazyJSON) throws(Failure) -> T) throws(Failure) -> T? {
         guard let position = positions[name], var member = slots[position] else { return nil }
         // Out of its slot while `body` runs, so that changing it copies nothing.
         slots[position] = nil

@@ -16,11 +16,11 @@ struct PatchEdit {
     let operations: [PatchOperation]
     let reading: ChangeReading
 
-    private enum Failure: Error {
-        /// The path (or from) leads nowhere in the document as it is.
-        case missing(String)
-        case invalid(String)
-    }
+    /// The path (or from) leads nowhere in the document as it is: the operation's pointer is
+    /// added where the operation is known.
+    private static func missing(_ message: String) -> APIError { APIError(.changeConflict, message: message) }
+
+    private static func invalid(_ message: String) -> APIError { APIError(.invalidOperation, message: message) }
 
     /// The document under the patch: a flat list as a `PatchedList` until an operation reaches
     /// its root, and any other as a tree.
@@ -49,19 +49,13 @@ struct PatchEdit {
         }
         var budget = Budget()
         for operation in operations {
-            do {
+            do throws(APIError) {
                 try apply(operation, to: &document, budget: &budget)
-            } catch let failure as Failure {
-                switch failure {
-                case .missing(let message):
-                    throw APIError(.changeConflict, message: message, pointer: operation.pointer.description)
-                case .invalid(let message):
-                    throw APIError(.invalidOperation, message: message, pointer: operation.pointer.description)
-                }
-            } catch let error as APIError {
-                throw error
             } catch {
-                throw .internalError("a patch failed with \(error)")
+                // A refusal made below the operation names no place yet: it is the operation's.
+                var refusal = error
+                if refusal.pointer == nil { refusal.pointer = operation.pointer.description }
+                throw refusal
             }
         }
         // Each such patch keeps its items' text in a document of its own: past
@@ -177,12 +171,12 @@ struct PatchEdit {
         }
     }
 
-    private func apply(_ operation: PatchOperation, to root: inout Document, budget: inout Budget) throws {
+    private func apply(_ operation: PatchOperation, to root: inout Document, budget: inout Budget) throws(APIError) {
         let path = operation.path[...]
         switch operation.kind {
         case .add: try Self.add(value(operation), at: path, in: &root)
         case .remove:
-            guard !path.isEmpty else { throw Failure.invalid("a patch cannot remove the whole document") }
+            guard !path.isEmpty else { throw Self.invalid("a patch cannot remove the whole document") }
             _ = try Self.remove(at: path, in: &root)
         case .replace:
             _ = try Self.value(at: path, in: &root)
@@ -195,7 +189,7 @@ struct PatchEdit {
         case .move:
             let from = (operation.from ?? [])[...]
             guard from != path else { return }
-            if path.starts(with: from) { throw Failure.invalid("a value cannot move into itself") }
+            if path.starts(with: from) { throw Self.invalid("a value cannot move into itself") }
             let moved = try Self.remove(at: from, in: &root)
             try Self.add(moved, at: path, in: &root)
         case .copy:
@@ -227,9 +221,9 @@ struct PatchEdit {
     /// (`place`, given the index token), and otherwise on a tree (`tree`, given the path whole):
     /// the element the path goes into, or the whole document (a list is then opened).
     private static func reach<T>(
-        _ path: ArraySlice<[UInt8]>, in document: inout Document, place: (inout PatchedList, [UInt8]) throws -> T,
-        tree: (inout LazyJSON) throws -> T
-    ) throws -> T {
+        _ path: ArraySlice<[UInt8]>, in document: inout Document, place: (inout PatchedList, [UInt8]) throws(APIError) -> T,
+        tree: (inout LazyJSON) throws(APIError) -> T
+    ) throws(APIError) -> T {
         guard case .list(var list) = document, let token = path.first else {
             var root = document.tree
             // Out of the document while `tree` runs, so that changing it copies nothing.
@@ -241,9 +235,9 @@ struct PatchEdit {
         defer { document = .list(list) }
         if path.count == 1 { return try place(&list, token) }
         guard let index = arrayIndex(token, count: list.count, end: false) else {
-            throw Failure.missing("\(describe(path)) leads nowhere: \(String(decoding: token, as: UTF8.self)) is not an index of the array")
+            throw Self.missing("\(describe(path)) leads nowhere: \(String(decoding: token, as: UTF8.self)) is not an index of the array")
         }
-        return try list.update(at: index) { element in
+        return try list.update(at: index) { element throws(APIError) in
             // The element as the one member of an object named by the token, so that the tree
             // functions take the path whole and their messages name it whole.
             var wrapper = LazyJSON.object(LazyMembers([(token, element)]))
@@ -254,112 +248,118 @@ struct PatchEdit {
     }
 
     /// The list index `token` names, of an element that is there.
-    private static func existing(_ token: [UInt8], in list: PatchedList, path: ArraySlice<[UInt8]>) throws -> Int {
-        guard let index = arrayIndex(token, count: list.count, end: false) else { throw Failure.missing("there is nothing at \(describe(path))") }
+    private static func existing(_ token: [UInt8], in list: PatchedList, path: ArraySlice<[UInt8]>) throws(APIError) -> Int {
+        guard let index = arrayIndex(token, count: list.count, end: false) else { throw Self.missing("there is nothing at \(describe(path))") }
         return index
     }
 
-    private static func value(at path: ArraySlice<[UInt8]>, in document: inout Document) throws -> LazyJSON {
+    private static func value(at path: ArraySlice<[UInt8]>, in document: inout Document) throws(APIError) -> LazyJSON {
         try reach(
-            path, in: &document, place: { list, token in try list.element(at: existing(token, in: list, path: path)) },
-            tree: { root in try value(at: path, in: &root) })
+            path, in: &document, place: { list, token throws(APIError) in try list.element(at: existing(token, in: list, path: path)) },
+            tree: { root throws(APIError) in try value(at: path, in: &root) })
     }
 
-    private static func remove(at path: ArraySlice<[UInt8]>, in document: inout Document) throws -> LazyJSON {
+    private static func remove(at path: ArraySlice<[UInt8]>, in document: inout Document) throws(APIError) -> LazyJSON {
         try reach(
-            path, in: &document, place: { list, token in try list.remove(at: existing(token, in: list, path: path)) },
-            tree: { root in try remove(at: path, in: &root) })
+            path, in: &document, place: { list, token throws(APIError) in try list.remove(at: existing(token, in: list, path: path)) },
+            tree: { root throws(APIError) in try remove(at: path, in: &root) })
     }
 
-    private static func add(_ value: LazyJSON, at path: ArraySlice<[UInt8]>, in document: inout Document) throws {
+    private static func add(_ value: LazyJSON, at path: ArraySlice<[UInt8]>, in document: inout Document) throws(APIError) {
         try reach(
             path, in: &document,
-            place: { list, token in
+            place: { list, token throws(APIError) in
                 guard let index = arrayIndex(token, count: list.count, end: true) else {
-                    throw Failure.missing("\(describe(path)) is not a place in the array: an index from 0 to \(list.count), or -")
+                    throw Self.missing("\(describe(path)) is not a place in the array: an index from 0 to \(list.count), or -")
                 }
                 try list.insert(value, at: index)
             },
-            tree: { root in try add(value, at: path, in: &root) })
+            tree: { root throws(APIError) in try add(value, at: path, in: &root) })
     }
 
     // MARK: - RFC 6902 on a lazy tree
 
     /// Goes down to the parent of the path's last token and runs `last` on it.
-    private static func parent<T>(of path: ArraySlice<[UInt8]>, in node: inout LazyJSON, _ last: (inout LazyJSON, [UInt8]) throws -> T) throws -> T {
+    private static func parent<T>(
+        of path: ArraySlice<[UInt8]>, in node: inout LazyJSON, _ last: (inout LazyJSON, [UInt8]) throws(APIError) -> T
+    ) throws(APIError) -> T {
         node.open()
-        guard let token = path.first else { throw Failure.invalid("the path is the root") }
+        guard let token = path.first else { throw Self.invalid("the path is the root") }
         if path.count == 1 { return try last(&node, token) }
         let rest = path.dropFirst()
-        if let result = try node.withElements({ elements in
+        if let result = try node.withElements({ elements throws(APIError) in
             guard let index = arrayIndex(token, count: elements.count, end: false) else {
-                throw Failure.missing("\(describe(path)) leads nowhere: \(String(decoding: token, as: UTF8.self)) is not an index of the array")
+                throw Self.missing("\(describe(path)) leads nowhere: \(String(decoding: token, as: UTF8.self)) is not an index of the array")
             }
-            guard let result = try elements.modify(at: index, { try parent(of: rest, in: &$0, last) }) else {
-                throw APIError.internalError("an array lost its element \(index)")
-            }
-            return result
-        }) {
-            return result
-        }
-        if let result = try node.withMembers({ members in
-            guard let result = try members.modify(token, { try parent(of: rest, in: &$0, last) }) else {
-                throw Failure.missing("\(describe(path)) leads nowhere: there is no member \(String(decoding: token, as: UTF8.self))")
+            guard
+                let result = try elements.modify(
+                    at: index, { (element: inout LazyJSON) throws(APIError) in try parent(of: rest, in: &element, last) })
+            else {
+                throw .internalError("an array lost its element \(index)")
             }
             return result
         }) {
             return result
         }
-        throw Failure.missing("\(describe(path)) leads nowhere: it goes into a value that is not an array or object")
+        if let result = try node.withMembers({ members throws(APIError) in
+            guard let result = try members.modify(token, { (member: inout LazyJSON) throws(APIError) in try parent(of: rest, in: &member, last) })
+            else {
+                throw Self.missing("\(describe(path)) leads nowhere: there is no member \(String(decoding: token, as: UTF8.self))")
+            }
+            return result
+        }) {
+            return result
+        }
+        throw Self.missing("\(describe(path)) leads nowhere: it goes into a value that is not an array or object")
     }
 
-    private static func value(at path: ArraySlice<[UInt8]>, in root: inout LazyJSON) throws -> LazyJSON {
+    private static func value(at path: ArraySlice<[UInt8]>, in root: inout LazyJSON) throws(APIError) -> LazyJSON {
         guard !path.isEmpty else { return root }
-        return try parent(of: path, in: &root) { parent, token in
+        return try parent(of: path, in: &root) { parent, token throws(APIError) in
             parent.open()
             switch parent {
             case .array(let elements):
                 guard let index = arrayIndex(token, count: elements.count, end: false) else {
-                    throw Failure.missing("there is nothing at \(describe(path))")
+                    throw Self.missing("there is nothing at \(describe(path))")
                 }
-                guard let element = elements.element(at: index) else { throw APIError.internalError("an array lost its element \(index)") }
+                guard let element = elements.element(at: index) else { throw .internalError("an array lost its element \(index)") }
                 return element
             case .object(let members):
-                guard let value = members[token] else { throw Failure.missing("there is nothing at \(describe(path))") }
+                guard let value = members[token] else { throw Self.missing("there is nothing at \(describe(path))") }
                 return value
-            default: throw Failure.missing("there is nothing at \(describe(path))")
+            default: throw Self.missing("there is nothing at \(describe(path))")
             }
         }
     }
 
-    private static func remove(at path: ArraySlice<[UInt8]>, in root: inout LazyJSON) throws -> LazyJSON {
-        try parent(of: path, in: &root) { parent, token in
+    private static func remove(at path: ArraySlice<[UInt8]>, in root: inout LazyJSON) throws(APIError) -> LazyJSON {
+        try parent(of: path, in: &root) { parent, token throws(APIError) in
             parent.open()
             let removed =
                 parent.withElements { elements in
                     guard let index = arrayIndex(token, count: elements.count, end: false) else { return nil }
                     return elements.remove(at: index)
                 } ?? parent.withMembers { members in members.remove(token) }
-            guard let removed = removed ?? nil else { throw Failure.missing("there is nothing at \(describe(path))") }
+            guard let removed = removed ?? nil else { throw Self.missing("there is nothing at \(describe(path))") }
             return removed
         }
     }
 
-    private static func add(_ value: LazyJSON, at path: ArraySlice<[UInt8]>, in root: inout LazyJSON) throws {
+    private static func add(_ value: LazyJSON, at path: ArraySlice<[UInt8]>, in root: inout LazyJSON) throws(APIError) {
         guard !path.isEmpty else {
             root = value
             return
         }
-        try parent(of: path, in: &root) { parent, token in
+        try parent(of: path, in: &root) { parent, token throws(APIError) in
             parent.open()
             let added: Void? =
-                try parent.withElements { elements in
+                try parent.withElements { elements throws(APIError) in
                     guard let index = arrayIndex(token, count: elements.count, end: true) else {
-                        throw Failure.missing("\(describe(path)) is not a place in the array: an index from 0 to \(elements.count), or -")
+                        throw Self.missing("\(describe(path)) is not a place in the array: an index from 0 to \(elements.count), or -")
                     }
-                    guard elements.insert(value, at: index) else { throw APIError.internalError("an array lost its place \(index)") }
+                    guard elements.insert(value, at: index) else { throw .internalError("an array lost its place \(index)") }
                 } ?? parent.withMembers { members in members.set(value, for: token) }
-            guard added != nil else { throw Failure.missing("\(describe(path)) goes into a value that is not an array or object") }
+            guard added != nil else { throw Self.missing("\(describe(path)) goes into a value that is not an array or object") }
         }
     }
 

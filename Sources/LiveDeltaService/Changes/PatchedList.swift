@@ -51,9 +51,9 @@ struct PatchedList {
     }
 
     /// Runs `body` on the element at `index` (below `count`).
-    mutating func update<T>(at index: Int, _ body: (inout LazyJSON) throws -> T) throws -> T {
+    mutating func update<T>(at index: Int, _ body: (inout LazyJSON) throws(APIError) -> T) throws(APIError) -> T {
         let segment = try isolate(index)
-        let found: T?? = try segments.modify(at: segment) { segment in
+        let found: T?? = try segments.modify(at: segment) { segment throws(APIError) in
             guard case .element(var value) = segment else { return nil }
             // Out of the list while `body` runs (an empty run stands in), so that changing it
             // copies nothing.
