@@ -65,15 +65,7 @@ final class Acceptor: Sendable {
     }
 
     func start() {
-        let context = Unmanaged.passRetained(self).toOpaque()
-        var handle = pthread_t()
-        pthread_create(
-            &handle, nil,
-            { context in
-                let acceptor = Unmanaged<Acceptor>.fromOpaque(context!).takeRetainedValue()
-                acceptor.run()
-                return nil
-            }, context)
+        let handle = startThread { [self] in run() }
         thread.withLockedValue { $0 = handle }
     }
 

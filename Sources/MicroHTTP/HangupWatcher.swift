@@ -68,20 +68,8 @@ final class HangupWatcher: Sendable {
     }
 
     private func start() {
-        let box = Unmanaged.passRetained(self).toOpaque()
-        var handle = pthread_t()
-        let started = pthread_create(
-            &handle, nil,
-            { raw in
-                let watcher = Unmanaged<HangupWatcher>.fromOpaque(raw!).takeRetainedValue()
-                watcher.run()
-                return nil
-            }, box)
-        if started == 0 {
-            thread.withLock { $0 = handle }
-        } else {
-            Unmanaged<HangupWatcher>.fromOpaque(box).release()
-        }
+        let handle = startThread { [self] in run() }
+        thread.withLock { $0 = handle }
     }
 
     private func run() {

@@ -90,33 +90,16 @@ package final class ThreadPool: Sendable {
     }
 
     private func startThread() {
-        let box = Unmanaged.passRetained(
-            WorkerBox { [self] in
+        // Under the lock, so that a stop joins every thread started.
+        state.withLockedValue { state in
+            guard !state.stopping else { return }
+            let started = MicroHTTP.startThread(stackSize: stackSize) { [self] in
                 Self.nameThread(name)
                 while let job = next() { job() }
             }
-        ).toOpaque()
-        var attributes = pthread_attr_t()
-        pthread_attr_init(&attributes)
-        pthread_attr_setstacksize(&attributes, stackSize)
-        // Under the lock, so that a stop joins every thread started.
-        state.withLockedValue { state in
-            guard !state.stopping else {
-                Unmanaged<WorkerBox>.fromOpaque(box).release()
-                return
-            }
-            var thread = pthread_t()
-            let created = pthread_create(
-                &thread, &attributes,
-                { raw in
-                    let work = Unmanaged<WorkerBox>.fromOpaque(raw!).takeRetainedValue()
-                    work.body()
-                    return nil
-                }, box)
             // No thread: the job waits for another thread, as it would for a busy one.
-            if created == 0 { state.handles.append(thread) } else { Unmanaged<WorkerBox>.fromOpaque(box).release() }
+            if let started { state.handles.append(started) }
         }
-        pthread_attr_destroy(&attributes)
     }
 }
 
@@ -138,6 +121,28 @@ private final class WorkerBox {
     init(_ body: @escaping () -> Void) { self.body = body }
 }
 
+/// Starts a joinable thread running `body` (with a stack of `stackSize` bytes where given);
+/// nil where none could be started. Whoever starts it joins it (or detaches it).
+package func startThread(stackSize: Int? = nil, _ body: @escaping () -> Void) -> pthread_t? {
+    let box = Unmanaged.passRetained(WorkerBox(body)).toOpaque()
+    var attributes = pthread_attr_t()
+    pthread_attr_init(&attributes)
+    defer { pthread_attr_destroy(&attributes) }
+    if let stackSize { pthread_attr_setstacksize(&attributes, stackSize) }
+    var thread = pthread_t()
+    let created = pthread_create(
+        &thread, &attributes,
+        { raw in
+            Unmanaged<WorkerBox>.fromOpaque(raw!).takeRetainedValue().body()
+            return nil
+        }, box)
+    guard created == 0 else {
+        Unmanaged<WorkerBox>.fromOpaque(box).release()
+        return nil
+    }
+    return thread
+}
+
 /// A thread that calls `body` about once a second until stopped (or `body` returns false).
 package final class Ticker: Sendable {
     private let body: @Sendable () -> Bool
@@ -148,21 +153,11 @@ package final class Ticker: Sendable {
     /// Starts the thread, named `name`.
     package init(name: String, _ body: @escaping @Sendable () -> Bool) {
         self.body = body
-        let box = Unmanaged.passRetained(
-            WorkerBox { [self] in
-                ThreadPool.nameThread(name)
-                while !stopped.withLockedValue({ $0 }) && self.body() { _ = wake.wait(seconds: 1) }
-            }
-        ).toOpaque()
-        var thread = pthread_t()
-        let created = pthread_create(
-            &thread, nil,
-            { raw in
-                let work = Unmanaged<WorkerBox>.fromOpaque(raw!).takeRetainedValue()
-                work.body()
-                return nil
-            }, box)
-        if created == 0 { handle.withLockedValue { $0 = thread } } else { Unmanaged<WorkerBox>.fromOpaque(box).release() }
+        let started = startThread { [self] in
+            ThreadPool.nameThread(name)
+            while !stopped.withLockedValue({ $0 }) && self.body() { _ = wake.wait(seconds: 1) }
+        }
+        handle.withLockedValue { $0 = started }
     }
 
     /// Ends the thread, and waits for it (or, not `waiting`, lets it end by itself).
