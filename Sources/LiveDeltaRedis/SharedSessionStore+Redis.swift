@@ -8,7 +8,7 @@ extension SharedSessionStore {
         _ pool: RedisPool, keyPrefix: String = "livedelta:", limits: Limits = Limits(), logger: Logger = Logger(label: "livedelta.sessions"),
         events: @escaping @Sendable (SessionEvent) -> Void = { _ in }
     ) -> SharedSessionStore {
-        let storage = RedisSessionStorage(redis: pool, keyPrefix: keyPrefix, idleTimeout: limits.idleTimeout, logger: logger, events: events)
+        let storage = RedisSharedStorage(redis: pool, keyPrefix: keyPrefix, idleTimeout: limits.idleTimeout, logger: logger, events: events)
         return SharedSessionStore(storage: storage, limits: limits, events: events)
     }
 }

@@ -102,7 +102,7 @@ final class LiveFeed: Sendable {
     /// The change from one state to the next, as the session's rules make it.
     private static func change(from before: SessionSnapshot, to after: SessionSnapshot, appended: Bool) -> SessionChange? {
         guard let holder = try? SessionRules.holder(for: before.collection, options: before.options, version: before.version) else { return nil }
-        let session = HeldSession(
+        let session = OpenSession(
             id: before.id, incarnation: before.incarnation, options: before.options, holder: holder, owners: before.collection.owners, now: 0)
         session.step.lock()
         defer { session.step.unlock() }

@@ -12,7 +12,7 @@ import struct NIOConcurrencyHelpers.NIOLockedValueBox
 
 /// Sessions in this process's memory: a `CollectionData` or `CollectionSectionData` each.
 ///
-/// Every change to a session is one step under that session's own lock (`HeldSession.step`): read
+/// Every change to a session is one step under that session's own lock (`OpenSession.step`): read
 /// the current state, check the condition and the limits, number occurrences, diff, commit.
 /// So every figure in an answer comes from the same state, and each delta chains on the version
 /// before it, while different sessions proceed in parallel. A shared store follows the same
@@ -45,13 +45,13 @@ package final class InMemorySessionStore: SessionStore {
 
     package let limits: Limits
     private struct Table: Sendable {
-        var sessions: [String: HeldSession] = [:]
+        var sessions: [String: OpenSession] = [:]
         /// Each namespace's sessions (`SessionNamespace.tenant`; "" without tokens).
         var tenants: [Substring: TenantSessions] = [:]
-        /// The bytes the sessions in `sessions` hold (`HeldSession.countedBytes`, summed).
+        /// The bytes the sessions in `sessions` hold (`OpenSession.countedBytes`, summed).
         var bytes = 0
 
-        var held: Held { Held(open: sessions.count, bytes: bytes) }
+        var held: Occupancy { Occupancy(open: sessions.count, bytes: bytes) }
     }
 
     /// One tenant's sessions: how many, their bytes, and their order of use, from which its
@@ -80,13 +80,13 @@ package final class InMemorySessionStore: SessionStore {
         return nil
     }
 
-    /// What the sessions hold, for the gauges.
-    private struct Held {
+    /// What the sessions take, for the gauges.
+    private struct Occupancy {
         var open: Int
         var bytes: Int
     }
 
-    private func tell(_ held: Held) {
+    private func tell(_ held: Occupancy) {
         events(.open(held.open))
         events(.bytes(held.bytes))
     }
@@ -104,7 +104,7 @@ package final class InMemorySessionStore: SessionStore {
 
     /// Tells the observer of a committed change; the caller holds the session's step, so
     /// changes are told in their order.
-    private func told(_ change: SessionChange, by stored: HeldSession) -> SessionChange {
+    private func told(_ change: SessionChange, by stored: OpenSession) -> SessionChange {
         if !stored.retired, let observer = observer.withLockedValue({ $0 }) { observer.committed(change) }
         return change
     }
@@ -148,7 +148,7 @@ package final class InMemorySessionStore: SessionStore {
         let bytes = SessionFootprint.of(collection)
         try checkBytes(bytes)
         let holder = try SessionRules.holder(for: collection, options: options)
-        let stored = HeldSession(id: id, options: options, holder: holder, owners: collection.owners, now: clock())
+        let stored = OpenSession(id: id, options: options, holder: holder, owners: collection.owners, now: clock())
         // Under the new session's step until observers are told, so that no change to it is
         // told before its creation; the session it replaces is retired first, once any change
         // it is in the middle of has been told.
@@ -182,13 +182,13 @@ package final class InMemorySessionStore: SessionStore {
     ) throws(SessionError) -> SessionChange {
         try SessionRules.checkSize(collection.itemCount, limit: limits.maxItemsPerSession)
         var created = false
-        let stored: HeldSession
+        let stored: OpenSession
         if let existing = acquire(id) {
             stored = existing
         } else {
             guard condition == .any else { throw .versionMismatch(expected: condition, current: nil) }
             guard commit else { throw .notFound(id: id) }
-            let fresh = HeldSession(
+            let fresh = OpenSession(
                 id: id, options: readWith, holder: try SessionRules.holder(for: collection.emptied, options: readWith), owners: DocumentOwners(),
                 now: clock())
             // Another request may create it first; then this one updates that session. Either
@@ -250,9 +250,9 @@ package final class InMemorySessionStore: SessionStore {
             throw .versionMismatch(expected: condition, current: nil)
         }
         defer { release(stored) }
-        let held = try step(stored) { () throws(SessionError) -> Held? in
+        let held = try step(stored) { () throws(SessionError) -> Occupancy? in
             _ = try SessionRules.check(condition, against: stored.holder.version)
-            let held = table.withLockedValue { table -> Held? in
+            let held = table.withLockedValue { table -> Occupancy? in
                 // Replaced meanwhile: the replacement is another session, and stays.
                 guard table.sessions[id] === stored else { return nil }
                 Self.remove(id, from: &table)
@@ -273,7 +273,7 @@ package final class InMemorySessionStore: SessionStore {
     /// streams would never hear of it. The hub calls this about every ten seconds.
     package func follow(_ ids: [String]) {
         var dropped = Dropped()
-        var held: Held?
+        var held: Occupancy?
         table.withLockedValue { table in
             let now = clock()
             for id in ids {
@@ -291,7 +291,7 @@ package final class InMemorySessionStore: SessionStore {
     // MARK: - One step on one session
 
     /// Runs a change as one step: no other change to the session runs meanwhile.
-    private func step<T>(_ stored: HeldSession, _ body: () throws(SessionError) -> T) throws(SessionError) -> T {
+    private func step<T>(_ stored: OpenSession, _ body: () throws(SessionError) -> T) throws(SessionError) -> T {
         stored.step.lock()
         defer { stored.step.unlock() }
         return try body()
@@ -307,7 +307,7 @@ package final class InMemorySessionStore: SessionStore {
     /// first (evicting idle sessions where the sessions would hold too much), so that a change
     /// that cannot fit fails before it commits, and the count follows the outcome. The caller
     /// holds the session's step lock.
-    private func holding<T>(_ stored: HeldSession, bytes: Int, _ change: () throws(SessionError) -> T) throws(SessionError) -> T {
+    private func holding<T>(_ stored: OpenSession, bytes: Int, _ change: () throws(SessionError) -> T) throws(SessionError) -> T {
         try checkBytes(bytes)
         let before = try recount(stored, bytes: bytes, growing: true)
         do {
@@ -324,9 +324,9 @@ package final class InMemorySessionStore: SessionStore {
     /// idle sessions to make room, and throws where it cannot; otherwise it only shrinks (never
     /// failing), keeping a larger count that a change in progress still needs. A session no
     /// longer in the table (replaced, deleted) counts nothing. The caller holds its step lock.
-    private func recount(_ stored: HeldSession, bytes: Int, growing: Bool) throws(SessionError) -> Int {
+    private func recount(_ stored: OpenSession, bytes: Int, growing: Bool) throws(SessionError) -> Int {
         var dropped = Dropped()
-        let outcome = table.withLockedValue { (table: inout Table) -> Result<(before: Int, held: Held?), SessionError> in
+        let outcome = table.withLockedValue { (table: inout Table) -> Result<(before: Int, held: Occupancy?), SessionError> in
             let before = stored.countedBytes
             guard table.sessions[stored.id] === stored, growing ? bytes > before : bytes < before else {
                 return .success((before, nil))
@@ -354,15 +354,15 @@ package final class InMemorySessionStore: SessionStore {
 
     /// Unused for longer than the idle timeout, and not in use. Another thread may have marked
     /// it used after `now` was read, so a last use later than `now` counts as fresh.
-    private func isExpired(_ stored: HeldSession, now: UInt64) -> Bool {
+    private func isExpired(_ stored: OpenSession, now: UInt64) -> Bool {
         let lastUsed = stored.lastUsed.load(ordering: .relaxed)
         return stored.users.load(ordering: .relaxed) == 0 && now > lastUsed && now - lastUsed > idleNanoseconds
     }
 
     /// The session, marked in use; nil where there is none, or it has expired (then it goes).
-    private func acquire(_ id: String) -> HeldSession? {
-        var gone: (held: Held, incarnation: String)?
-        let stored = table.withLockedValue { table -> HeldSession? in
+    private func acquire(_ id: String) -> OpenSession? {
+        var gone: (held: Occupancy, incarnation: String)?
+        let stored = table.withLockedValue { table -> OpenSession? in
             let now = clock()
             guard let stored = table.sessions[id] else { return nil }
             if isExpired(stored, now: now) {
@@ -382,18 +382,18 @@ package final class InMemorySessionStore: SessionStore {
         return stored
     }
 
-    private func use(_ id: String) throws(SessionError) -> HeldSession {
+    private func use(_ id: String) throws(SessionError) -> OpenSession {
         guard let stored = acquire(id) else { throw .notFound(id: id) }
         return stored
     }
 
-    private static func markUsed(_ stored: HeldSession, now: UInt64, in table: inout Table) {
+    private static func markUsed(_ stored: OpenSession, now: UInt64, in table: inout Table) {
         stored.users.add(1, ordering: .relaxed)
         stored.lastUsed.store(now, ordering: .relaxed)
         table.tenants[tenant(of: stored.id).name, default: TenantSessions()].recency.touch(stored.id)
     }
 
-    private func release(_ stored: HeldSession) {
+    private func release(_ stored: OpenSession) {
         stored.lastUsed.store(clock(), ordering: .relaxed)
         stored.users.subtract(1, ordering: .relaxed)
     }
@@ -410,7 +410,7 @@ package final class InMemorySessionStore: SessionStore {
     }
 
     /// Adds a session to the table and its tenant (the caller has made room).
-    private static func add(_ stored: HeldSession, bytes: Int, to table: inout Table) {
+    private static func add(_ stored: OpenSession, bytes: Int, to table: inout Table) {
         table.sessions[stored.id] = stored
         stored.countedBytes = bytes
         table.bytes += bytes
@@ -496,13 +496,13 @@ package final class InMemorySessionStore: SessionStore {
     /// false. Where no room can be made, the session is not added (idle sessions dropped while
     /// trying stay dropped, as they might have been anyway).
     private func insert(
-        _ stored: HeldSession, replacing: Bool, bytes: Int
-    ) throws(SessionError) -> (HeldSession, added: Bool, replaced: HeldSession?) {
+        _ stored: OpenSession, replacing: Bool, bytes: Int
+    ) throws(SessionError) -> (OpenSession, added: Bool, replaced: OpenSession?) {
         var dropped = Dropped()
-        let outcome = table.withLockedValue { (table: inout Table) -> Result<((HeldSession, Bool, HeldSession?), Held), SessionError> in
+        let outcome = table.withLockedValue { (table: inout Table) -> Result<((OpenSession, Bool, OpenSession?), Occupancy), SessionError> in
             let now = clock()
             // The session this one replaces: its place and bytes become this one's.
-            var replaced: HeldSession?
+            var replaced: OpenSession?
             if let existing = table.sessions[stored.id] {
                 if isExpired(existing, now: now) {
                     Self.remove(stored.id, from: &table)

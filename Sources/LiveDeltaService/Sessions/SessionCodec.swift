@@ -27,7 +27,7 @@ enum SessionCodec {
     }
 
     /// A stored session, parsed.
-    static func decode(id: String, _ stored: StoredSession) throws(SessionError) -> HeldSession {
+    static func decode(id: String, _ stored: StoredSession) throws(SessionError) -> OpenSession {
         let (version, options, data) = (stored.version, stored.options, stored.data)
         let parsed: DiffOptions
         let collection: JSONCollection
@@ -38,7 +38,7 @@ enum SessionCodec {
             throw .storeUnavailable("the stored session \(id) cannot be read: \(error.message)")
         }
         let holder = try SessionRules.holder(for: collection, options: parsed, version: version)
-        let session = HeldSession(id: id, incarnation: stored.incarnation, options: parsed, holder: holder, owners: collection.owners, now: 0)
+        let session = OpenSession(id: id, incarnation: stored.incarnation, options: parsed, holder: holder, owners: collection.owners, now: 0)
         // Parts that do not match what was read are forgotten: the next commit writes anew.
         session.storedParts = stored.parts.flatMap { PartPlanner.counted($0, in: collection) }
         return session

@@ -4,7 +4,7 @@ import Synchronization
 import struct NIOConcurrencyHelpers.NIOLock
 
 /// A session's data as a holder (LiveCollections' `CollectionData` or `CollectionSectionData`).
-enum Holder: Sendable {
+enum SessionCollection: Sendable {
     case flat(CollectionData<JSONItem>)
     case sectioned(CollectionSectionData<JSONSection>)
 
@@ -35,13 +35,13 @@ enum Holder: Sendable {
 
 /// A session held in memory: by the memory store for its life, by a shared store as the
 /// parsed copy of what storage holds at `holder.version`.
-final class HeldSession: Sendable {
+final class OpenSession: Sendable {
     let id: String
     /// This life of the session: a new token each time it is created or replaced, so that a
     /// version of one life is never taken for the same version of another.
     let incarnation: String
     let options: DiffOptions
-    let holder: Holder
+    let holder: SessionCollection
     /// Monotonic nanoseconds of the last use.
     let lastUsed: Atomic<UInt64>
     /// Operations in progress: such a session is not idle, so not evicted or expired.
@@ -68,7 +68,10 @@ final class HeldSession: Sendable {
     // nonisolated(unsafe): read and written only under that store's table lock.
     nonisolated(unsafe) var countedBytes = 0
 
-    init(id: String, incarnation: String = SessionCodec.newIncarnation(), options: DiffOptions, holder: Holder, owners: DocumentOwners, now: UInt64) {
+    init(
+        id: String, incarnation: String = SessionCodec.newIncarnation(), options: DiffOptions, holder: SessionCollection, owners: DocumentOwners,
+        now: UInt64
+    ) {
         self.id = id
         self.incarnation = incarnation
         self.options = options
@@ -91,7 +94,7 @@ final class HeldSession: Sendable {
 /// `step` lock throughout, so every figure in the answer comes from one state.
 enum SessionRules {
     static func update(
-        _ session: HeldSession, to collection: JSONCollection, condition: VersionCondition, commit: Bool, created: Bool
+        _ session: OpenSession, to collection: JSONCollection, condition: VersionCondition, commit: Bool, created: Bool
     ) throws(SessionError) -> SessionChange {
         do {
             let version = try check(condition, against: session.holder.version)
@@ -118,7 +121,7 @@ enum SessionRules {
     }
 
     static func append(
-        _ session: HeldSession, _ collection: JSONCollection, condition: VersionCondition, maxItems: Int
+        _ session: OpenSession, _ collection: JSONCollection, condition: VersionCondition, maxItems: Int
     ) throws(SessionError) -> SessionChange {
         do {
             let version = try check(condition, against: session.holder.version)
@@ -158,7 +161,7 @@ enum SessionRules {
 
     /// Works out an edit on the session as it is now, committing nothing: its condition first,
     /// then the edit, then the item limit.
-    static func prepare(_ session: HeldSession, _ edit: SessionEdit, condition: VersionCondition, maxItems: Int) throws(SessionError) -> EditOutcome {
+    static func prepare(_ session: OpenSession, _ edit: SessionEdit, condition: VersionCondition, maxItems: Int) throws(SessionError) -> EditOutcome {
         _ = try check(condition, against: session.holder.version)
         let outcome: EditOutcome
         do throws(APIError) {
@@ -172,7 +175,7 @@ enum SessionRules {
 
     /// Commits what `prepare` worked out, under the same step: an edit that says its own delta
     /// is committed with it; a new collection is diffed as an update would diff it.
-    static func commit(_ session: HeldSession, _ outcome: EditOutcome) throws(SessionError) -> SessionChange {
+    static func commit(_ session: OpenSession, _ outcome: EditOutcome) throws(SessionError) -> SessionChange {
         let base = session.holder.version
         let change: SessionChange.Outcome
         let owners: DocumentOwners
@@ -207,7 +210,7 @@ enum SessionRules {
     /// for an append, the items the session would hold. The same checks, in the same order,
     /// open `update` and `append`, which the caller runs next under the same step.
     static func precheck(
-        _ session: HeldSession, _ collection: JSONCollection, condition: VersionCondition, appending: Bool, maxItems: Int
+        _ session: OpenSession, _ collection: JSONCollection, condition: VersionCondition, appending: Bool, maxItems: Int
     ) throws(SessionError) {
         _ = try check(condition, against: session.holder.version)
         switch (session.holder, collection.shape) {
@@ -236,7 +239,7 @@ enum SessionRules {
     }
 
     /// A holder for a collection, at `version` (0 for a new session).
-    static func holder(for collection: JSONCollection, options: DiffOptions, version: UInt64 = 0) throws(SessionError) -> Holder {
+    static func holder(for collection: JSONCollection, options: DiffOptions, version: UInt64 = 0) throws(SessionError) -> SessionCollection {
         do throws(DuplicateIdentifierError) {
             switch collection.shape {
             case .flat(let items): return .flat(try CollectionData(items, policy: options.policy, version: version))
@@ -248,7 +251,7 @@ enum SessionRules {
     }
 
     /// What the session holds now; the caller holds its `step`.
-    static func snapshot(of session: HeldSession) -> SessionSnapshot {
+    static func snapshot(of session: OpenSession) -> SessionSnapshot {
         switch session.holder {
         case .flat(let data):
             let (items, version) = data.versionedItems

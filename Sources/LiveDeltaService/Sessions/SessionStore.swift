@@ -3,7 +3,7 @@ import LiveCollections
 /// What a session holds at one version.
 package struct SessionSnapshot: Sendable {
     package var id: String
-    /// The session's life (see `HeldSession.incarnation`).
+    /// The session's life (see `OpenSession.incarnation`).
     package var incarnation: String
     package var options: DiffOptions
     package var version: UInt64

@@ -17,7 +17,7 @@ import struct NIOConcurrencyHelpers.NIOLockedValueBox
 /// replica whose commit loses re-reads and tries again when the request named no version, and
 /// answers 412 when it did: every committed delta is computed against exactly the version it
 /// replaces. Copies of recently used sessions are kept, so a change reads the whole session
-/// only when another replica has moved it on. The storage (`SessionStorage`) knows only bytes,
+/// only when another replica has moved it on. The storage (`SharedStorage`) knows only bytes,
 /// versions and compare-and-set.
 package final class SharedSessionStore: SessionStore {
     package struct Limits: Sendable {
@@ -36,11 +36,11 @@ package final class SharedSessionStore: SessionStore {
     }
 
     package let limits: Limits
-    private let storage: any SessionStorage
+    private let storage: any SharedStorage
     private let events: @Sendable (SessionEvent) -> Void
     /// A parsed copy, and the incarnation it belongs to.
     private struct Entry: Sendable {
-        let session: HeldSession
+        let session: OpenSession
         let incarnation: String
         /// The bytes it takes (`SessionFootprint`), counted when it was last remembered.
         var bytes: Int
@@ -59,7 +59,7 @@ package final class SharedSessionStore: SessionStore {
     private let cache = NIOLockedValueBox(Cache())
 
     /// Sessions in `storage` (Redis: `SharedSessionStore.redis` in LiveDeltaRedis).
-    package init(storage: any SessionStorage, limits: Limits, events: @escaping @Sendable (SessionEvent) -> Void) {
+    package init(storage: any SharedStorage, limits: Limits, events: @escaping @Sendable (SessionEvent) -> Void) {
         self.storage = storage
         self.limits = limits
         self.events = events
@@ -184,7 +184,7 @@ package final class SharedSessionStore: SessionStore {
     package func put(id: String, options: DiffOptions, collection: JSONCollection) throws(SessionError) -> (SessionSnapshot, created: Bool) {
         try SessionRules.checkSize(collection.itemCount, limit: limits.maxItemsPerSession)
         let incarnation = SessionCodec.newIncarnation()
-        let session = HeldSession(
+        let session = OpenSession(
             id: id, incarnation: incarnation, options: options, holder: try SessionRules.holder(for: collection, options: options),
             owners: collection.owners, now: 0)
         let parts = PartPlanner.whole(collection)
@@ -288,10 +288,10 @@ package final class SharedSessionStore: SessionStore {
     private func change(
         id: String, condition: VersionCondition, creating: (collection: JSONCollection, options: DiffOptions)?, readWith: DiffOptions?,
         staged: (data: any StagedData, parts: [StoredPart])?, step: StoredStep, optimistic: Bool = true,
-        _ rules: (HeldSession, Bool) throws(SessionError) -> SessionChange, committing: () -> Bool
+        _ rules: (OpenSession, Bool) throws(SessionError) -> SessionChange, committing: () -> Bool
     ) throws(SessionError) -> SessionChange {
         /// One try: the change, or nil where another replica committed first.
-        func attempt(_ session: HeldSession, incarnation: String?) throws(SessionError) -> SessionChange? {
+        func attempt(_ session: OpenSession, incarnation: String?) throws(SessionError) -> SessionChange? {
             // An edit reads nothing before it runs: whatever the options, it reads by them.
             if let readWith, !session.options.readsLike(readWith) { throw .optionsChanged(session.options) }
             let base = session.holder.version
@@ -354,7 +354,7 @@ package final class SharedSessionStore: SessionStore {
                 if condition == .any { throw .notFound(id: id) }
                 throw .versionMismatch(expected: condition, current: nil)
             }
-            let fresh = HeldSession(
+            let fresh = OpenSession(
                 id: id, options: creating.options, holder: try SessionRules.holder(for: creating.collection.emptied, options: creating.options),
                 owners: DocumentOwners(), now: 0)
             fresh.step.lock()
@@ -374,7 +374,7 @@ package final class SharedSessionStore: SessionStore {
     /// The session's state, in storage where what is stored is still `expected`: its collection
     /// is `data`.
     private func commit(
-        _ session: HeldSession, incarnation: String, expecting expected: StoredExpectation, data: CommitData, step: StoredStep
+        _ session: OpenSession, incarnation: String, expecting expected: StoredExpectation, data: CommitData, step: StoredStep
     ) throws(SessionError) -> CommitOutcome {
         let outcome = try storage.commit(
             session.id, version: session.holder.version, incarnation: incarnation, options: SessionCodec.encode(session.options),
@@ -394,7 +394,7 @@ package final class SharedSessionStore: SessionStore {
     /// on every change to a session this replica keeps. Reads go `via` the request's staged
     /// write, where it has one.
     private func withCurrent<T>(
-        _ id: String, optimistic: Bool = false, via staged: (any StagedData)? = nil, _ body: (HeldSession, String) throws(SessionError) -> T
+        _ id: String, optimistic: Bool = false, via staged: (any StagedData)? = nil, _ body: (OpenSession, String) throws(SessionError) -> T
     ) throws(SessionError) -> T? {
         let cached = cache.withLockedValue { cache -> Entry? in
             guard let entry = cache.sessions[id] else { return nil }
@@ -438,7 +438,7 @@ package final class SharedSessionStore: SessionStore {
     /// Keeps a parsed copy, whose step lock the caller holds (or that no one else can see yet),
     /// counting its bytes. A copy moves on in place only in a change, which ends here again
     /// where it commits and in `discard` where it does not, so the count stays true.
-    private func remember(_ session: HeldSession, _ incarnation: String) {
+    private func remember(_ session: OpenSession, _ incarnation: String) {
         let bytes = SessionFootprint.of(session.collection)
         cache.withLockedValue { cache in
             cache.remove(session.id)
@@ -462,7 +462,7 @@ package final class SharedSessionStore: SessionStore {
 
     /// A copy whose holder has moved past what storage holds (its commit lost or failed): no
     /// one may diff against it again. Whoever waits for its lock sees `stale` and reads anew.
-    private func discard(_ session: HeldSession) {
+    private func discard(_ session: OpenSession) {
         session.stale.store(true, ordering: .releasing)
         cache.withLockedValue { cache in
             guard cache.sessions[session.id]?.session === session else { return }

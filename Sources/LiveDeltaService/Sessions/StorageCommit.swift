@@ -16,7 +16,7 @@ package enum CommitData {
     case staged(any StagedData)
 }
 
-/// Bytes written beside a session by `SessionStorage.stage`, until a commit takes them or
+/// Bytes written beside a session by `SharedStorage.stage`, until a commit takes them or
 /// `finish` drops them (or, should the process die first, a short expiry does). The storage's
 /// own; it belongs to the one request that staged it.
 package protocol StagedData: AnyObject {}

@@ -5,7 +5,7 @@ import Synchronization
 
 /// Sessions' bytes in Redis (see `RedisSessionLayout`), committed by the scripts in
 /// `RedisScripts`.
-final class RedisSessionStorage: SessionStorage {
+final class RedisSharedStorage: SharedStorage {
     private let redis: RedisPool
     private let layout: RedisSessionLayout
     /// Milliseconds, as Redis takes a TTL.

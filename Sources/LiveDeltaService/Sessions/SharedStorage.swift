@@ -2,7 +2,7 @@
 /// version, and changed only by compare-and-set. It knows nothing of items, diffs or rules;
 /// `SharedSessionStore` brings those (the same as the memory store's, `SessionRules`). Every
 /// read refreshes the session's idle timeout. Failures are `SessionError.storeUnavailable`.
-package protocol SessionStorage: Sendable {
+package protocol SharedStorage: Sendable {
     /// The version alone; `via` the staged data of the request asking, where it has some (the
     /// storage may answer on the same channel, after the staged write).
     func version(of id: String, via staged: (any StagedData)?) throws(SessionError) -> (version: UInt64, incarnation: String)?
