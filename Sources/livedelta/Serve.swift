@@ -295,24 +295,7 @@ struct Serve: ParsableCommand {
             configuration: serviceConfiguration, sessions: sessions, live: liveLimits, metrics: metrics, access: accessPolicy,
             idempotency: idempotency, logger: logger)
 
-        var configuration = HTTPServer.Configuration()
-        configuration.host = host
-        configuration.port = port
-        configuration.threads = workerThreads
-        configuration.maxBodySize = maxBodySize
-        configuration.maxBufferedBodyBytes = maxBufferedBodyBytes
-        configuration.connectionTimeoutSeconds = connectionTimeout
-        configuration.connectionLimit = maxConnections
-        configuration.connectionsPerClient = maxConnectionsPerClient
-        configuration.headerTimeoutSeconds = headerTimeout
-        configuration.minBodyRate = minBodyRate
-        configuration.maxStreams = maxSubscribers
-        configuration.streamOpensPerSecond = streamOpensPerSecond
-        configuration.streamOpenBurst = streamOpensPerSecond * 3
-        configuration.waitingThreads = waitingThreads
-        configuration.mayWait = { service.mayWait($0) }
-        configuration.errorResponse = { service.errorResponse($0) }
-        configuration.onRefusal = { service.refused($0) }
+        let configuration = httpConfiguration(for: service)
 
         // Signals are taken by sigwait below; the server's threads inherit this mask.
         var signals = sigset_t()
@@ -368,6 +351,29 @@ struct Serve: ParsableCommand {
         }
         service.stop()
         logger.notice("stopped", metadata: ["drained": .stringConvertible(true)])
+    }
+
+    /// The HTTP server's settings, from the flags, answering with `service`.
+    func httpConfiguration(for service: LiveDeltaService) -> HTTPServer.Configuration {
+        var configuration = HTTPServer.Configuration()
+        configuration.host = host
+        configuration.port = port
+        configuration.threads = workerThreads
+        configuration.maxBodySize = maxBodySize
+        configuration.maxBufferedBodyBytes = maxBufferedBodyBytes
+        configuration.connectionTimeoutSeconds = connectionTimeout
+        configuration.connectionLimit = maxConnections
+        configuration.connectionsPerClient = maxConnectionsPerClient
+        configuration.headerTimeoutSeconds = headerTimeout
+        configuration.minBodyRate = minBodyRate
+        configuration.maxStreams = maxSubscribers
+        configuration.streamOpensPerSecond = streamOpensPerSecond
+        configuration.streamOpenBurst = streamOpensPerSecond * 3
+        configuration.waitingThreads = waitingThreads
+        configuration.mayWait = { service.mayWait($0) }
+        configuration.errorResponse = { service.errorResponse($0) }
+        configuration.onRefusal = { service.refused($0) }
+        return configuration
     }
 
     /// `--session-store` as logs show it: a Redis address without its password.
