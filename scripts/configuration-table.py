@@ -2,7 +2,7 @@
 """Writes the flags table of docs/operations.md from the flags themselves.
 
 Each flag is declared once, in Sources/livedelta (name, default, help); its environment
-variable follows from its name (Sources/livedelta/Environment.swift). This reads them from the
+variable follows from its name (Sources/livedelta/EnvironmentArguments.swift). This reads them from the
 binary (`livedelta serve --experimental-dump-help`) and writes the table between the
 `<!-- flags -->` marks. With --check it changes nothing and fails where the table differs.
 
