@@ -72,27 +72,35 @@ extension PatchEdit {
             return .collection(.flat(list, owners: documents))
         }
         try checkUnique(list, suspects: read)
-        // What the patch touched: the items it wrote (each the same item as a held one it took
-        // out, where their ids match: no other held item can hold that id now), the held items
-        // it reached and left somewhere, and those it left out.
-        let unplaced = reached.filter { !placed.contains($0) }
+        let touched = Self.touched(
+            held: held, read: read, writtenAt: writtenAt.map(\.position), heldElements: heldElements,
+            unplaced: reached.filter { !placed.contains($0) })
+        guard let delta = IndexDelta(oldCount: held.count, newCount: list.count, touched: touched) else {
+            return .collection(.flat(list, owners: documents))
+        }
+        return .flat(list, owners: documents, delta: reading.options.policy.animated(delta, oldCount: held.count, newCount: list.count))
+    }
+
+    /// What a patch of a list with unique ids touched: the items it wrote (each the same item as
+    /// a held one it took out, where their ids match: no other held item can hold that id now),
+    /// the held items it reached and left somewhere, and those it left out (`unplaced`).
+    private static func touched(
+        held: [JSONItem], read: [JSONItem], writtenAt: [Int], heldElements: [(old: Int, new: Int)], unplaced: [Int]
+    ) -> [TouchedItem] {
         var rewritten = [Int?](repeating: nil, count: read.count)
         if !read.isEmpty {
             let finder = HashFinder(read)
             for index in unplaced { if let found = finder.find(held[index]) { rewritten[found] = index } }
         }
         var touched: [TouchedItem] = []
-        for (index, place) in writtenAt.enumerated() {
+        for (index, position) in writtenAt.enumerated() {
             let old = rewritten[index]
-            touched.append(TouchedItem(old: old, new: place.position, changed: old.map { held[$0] != read[index] } ?? false))
+            touched.append(TouchedItem(old: old, new: position, changed: old.map { held[$0] != read[index] } ?? false))
         }
         for element in heldElements { touched.append(TouchedItem(old: element.old, new: element.new, changed: false)) }
         let matched = Set(rewritten.compactMap { $0 })
         for index in unplaced where !matched.contains(index) { touched.append(TouchedItem(old: index, new: nil, changed: false)) }
-        guard let delta = IndexDelta(oldCount: held.count, newCount: list.count, touched: touched) else {
-            return .collection(.flat(list, owners: documents))
-        }
-        return .flat(list, owners: documents, delta: reading.options.policy.animated(delta, oldCount: held.count, newCount: list.count))
+        return touched
     }
 
     /// Refuses a flat result that holds an id twice, as matching the whole list would (the
