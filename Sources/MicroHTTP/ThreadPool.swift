@@ -27,6 +27,8 @@ package final class ThreadPool: Sendable {
         var queue: [@Sendable () -> Void] = []
         var head = 0
         var handles: [pthread_t] = []
+        /// Threads being started (counted against the limit before they have a handle).
+        var starting = 0
         var stopping = false
     }
     private let state = NIOLockedValueBox(State())
@@ -50,7 +52,9 @@ package final class ThreadPool: Sendable {
             guard !state.stopping, state.queue.count - state.head < maxQueued else { return (false, false) }
             state.queue.append(job)
             // One more thread while there are fewer than the limit.
-            return (true, state.handles.count < threads)
+            guard state.handles.count + state.starting < threads else { return (true, false) }
+            state.starting += 1
+            return (true, true)
         }
         guard taken else { return false }
         if start { startThread() }
@@ -92,6 +96,7 @@ package final class ThreadPool: Sendable {
     private func startThread() {
         // Under the lock, so that a stop joins every thread started.
         state.withLockedValue { state in
+            state.starting -= 1
             guard !state.stopping else { return }
             let started = MicroHTTP.startThread(stackSize: stackSize) { [self] in
                 Self.nameThread(name)
