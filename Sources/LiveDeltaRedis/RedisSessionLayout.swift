@@ -52,6 +52,18 @@ struct RedisSessionLayout: Sendable {
     }
 }
 
+/// A script's text, and the same run for a write under an `Idempotency-Key`
+/// (`RedisScripts.held`), each made once.
+struct RedisScript: Sendable {
+    let text: String
+    let held: String
+
+    init(_ text: String) {
+        self.text = text
+        held = RedisScripts.held(text)
+    }
+}
+
 /// The scripts that make a session's changes atomic in Redis: each checks the version it was
 /// given against the stored one, in Redis's single thread, before it writes.
 enum RedisScripts {
@@ -95,7 +107,7 @@ enum RedisScripts {
     /// new value took the session's place, {0, current version or ""} where the stored session
     /// was not the one expected, {-1} where the new collection is gone (expired, or Redis
     /// restarted).
-    static let commit =
+    static let commit = RedisScript(
         common + """
             local current = redis.call('HMGET', KEYS[1], 'v', 'g')
             local expected = ARGV[1]
@@ -113,7 +125,7 @@ enum RedisScripts {
             redis.call('PEXPIRE', KEYS[1], ARGV[3])
             logged(KEYS[1], KEYS[3], KEYS[4], ARGV[3], ARGV[8], ARGV[5], ARGV[4], current[1] or '', ARGV[7], ARGV[9], ARGV[10], ARGV[11])
             return {1, current[1] or ''}
-            """
+            """)
 
     /// Changes the parts of the session's collection in place.
     /// KEYS: the session, its log, its followed mark. ARGV: the version expected and its
@@ -122,7 +134,7 @@ enum RedisScripts {
     /// of parts dropped, then each part written: its field, its text. Returns {1, the version
     /// replaced} where committed, {0, current version or ""} where the stored session was not
     /// the one expected.
-    static let patch =
+    static let patch = RedisScript(
         common + """
             local current = redis.call('HMGET', KEYS[1], 'v', 'g')
             if current[1] ~= ARGV[1] or current[2] ~= ARGV[2] then return {0, current[1] or ''} end
@@ -135,7 +147,7 @@ enum RedisScripts {
             redis.call('PEXPIRE', KEYS[1], ARGV[3])
             logged(KEYS[1], KEYS[2], KEYS[3], ARGV[3], ARGV[6], current[2], ARGV[4], current[1], ARGV[5], ARGV[7], ARGV[8], ARGV[9])
             return {1, current[1]}
-            """
+            """)
 
     /// `script` run for a write under an `Idempotency-Key`: KEYS and ARGV are the script's, then
     /// the key's ledger entry, and ARGV the claim it must hold (or nothing, its claim having
@@ -163,7 +175,8 @@ enum RedisScripts {
     /// "*"), the channel, the id. Returns {1} where it was deleted (logged and announced where
     /// followed), {0, current version} where the version did not match, {-1} where there is no
     /// such session.
-    static let delete = """
+    static let delete = RedisScript(
+        """
         local current = redis.call('HMGET', KEYS[1], 'v', 'g')
         if not current[1] then return {-1} end
         if ARGV[1] ~= '*' and current[1] ~= ARGV[1] then return {0, current[1]} end
@@ -173,5 +186,5 @@ enum RedisScripts {
           redis.call('PUBLISH', ARGV[2], ARGV[3])
         end
         return {1}
-        """
+        """)
 }

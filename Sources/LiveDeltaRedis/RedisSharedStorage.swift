@@ -274,11 +274,11 @@ final class RedisSharedStorage: SharedStorage {
     /// this costs it no more than EVALSHA would, and a restarted Redis needs nothing loaded.
     /// A write made under an `Idempotency-Key` (`IdempotencyHold.current`) runs inside
     /// `RedisScripts.held`, which checks the key's claim and marks it committed in the same step.
-    private func script(_ source: String, keys: [[UInt8]], arguments: [RedisArgument]) -> [RedisArgument] {
+    private func script(_ script: RedisScript, keys: [[UInt8]], arguments: [RedisArgument]) -> [RedisArgument] {
         guard let hold = IdempotencyHold.current else {
-            return ["EVAL", .text(source), .text(String(keys.count))] + keys.map(RedisArgument.bytes) + arguments
+            return ["EVAL", .text(script.text), .text(String(keys.count))] + keys.map(RedisArgument.bytes) + arguments
         }
-        return ["EVAL", .text(RedisScripts.held(source)), .text(String(keys.count + 1))] + (keys + [hold.key]).map(RedisArgument.bytes)
+        return ["EVAL", .text(script.held), .text(String(keys.count + 1))] + (keys + [hold.key]).map(RedisArgument.bytes)
             + arguments + [.bytes(hold.claim), .bytes(hold.committed), .text(String(hold.retentionMilliseconds))]
     }
 

@@ -75,7 +75,8 @@ struct IdempotentWrites: Sendable {
         let fingerprint = Fingerprint(of: request)
         let deadline = ContinuousClock.now + patience
         while true {
-            switch try ledger.claim(tenant: tenant, key: key, fingerprint: fingerprint) {
+            let claim = try ledger.claim(tenant: tenant, key: key, fingerprint: fingerprint)
+            switch claim {
             case .claimed(let hold):
                 let response: HTTPResponse
                 do {
@@ -92,36 +93,36 @@ struct IdempotentWrites: Sendable {
                 return response
             case .answered(let answer):
                 return answer.response
-            case .unanswered:
-                // Committed, its answer not kept yet: usually a few milliseconds from kept. Still
-                // so at the deadline, its server stopped in between.
-                guard ContinuousClock.now < deadline else {
-                    throw APIError(
-                        .idempotencyAnswerLost,
-                        message:
-                            "the first request with this Idempotency-Key took effect, but its server stopped before keeping its answer; read the session to see its state now, and send a new key with a new write"
-                    )
-                }
-                usleep(5_000)
             case .reused:
                 throw APIError(
                     .idempotencyKeyReused,
                     message:
                         "this Idempotency-Key was used for another request (another body, path or If-Match); send a new key with each new write")
-            case .running:
-                guard ContinuousClock.now < deadline else {
-                    var error = APIError(
-                        .idempotencyKeyInUse,
-                        message:
-                            "the first request with this Idempotency-Key has not finished (its server may have stopped: with the Redis store its claim lapses after a minute, and a retry then runs); wait and retry, or read the session to see whether it took effect"
-                    )
-                    error.headers = [("Retry-After", "1")]
-                    throw error
-                }
-                // Session writes run on the waiting threads, which may wait; the first request
-                // is usually a few milliseconds from done.
+            case .running, .unanswered:
+                // The first request is usually a few milliseconds from done (or, committed, from
+                // keeping its answer). Session writes run on the waiting threads, which may wait.
+                guard ContinuousClock.now < deadline else { throw Self.unfinished(claim) }
                 usleep(5_000)
             }
         }
+    }
+
+    /// What a retry is told when the first request with its key is still unfinished at the
+    /// deadline: running (its server may have stopped), or committed with its answer lost.
+    private static func unfinished(_ claim: IdempotencyClaim) -> APIError {
+        guard claim == .running else {
+            return APIError(
+                .idempotencyAnswerLost,
+                message:
+                    "the first request with this Idempotency-Key took effect, but its server stopped before keeping its answer; read the session to see its state now, and send a new key with a new write"
+            )
+        }
+        var error = APIError(
+            .idempotencyKeyInUse,
+            message:
+                "the first request with this Idempotency-Key has not finished (its server may have stopped: with the Redis store its claim lapses after a minute, and a retry then runs); wait and retry, or read the session to see whether it took effect"
+        )
+        error.headers = [("Retry-After", "1")]
+        return error
     }
 }

@@ -84,15 +84,11 @@ package final class SharedSessionStore: SessionStore {
             onListening: { [weak self] in
                 // Announcements made while this replica was not listening are lost, and a
                 // Redis that restarted has lost the logs and the marks too: mark every followed
-                // session again, read its log, and then the session itself, which the observer
-                // takes where it is newer than what it holds (or another life).
+                // session again, and read the session and its log (`resync`).
                 guard let self, let observer = self.observer.withLockedValue({ $0 }) else { return }
                 let ids = observer.followedIDs
                 self.storage.follow(ids)
-                for id in ids {
-                    self.catchUp(id)
-                    self.resync(id, observer)
-                }
+                for id in ids { self.resync(id, observer) }
             })
     }
 
