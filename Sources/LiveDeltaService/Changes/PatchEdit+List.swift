@@ -60,25 +60,17 @@ extension PatchEdit {
             }
         }
         let documents = owners.merging(readOwners)
+        let finish = finish(sectioned: false)
         guard reading.options.unique else {
             // Occurrences follow the order the patch left: the items with the id of one the patch
             // reached or wrote are numbered again, and paired with the held ones by occurrence.
-            let affected = read + reached.map { held[$0] }
-            if let delta = FlatKeyedEdit.occurrenceDelta(held: held, list: &list, affected: affected, updated: []) {
-                return .flat(list, owners: documents, delta: reading.options.policy.animated(delta, oldCount: held.count, newCount: list.count))
-            }
-            var seen = [JSONItemID: UInt32]()
-            numberOccurrences(&list, seen: &seen)
-            return .collection(.flat(list, owners: documents))
+            let renumbering = read + reached.map { held[$0] }
+            return try finish.flat(held: held, list: list, documents: documents, change: .repeated(renumbering: renumbering, updated: []))
         }
-        try checkUnique(list, suspects: read)
         let touched = Self.touched(
             held: held, read: read, writtenAt: writtenAt.map(\.position), heldElements: heldElements,
             unplaced: reached.filter { !placed.contains($0) })
-        guard let delta = IndexDelta(oldCount: held.count, newCount: list.count, touched: touched) else {
-            return .collection(.flat(list, owners: documents))
-        }
-        return .flat(list, owners: documents, delta: reading.options.policy.animated(delta, oldCount: held.count, newCount: list.count))
+        return try finish.flat(held: held, list: list, documents: documents, change: .unique(touched: touched, unchecked: read))
     }
 
     /// What a patch of a list with unique ids touched: the items it wrote (each the same item as
@@ -101,23 +93,5 @@ extension PatchEdit {
         let matched = Set(rewritten.compactMap { $0 })
         for index in unplaced where !matched.contains(index) { touched.append(TouchedItem(old: index, new: nil, changed: false)) }
         return touched
-    }
-
-    /// Refuses a flat result that holds an id twice, as matching the whole list would (the
-    /// repeat that comes first), looking closely only at the items whose id is one of
-    /// `suspects`': every repeat involves one of them (an item the patch wrote, a held item's
-    /// copy among them), as the held items' ids were distinct.
-    private func checkUnique(_ list: [JSONItem], suspects: [JSONItem]) throws(APIError) {
-        guard !suspects.isEmpty else { return }
-        let finder = HashFinder(suspects)
-        var first: [JSONItemID: Int] = [:]
-        for position in list.indices where finder.find(list[position]) != nil {
-            let id = list[position].uniqueID
-            if let earlier = first[id] {
-                throw repeated(
-                    id: "\(id)", first: "/\(earlier)", second: "/\(position)", at: culprit(forItemAt: position, sectioned: false), section: false)
-            }
-            first[id] = position
-        }
     }
 }

@@ -58,71 +58,28 @@ struct PatchEdit {
                 throw refusal
             }
         }
-        // Each such patch keeps its items' text in a document of its own: past
-        // `SessionRewrite.maxDocuments`, the list is written anew into one, as below.
-        let keepsHeld = SessionRewrite.keepsHeld(adding: current.owners)
-        if case .list(let list) = document, keepsHeld {
-            return try flatItems(list, owners: current.owners)
-        }
+        if case .list(let list) = document { return try flatItems(list, owners: current.owners) }
         let root = document.tree
-        if case .sectioned(let held) = current.shape, reading.options.unique, keepsHeld,
-            case .object(let members) = root, members.count == 1, case .array(let elements) = members[Array("sections".utf8)]
+        if case .sectioned(let held) = current.shape, case .object(let members) = root, members.count == 1,
+            case .array(let elements) = members[Array("sections".utf8)]
         {
             return try sections(Array(elements), held: held, owners: current.owners)
         }
-        let text: [UInt8]
         switch (root, sectioned) {
-        case (.array, false), (.text, false), (.owned, false): text = root.bytes
-        case (.object, true), (.text, true), (.owned, true): text = root.bytes
+        case (.array, false), (.text, false), (.owned, false), (.object, true), (.text, true), (.owned, true):
+            return try finish(sectioned: sectioned).whole(encoded: root.bytes, sectioned: sectioned)
         default:
             throw APIError(
                 .invalidOperation,
                 message: sectioned ? "the patch must leave {\"sections\": [...]}" : "the patch must leave an array of items",
                 pointer: (operations.last { $0.path.isEmpty }?.pointer ?? JSONPointer()).description)
         }
-        let collection = try reading.collection(
-            encoded: text, sectioned: sectioned, origin: { index in culprit(forItemAt: index, sectioned: sectioned) }, place: { $0 })
-        try checkUnique(collection, sectioned: sectioned)
-        return .collection(collection)
     }
 
-    /// Where a position of the result stands in the session's document, as a JSON Pointer.
-    private func sessionPath(_ position: DuplicateIdentifierError.Position, sectioned: Bool) -> String {
-        switch position {
-        case .index(let index): sectioned ? "/sections/\(index)" : "/\(index)"
-        case .path(let path):
-            JSONPointer("sections").appending(String(path.section)).appending(reading.options.itemsKey).appending(String(path.item)).description
-        }
-    }
-
-    /// A repeated id, at the operation `pointer` names; `first` and `second` are the places in
-    /// the session's document.
-    func repeated(id: String, first: String, second: String, at pointer: JSONPointer, section: Bool) -> APIError {
-        APIError(
-            .duplicateID,
-            message: "the patch would leave the \(section ? "section" : "item") id \(id) twice, at \(first) and \(second); ids must be unique",
-            pointer: pointer.description)
-    }
-
-    /// Repeated ids are the patch's fault: named here, at the operation that wrote the item.
-    func checkUnique(_ collection: JSONCollection, sectioned: Bool) throws(APIError) {
-        if reading.options.unique {
-            do throws(SessionError) {
-                _ = try SessionRules.holder(for: collection, options: reading.options)
-            } catch {
-                guard case .duplicate(let duplicate) = error else { throw .internalError("checking ids failed with \(error)") }
-                let position: Int? =
-                    switch duplicate.secondPosition {
-                    case .index(let index): index
-                    case .path(let path): path.section
-                    }
-                throw repeated(
-                    id: "\(duplicate.id)", first: sessionPath(duplicate.firstPosition, sectioned: sectioned),
-                    second: sessionPath(duplicate.secondPosition, sectioned: sectioned),
-                    at: position.map { culprit(forItemAt: $0, sectioned: sectioned) } ?? operations.last?.pointer ?? JSONPointer(),
-                    section: duplicate.level == .section)
-            }
-        }
+    /// The last step, whose refusals about the result's places go on the operations that
+    /// wrote there.
+    func finish(sectioned: Bool) -> EditFinish {
+        EditFinish(reading: reading) { culprit(forItemAt: $0, sectioned: sectioned) }
     }
 
     /// The operation a refusal about the result's item (or section) `index` is put on: the last

@@ -42,171 +42,39 @@ struct SectionedKeyedEdit {
         case removed
     }
 
-    /// An operation resolved against the edit's keys and items: indices into them.
-    private struct Step {
-        var id: Int
-        var before: Int?
-        var section: Int?
-        var item: Int?
-        /// insertSection: its items' places in the item texts, and their keys where given.
-        var rows: Range<Int> = 0..<0
-        var rowKeys: [Int]?
-    }
-
-    /// What the operations name, read once.
-    private struct Named {
-        var keys: [JSONItem]
-        var items: [JSONItem]
-        var itemTexts: [UnsafeBufferPointer<UInt8>]
-        var steps: [Step]
-        /// The documents keys and items point into, until the result is written out.
-        var owners: (DocumentOwners, DocumentOwners)
-    }
-
     func apply(to sections: [JSONSection], owners: DocumentOwners) throws(APIError) -> EditOutcome {
-        let named = try resolve()
-        defer { withExtendedLifetime(named.owners) {} }
-        var edit = BlockEdit(sections: sections, named: named, unique: reading.options.unique)
+        let resolved = try KeyedSteps(operations, body: body, reading: reading, sectioned: true)
+        defer { withExtendedLifetime((resolved.keyOwners, resolved.itemOwners)) {} }
+        var edit = BlockEdit(sections: sections, resolved: resolved, unique: reading.options.unique)
         var rewriteBudget = ChangeReading.maxRewrittenBytes
-        for (operation, step) in zip(operations, named.steps) {
+        for step in resolved.steps {
+            let operation = step.operation
             if let before = step.before, edit.ids[before] == edit.ids[step.id] {
                 throw APIError(.invalidOperation, message: "nothing goes before itself", pointer: operation.pointer.appending("before").description)
             }
             if operation.kind.onSection {
-                try edit.runOnSection(operation, step, body: body, itemsKey: reading.options.itemsKey)
+                try edit.runOnSection(step, body: body, itemsKey: reading.options.itemsKey)
             } else {
-                try edit.runOnItem(operation, step, body: body, reading: reading, budget: &rewriteBudget)
+                try edit.runOnItem(step, body: body, reading: reading, budget: &rewriteBudget)
             }
         }
-        return try finish(edit, sections: sections, owners: owners)
-    }
-
-    /// Reads the operations' keys and items (and the items of the sections they insert).
-    private func resolve() throws(APIError) -> Named {
-        let unique = reading.options.unique
-        var named = NamedKeys()
-        func addKey(_ key: ItemKey, item: Bool) throws(APIError) -> Int {
-            if unique || !item, key.occurrence != nil {
-                throw APIError(
-                    .invalidOperation,
-                    message: item ? "this session's ids are unique: a key is an id, with no occurrence" : "sections go by their id alone",
-                    pointer: key.pointer.description)
-            }
-            return named.add(key, in: body, occurrence: unique || !item ? 0 : key.occurrence ?? 1)
-        }
-        var itemTexts: [UnsafeBufferPointer<UInt8>] = []
-        var itemOrigins: [JSONPointer] = []
-        var steps: [Step] = []
-        for operation in operations {
-            let onSection = operation.kind.onSection
-            var step = Step(id: try addKey(operation.id, item: !onSection))
-            if case .before(let place) = operation.place { step.before = try addKey(place, item: !onSection) }
-            if !onSection, let range = operation.section {
-                step.section = try addKey(try sectionKey(range, operation), item: false)
-            }
-            if (operation.kind == .insert || operation.kind == .move) && step.section == nil {
-                throw APIError(
-                    .invalidOperation, message: "in a sectioned session, \(operation.kind.rawValue) names the section the item goes to",
-                    pointer: operation.pointer.appending("section").description)
-            }
-            if let range = operation.item {
-                itemTexts.append(body.text(range))
-                itemOrigins.append(operation.pointer.appending("item"))
-                step.item = itemTexts.count - 1
-            }
-            if operation.kind == .insertSection, let range = operation.section {
-                let start = itemTexts.count
-                let count = try sectionItems(range, operation, texts: &itemTexts, origins: &itemOrigins)
-                step.rows = start..<itemTexts.count
-                if let keys = operation.keys {
-                    guard keys.count == count else {
-                        throw APIError(
-                            .invalidOperation, message: "keys must name each of the section's \(count) items",
-                            pointer: operation.pointer.appending("keys").description)
-                    }
-                    step.rowKeys = try keys.map { key throws(APIError) in try addKey(key, item: true) }
-                }
-            }
-            steps.append(step)
-        }
-        let (keys, keyOwners) = try named.read(with: reading)
-        let (items, itemOwners) = try reading.items(itemTexts, origins: itemOrigins)
-        return Named(keys: keys, items: items, itemTexts: itemTexts, steps: steps, owners: (keyOwners, itemOwners))
-    }
-
-    /// Adds the items of an inserted section to `texts`; answers how many elements its items
-    /// array has.
-    private func sectionItems(
-        _ range: Range<Int>, _ operation: KeyedOperation, texts: inout [UnsafeBufferPointer<UInt8>], origins: inout [JSONPointer]
-    ) throws(APIError) -> Int {
-        var value = LazyJSON.text(body.text(range))
-        value.open()
-        guard case .object(let members) = value, let rows = members[reading.options.itemsKeyBytes] else {
-            throw APIError(
-                .invalidOperation, message: "the section needs its items under \"\(reading.options.itemsKey)\"",
-                pointer: operation.pointer.appending("section").description)
-        }
-        var list = rows
-        list.open()
-        guard case .array(let elements) = list else {
-            throw APIError(
-                .invalidOperation, message: "the section's \"\(reading.options.itemsKey)\" must be an array",
-                pointer: operation.pointer.appending("section").appending(reading.options.itemsKey).description)
-        }
-        for (index, element) in elements.enumerated() {
-            guard case .text(let text) = element else { continue }
-            texts.append(text)
-            origins.append(operation.pointer.appending("section").appending(reading.options.itemsKey).appending(index))
-        }
-        return elements.count
-    }
-
-    /// Writes out the sections the operations changed and reads them back; with unique ids
-    /// and the documents within `SessionRewrite`'s bound, the held sections kept are kept
-    /// as they are and the delta is worked out from the changed ones.
-    private func finish(_ edit: BlockEdit, sections: [JSONSection], owners: DocumentOwners) throws(APIError) -> EditOutcome {
-        var edit = edit
-        // Occurrences of repeated ids count across sections: every section is read again then.
-        // So is every section where the session's documents reach `SessionRewrite.maxDocuments`
-        // (each edit that keeps sections adds one), which writes the session anew into one.
-        let keepsHeld = edit.unique && SessionRewrite.keepsHeld(adding: owners)
-        let uids = edit.order.materialize(finding: []).elements
-        if !keepsHeld { for uid in uids { edit.reach(uid) } }
-        let ordered = uids.map { edit.blocks[$0] }
-        let rewritten = ordered.filter { !keepsHeld || $0.held == nil }
-        var writer = JSONWriter()
-        writer.raw("{\"sections\":[")
-        for (index, block) in rewritten.enumerated() {
-            if index > 0 { writer.raw(",") }
+        // Each section the operations changed is written out (its items member, wherever it
+        // was, at the end) and read again; the others are the held sections themselves.
+        let result = try edit.order.materialize(finding: []).elements.map { uid throws(APIError) -> EditFinish.Section in
+            let block = edit.blocks[uid]
+            if let held = block.held { return .held(held) }
             var section = block.section
             section.open()
             guard case .object(var members) = section else { throw .internalError("a section is not an object") }
-            // At the end, wherever the section had its items.
             _ = members.remove(reading.options.itemsKeyBytes)
             let rows = block.rows?.materialize(finding: []).elements ?? []
             members.append(reading.options.itemsKeyBytes, .array(ChunkedList(rows.lazy.map(\.text))))
-            LazyJSON.object(members).write(&writer)
+            return .written(.object(members))
         }
-        writer.raw("]}")
-        let read = try reading.collection(encoded: writer.bytes, sectioned: true) { _ in operations.last?.pointer ?? JSONPointer("operations") }
-        guard keepsHeld else { return .collection(read) }
-        guard case .sectioned(let written) = read.shape, written.count == rewritten.count else {
-            throw .internalError("the changed sections were not read back")
-        }
-        var next = written.makeIterator()
-        let result = ordered.compactMap { block in block.held.map { sections[$0] } ?? next.next() }
-        let resultOwners = owners.merging(read.owners)
-        // The held sections kept are as they were, items and all: what changed is in the
-        // rewritten sections and the removed ones. No item of theirs has the id of one in a kept
-        // section: inserts were checked against all, and updates keep their ids.
-        let keptOld = Set(ordered.compactMap(\.held))
-        if let delta = try? reading.options.policy.animatedDelta(
-            from: sections, to: result, touchedOld: sections.indices.filter { !keptOld.contains($0) },
-            touchedNew: ordered.indices.filter { ordered[$0].held == nil })
-        {
-            return .sectioned(result, owners: resultOwners, delta: delta)
-        }
-        return .collection(.sectioned(result, owners: resultOwners))
+        // No item written has the id of one in a kept section: inserts were checked against
+        // all, and updates keep their ids.
+        let finish = EditFinish(reading: reading) { _ in operations.last?.pointer ?? JSONPointer("operations") }
+        return try finish.sections(held: sections, result: result, owners: owners, checked: true)
     }
 
     /// The held sections under the operations: blocks (a section each, its rows listed once an
@@ -214,10 +82,9 @@ struct SectionedKeyedEdit {
     private struct BlockEdit {
         let sections: [JSONSection]
         let unique: Bool
-        let keys: [JSONItem]
+        let resolved: KeyedSteps
+        /// Each key's id, by its index in `resolved.keys`.
         let ids: [JSONItemID]
-        let items: [JSONItem]
-        let itemTexts: [UnsafeBufferPointer<UInt8>]
         var blocks: [Block]
         /// The blocks in the order the operations leave, as a chain of their uids, so that
         /// moving or removing a section costs the same in a list of any length.
@@ -232,13 +99,11 @@ struct SectionedKeyedEdit {
         /// items they insert) are, found in one pass over the items' stored hashes.
         var heldPlaces: [JSONItemID: (section: Int, row: Int)] = [:]
 
-        init(sections: [JSONSection], named: Named, unique: Bool) {
+        init(sections: [JSONSection], resolved: KeyedSteps, unique: Bool) {
             self.sections = sections
             self.unique = unique
-            keys = named.keys
-            ids = named.keys.map(\.uniqueID)
-            items = named.items
-            itemTexts = named.itemTexts
+            self.resolved = resolved
+            ids = resolved.keys.map(\.uniqueID)
             // Repeated ids: occurrences count across sections, so every section is listed
             // (and written out again).
             blocks = sections.enumerated().map { index, section in
@@ -255,7 +120,7 @@ struct SectionedKeyedEdit {
                 }
                 return
             }
-            let probes = keys + items
+            let probes = resolved.keys + resolved.items
             let finder = HashFinder(probes)
             for (s, section) in sections.enumerated() {
                 section.items.withUnsafeBufferPointer { held in
@@ -287,7 +152,7 @@ struct SectionedKeyedEdit {
         }
 
         func itemKey(of index: Int, occurrence: UInt32) -> JSONItemID {
-            var item = items[index]
+            var item = resolved.items[index]
             item.occurrence = unique ? 0 : occurrence
             return item.uniqueID
         }
@@ -301,7 +166,8 @@ struct SectionedKeyedEdit {
         }
 
         /// insertSection, updateSection, moveSection, removeSection.
-        mutating func runOnSection(_ operation: KeyedOperation, _ step: Step, body: ChangeBody, itemsKey: String) throws(APIError) {
+        mutating func runOnSection(_ step: KeyedSteps.Step, body: ChangeBody, itemsKey: String) throws(APIError) {
+            let operation = step.operation
             let id = ids[step.id]
             let found = sectionUID[id]
             var place = ItemChain<Int>.tail
@@ -328,13 +194,12 @@ struct SectionedKeyedEdit {
                 blocks[found].section = .text(body.text(range))
                 blocks[found].held = nil
             default:
-                try insertSection(operation, step, at: place, body: body, itemsKey: itemsKey)
+                try insertSection(step, at: place, body: body, itemsKey: itemsKey)
             }
         }
 
-        private mutating func insertSection(_ operation: KeyedOperation, _ step: Step, at place: Int, body: ChangeBody, itemsKey: String)
-            throws(APIError)
-        {
+        private mutating func insertSection(_ step: KeyedSteps.Step, at place: Int, body: ChangeBody, itemsKey: String) throws(APIError) {
+            let operation = step.operation
             let id = ids[step.id]
             guard sectionUID[id] == nil else {
                 throw APIError(
@@ -350,7 +215,7 @@ struct SectionedKeyedEdit {
                         .duplicateID, message: "the list already holds an item \(key.description)",
                         pointer: operation.pointer.appending("section").appending(itemsKey).appending(offset).description)
                 }
-                rows.append(Row(key: key, text: .text(itemTexts[index])))
+                rows.append(Row(key: key, text: .text(resolved.itemTexts[index])))
             }
             let uid = order.add(blocks.count)
             blocks.append(Block(uid: uid, key: id, section: .text(body.text(range)), origin: nil, rows: ItemChain(rows), held: nil))
@@ -361,7 +226,8 @@ struct SectionedKeyedEdit {
 
         /// Where an item operation's item goes: its section's block and the node it goes
         /// before; nil where the operation names no section.
-        private mutating func target(of operation: KeyedOperation, _ step: Step) throws(APIError) -> (block: Int, before: Int)? {
+        private mutating func target(of step: KeyedSteps.Step) throws(APIError) -> (block: Int, before: Int)? {
+            let operation = step.operation
             guard let section = step.section else { return nil }
             guard let block = sectionUID[ids[section]] else {
                 throw Self.conflict(operation, "section", "there is no section \(ids[section].description)")
@@ -375,12 +241,11 @@ struct SectionedKeyedEdit {
         }
 
         /// insert, move, remove, update.
-        mutating func runOnItem(
-            _ operation: KeyedOperation, _ step: Step, body: ChangeBody, reading: ChangeReading, budget: inout Int
-        ) throws(APIError) {
+        mutating func runOnItem(_ step: KeyedSteps.Step, body: ChangeBody, reading: ChangeReading, budget: inout Int) throws(APIError) {
+            let operation = step.operation
             let id = ids[step.id]
             let found = findItem(id)
-            let target = try target(of: operation, step)
+            let target = try target(of: step)
             switch operation.kind {
             case .insert:
                 guard found == nil else {
@@ -388,11 +253,9 @@ struct SectionedKeyedEdit {
                         .duplicateID, message: "the list already holds an item \(id.description)",
                         pointer: operation.pointer.appending("id").description)
                 }
-                guard let index = step.item, let target else { throw Self.invalid(operation, "item", "insert needs the item and its section") }
-                guard items[index].plainID == keys[step.id].plainID else {
-                    throw Self.invalid(operation, "item", "the item's id is not the operation's id")
-                }
-                guard let node = blocks[target.block].rows?.add(Row(key: id, text: .text(itemTexts[index]))) else {
+                guard let target else { throw Self.invalid(operation, "item", "insert needs the item and its section") }
+                let text = try resolved.item(of: step, replacing: nil, body: body, reading: reading, budget: &budget).text
+                guard let node = blocks[target.block].rows?.add(Row(key: id, text: text)) else {
                     throw .internalError("a reached section has no rows")
                 }
                 blocks[target.block].rows?.link(node, before: target.before)
@@ -416,45 +279,15 @@ struct SectionedKeyedEdit {
                 blocks[found.block].held = nil
                 placed[id] = .removed
             default:
-                guard let found else { throw Self.conflict(operation, "id", "there is no item \(id.description) to update") }
-                try update(found, operation, step, body: body, reading: reading, budget: &budget)
-            }
-        }
-
-        private mutating func update(
-            _ found: (block: Int, node: Int), _ operation: KeyedOperation, _ step: Step, body: ChangeBody, reading: ChangeReading,
-            budget: inout Int
-        ) throws(APIError) {
-            let id = ids[step.id]
-            blocks[found.block].held = nil
-            if let index = step.item {
-                guard items[index].plainID == keys[step.id].plainID else {
-                    throw Self.invalid(operation, "item", "an update cannot change the item's id")
+                guard let found, let old = blocks[found.block].rows?.element(found.node).text.bytes else {
+                    throw Self.conflict(operation, "id", "there is no item \(id.description) to update")
                 }
-                blocks[found.block].rows?.replace(found.node, with: Row(key: id, text: .text(itemTexts[index])))
-            } else if let changes = operation.changes, let old = blocks[found.block].rows?.element(found.node).text.bytes {
-                let changed = try old.withUnsafeBufferPointer { old throws(APIError) in
-                    try reading.item(old, changedBy: changes, body: body.body.bytes, origin: operation.pointer.appending("changes"), budget: &budget)
+                let text = try old.withUnsafeBufferPointer { old throws(APIError) in
+                    try resolved.item(of: step, replacing: old, body: body, reading: reading, budget: &budget).text
                 }
-                // The changed item keeps its id, as an update with the whole item must.
-                let keepsID = withExtendedLifetime(changed.owners) { changed.item.plainID == keys[step.id].plainID }
-                guard keepsID else { throw Self.invalid(operation, "changes", "an update cannot change the item's id") }
-                blocks[found.block].rows?.replace(found.node, with: Row(key: id, text: .owned(changed.text)))
+                blocks[found.block].held = nil
+                blocks[found.block].rows?.replace(found.node, with: Row(key: id, text: text))
             }
-        }
-    }
-
-    /// The `section` member of an item operation: the id of the section it names.
-    private func sectionKey(_ range: Range<Int>, _ operation: KeyedOperation) throws(APIError) -> ItemKey {
-        var scanner = JSONScanner(body.body.bytes, maxDepth: 8)
-        scanner.position = range.lowerBound
-        do {
-            let value = try scanner.scanValue()
-            return try ItemKey(value, in: scanner, at: operation.pointer.appending("section"))
-        } catch let error as APIError {
-            throw error
-        } catch {
-            throw .internalError("reading a section id failed with \(error)")
         }
     }
 }

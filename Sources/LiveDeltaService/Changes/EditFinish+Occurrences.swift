@@ -1,6 +1,6 @@
 import LiveCollections
 
-extension FlatKeyedEdit {
+extension EditFinish {
     /// The delta of an edit where ids repeat. An item's identity is its id and its occurrence,
     /// so an insert, move or remove renumbers the items with its id (`affected`): those are found
     /// in one pass over each list's id hashes, numbered again in `list`'s order, and paired with
