@@ -137,27 +137,7 @@ extension SectionedDelta {
         }
 
         // Stage 2: items.
-        func requireSurviving(_ path: ItemPath, _ name: String) throws(ReplayError) {
-            guard (0..<new.count).contains(path.section), !insertedSections.contains(path.section) else {
-                throw ReplayError("\(name) \(path) is not in a surviving section")
-            }
-        }
-        try requireAscending(itemDelta.deletions, "item deletions")
-        try requireAscending(itemDelta.insertions, "item insertions")
-        for path in itemDelta.deletions + itemDelta.moves.map(\.source) {
-            try requireSurviving(path, "item source")
-            guard path.item >= 0 && path.item < rowsAfterStage1[path.section] else {
-                throw ReplayError("item source \(path) is out of range")
-            }
-        }
-        for path in itemDelta.insertions + itemDelta.moves.map(\.target) { try requireSurviving(path, "item target") }
-        let deleted = Set(itemDelta.deletions)
-        let movedOut = try requireDistinct(itemDelta.moves.map(\.source), "item move sources")
-        let movedIn = try requireDistinct(itemDelta.moves.map(\.target), "item move targets")
-        if let bad = movedOut.first(where: deleted.contains) { throw ReplayError("item \(bad) is deleted and moved") }
-        if let bad = movedIn.first(where: Set(itemDelta.insertions).contains) {
-            throw ReplayError("item \(bad) is inserted and a move target")
-        }
+        let (deleted, movedOut) = try checkItemStage(surviving: new.count, inserted: insertedSections, rows: rowsAfterStage1)
         var placedBySection = [Int: [(slot: Int, origin: Origin<ItemPath>)]]()
         for path in itemDelta.insertions { placedBySection[path.section, default: []].append((path.item, .new(path))) }
         for move in itemDelta.moves { placedBySection[move.target.section, default: []].append((move.target.item, .old(move.source))) }
@@ -181,6 +161,42 @@ extension SectionedDelta {
             finalRows[target.section][target.item] = .new(target)
         }
 
+        return try assemble(
+            old: old, new: new, sectionValues: sectionValues, sectionOrigins: sectionOrigins, insertedSections: insertedSections, rows: finalRows)
+    }
+
+    /// Checks the item stage's paths against the sections after stage 1 (`rows`: each one's
+    /// row count); answers the deleted and moved-out sources.
+    private func checkItemStage(surviving: Int, inserted: Set<Int>, rows: [Int]) throws(ReplayError) -> (Set<ItemPath>, Set<ItemPath>) {
+        func requireSurviving(_ path: ItemPath, _ name: String) throws(ReplayError) {
+            guard (0..<surviving).contains(path.section), !inserted.contains(path.section) else {
+                throw ReplayError("\(name) \(path) is not in a surviving section")
+            }
+        }
+        try requireAscending(itemDelta.deletions, "item deletions")
+        try requireAscending(itemDelta.insertions, "item insertions")
+        for path in itemDelta.deletions + itemDelta.moves.map(\.source) {
+            try requireSurviving(path, "item source")
+            guard path.item >= 0 && path.item < rows[path.section] else {
+                throw ReplayError("item source \(path) is out of range")
+            }
+        }
+        for path in itemDelta.insertions + itemDelta.moves.map(\.target) { try requireSurviving(path, "item target") }
+        let deleted = Set(itemDelta.deletions)
+        let movedOut = try requireDistinct(itemDelta.moves.map(\.source), "item move sources")
+        let movedIn = try requireDistinct(itemDelta.moves.map(\.target), "item move targets")
+        if let bad = movedOut.first(where: deleted.contains) { throw ReplayError("item \(bad) is deleted and moved") }
+        if let bad = movedIn.first(where: Set(itemDelta.insertions).contains) {
+            throw ReplayError("item \(bad) is inserted and a move target")
+        }
+        return (deleted, movedOut)
+    }
+
+    /// The replayed sections: each one's value, and its items from the rows worked out.
+    private func assemble<Section: UniquelyIdentifiableSection>(
+        old: [Section], new: [Section], sectionValues: [Origin<Int>], sectionOrigins: [Origin<Int>], insertedSections: Set<Int>,
+        rows finalRows: [[Origin<ItemPath>]]
+    ) throws(ReplayError) -> [ReplayedSection<Section, Section.Item>] {
         var replayed: [ReplayedSection<Section, Section.Item>] = []
         for section in new.indices {
             let value: Section

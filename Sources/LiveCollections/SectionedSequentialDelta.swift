@@ -101,30 +101,8 @@ extension SectionedDelta {
         let deleted = Set(itemDelta.deletions)
         var target = [ItemPath: ItemPath]()
         for move in itemDelta.moves { target[move.source] = move.target }
-        let insertedRows = Set(itemDelta.insertions)
-
-        // Each surviving section's kept items (paths after the section stage) in final order,
-        // and where in it each of the section's stayers (kept, not moved) stands, in the
-        // stayers' order after the section stage.
-        var order = [[ItemPath]](repeating: [], count: finalSizes.count)
-        var stayerRanks = [[Int]](repeating: [], count: finalSizes.count)
-        for section in surviving {
-            var rows = [ItemPath?](repeating: nil, count: finalSizes[section])
-            for move in itemDelta.moves where move.target.section == section {
-                guard rows.indices.contains(move.target.item) else { throw ReplayError("item move target \(move.target) is out of range") }
-                rows[move.target.item] = move.source
-            }
-            var stayers = (0..<stageOneSizes[section]).lazy.map { ItemPath(section: section, item: $0) }
-                .filter { !deleted.contains($0) && target[$0] == nil }.makeIterator()
-            for row in rows.indices where rows[row] == nil && !insertedRows.contains(ItemPath(section: section, item: row)) {
-                guard let stayer = stayers.next() else { throw ReplayError("section \(section): too few kept items for its rows") }
-                rows[row] = stayer
-            }
-            guard stayers.next() == nil else { throw ReplayError("section \(section): more kept items than rows") }
-            let kept = rows.compactMap { $0 }
-            order[section] = kept
-            stayerRanks[section] = kept.indices.filter { target[kept[$0]] == nil }
-        }
+        let (order, stayerRanks) = try finalOrder(
+            surviving: surviving, stageOneSizes: stageOneSizes, finalSizes: finalSizes, deleted: deleted, target: target)
 
         var ownSlot = [ItemPath: Int]()
         var endSlot = [ItemPath: Int]()
@@ -179,5 +157,34 @@ extension SectionedDelta {
             }
         }
         return result
+    }
+
+    /// Each surviving section's kept items (paths after the section stage) in final order, and
+    /// where in it each of the section's stayers (kept, not moved) stands, in the stayers'
+    /// order after the section stage.
+    private func finalOrder(
+        surviving: [Int], stageOneSizes: [Int], finalSizes: [Int], deleted: Set<ItemPath>, target: [ItemPath: ItemPath]
+    ) throws(ReplayError) -> (order: [[ItemPath]], stayerRanks: [[Int]]) {
+        let insertedRows = Set(itemDelta.insertions)
+        var order = [[ItemPath]](repeating: [], count: finalSizes.count)
+        var stayerRanks = [[Int]](repeating: [], count: finalSizes.count)
+        for section in surviving {
+            var rows = [ItemPath?](repeating: nil, count: finalSizes[section])
+            for move in itemDelta.moves where move.target.section == section {
+                guard rows.indices.contains(move.target.item) else { throw ReplayError("item move target \(move.target) is out of range") }
+                rows[move.target.item] = move.source
+            }
+            var stayers = (0..<stageOneSizes[section]).lazy.map { ItemPath(section: section, item: $0) }
+                .filter { !deleted.contains($0) && target[$0] == nil }.makeIterator()
+            for row in rows.indices where rows[row] == nil && !insertedRows.contains(ItemPath(section: section, item: row)) {
+                guard let stayer = stayers.next() else { throw ReplayError("section \(section): too few kept items for its rows") }
+                rows[row] = stayer
+            }
+            guard stayers.next() == nil else { throw ReplayError("section \(section): more kept items than rows") }
+            let kept = rows.compactMap { $0 }
+            order[section] = kept
+            stayerRanks[section] = kept.indices.filter { target[kept[$0]] == nil }
+        }
+        return (order, stayerRanks)
     }
 }

@@ -110,6 +110,14 @@ enum PartPlanner {
         }
         flush(pending..<new.count)
 
+        return assemble(pieces, stored: stored, used: used, new: new, shape: shape, prefix)
+    }
+
+    /// The parts the pieces make: kept ones as stored, fresh ones named and written; the stored
+    /// parts not used are removed.
+    private static func assemble<Unit: StoredUnit>(
+        _ pieces: [Piece], stored: [StoredPart], used: [Bool], new: [Unit], shape: StoredShape, _ prefix: String
+    ) -> StoredParts {
         var parts = StoredParts(shape: shape, manifest: [], written: [], removed: [])
         parts.manifest.reserveCapacity(pieces.count)
         for piece in pieces {
