@@ -41,9 +41,9 @@ struct ChangeBody {
         let type = request.header("Content-Type").map { $0.prefix { $0 != ";" }.trimmingSpaces.lowercased() } ?? ""
         var scanner = JSONScanner(request.body.bytes, maxDepth: limits.maxDepth)
         scanner.hashing = false
+        var check = scanner
+        _ = try json { () throws(JSONError) in try check.scanDocument() }
         do {
-            var check = scanner
-            _ = try check.scanDocument()
             if type == "application/json-patch+json" {
                 operations = .patch(try Self.patch(&scanner))
                 options = nil
@@ -55,13 +55,15 @@ struct ChangeBody {
                 guard scanner.peek() == UInt8(ascii: "{") else {
                     throw APIError.invalidShape(JSONPointer(), "the body must be an object with \"operations\" (and \"options\", \"baseVersion\")")
                 }
-                var key = try scanner.beginObject()
+                var key = try json { () throws(JSONError) in try scanner.beginObject() }
                 while let current = key {
                     switch scanner.text(current) {
                     case "operations": operations = try Self.keyed(&scanner)
-                    case "options": options = try scanner.buildValue(keeping: nil)
+                    case "options": options = try json { () throws(JSONError) in try scanner.buildValue(keeping: nil) }
                     case "baseVersion":
-                        guard case .number(let number) = try scanner.buildValue(keeping: nil), let version = number.nonNegativeInt else {
+                        guard case .number(let number) = try json({ () throws(JSONError) in try scanner.buildValue(keeping: nil) }),
+                            let version = number.nonNegativeInt
+                        else {
                             throw APIError.invalidShape(JSONPointer("baseVersion"), "baseVersion must be a whole number from 0 to \(Int.max)")
                         }
                         baseVersion = UInt64(version)
@@ -69,7 +71,7 @@ struct ChangeBody {
                         throw APIError.invalidShape(
                             JSONPointer(name), "unknown member \"\(name)\"; the body takes \"operations\", \"options\", \"baseVersion\"")
                     }
-                    key = try scanner.nextKey()
+                    key = try json { () throws(JSONError) in try scanner.nextKey() }
                 }
                 guard let operations else { throw APIError.invalidShape(JSONPointer("operations"), "the body needs \"operations\", a list") }
                 self.operations = .keyed(operations)
@@ -81,12 +83,6 @@ struct ChangeBody {
                     message: "changes are application/json (keyed operations) or application/json-patch+json (an RFC 6902 patch)"
                         + (type.isEmpty ? "; the body has no Content-Type" : "; the body is \(type)"))
             }
-        } catch let error as JSONError {
-            throw .malformedJSON(error)
-        } catch let error as APIError {
-            throw error
-        } catch {
-            throw .internalError("reading the changes failed with \(error)")
         }
         guard count <= Self.maxOperations else {
             throw .invalidShape(root, "a change holds at most \(Self.maxOperations) operations; this one holds \(count)")
@@ -95,27 +91,27 @@ struct ChangeBody {
 
     // MARK: - Keyed operations
 
-    private static func keyed(_ scanner: inout JSONScanner) throws -> [KeyedOperation] {
+    private static func keyed(_ scanner: inout JSONScanner) throws(APIError) -> [KeyedOperation] {
         let at = JSONPointer("operations")
         guard scanner.peek() == UInt8(ascii: "[") else { throw APIError.invalidShape(at, "operations must be a list") }
         var list: [KeyedOperation] = []
-        var more = try scanner.beginArray()
+        var more = try json { () throws(JSONError) in try scanner.beginArray() }
         while more {
             list.append(try KeyedOperation(&scanner, at: at.appending(list.count)))
-            more = try scanner.nextElement()
+            more = try json { () throws(JSONError) in try scanner.nextElement() }
         }
         return list
     }
 
     // MARK: - RFC 6902
 
-    private static func patch(_ scanner: inout JSONScanner) throws -> [PatchOperation] {
+    private static func patch(_ scanner: inout JSONScanner) throws(APIError) -> [PatchOperation] {
         guard scanner.peek() == UInt8(ascii: "[") else { throw APIError.invalidShape(JSONPointer(), "a JSON Patch is a list of operations") }
         var list: [PatchOperation] = []
-        var more = try scanner.beginArray()
+        var more = try json { () throws(JSONError) in try scanner.beginArray() }
         while more {
             list.append(try PatchOperation(&scanner, at: JSONPointer(String(list.count))))
-            more = try scanner.nextElement()
+            more = try json { () throws(JSONError) in try scanner.nextElement() }
         }
         return list
     }
@@ -125,20 +121,20 @@ struct ChangeBody {
 struct OperationMembers {
     private var members: [(name: String, value: ScannedValue)] = []
 
-    init(_ scanner: inout JSONScanner, at pointer: JSONPointer, what: String) throws {
+    init(_ scanner: inout JSONScanner, at pointer: JSONPointer, what: String) throws(APIError) {
         guard scanner.peek() == UInt8(ascii: "{") else {
             throw APIError(.invalidOperation, message: "\(what) must be an object", pointer: pointer.description)
         }
         // Names seen, in a table: an operation may come with any number of members.
         var names = Set<String>()
-        var key = try scanner.beginObject()
+        var key = try json { () throws(JSONError) in try scanner.beginObject() }
         while let current = key {
             let name = scanner.text(current)
             scanner.skipWhitespace()
-            let value = try scanner.scanValue()
+            let value = try json { () throws(JSONError) in try scanner.scanValue() }
             if !names.insert(name).inserted { throw APIError.duplicateMember(pointer.appending(name)) }
             members.append((name, value))
-            key = try scanner.nextKey()
+            key = try json { () throws(JSONError) in try scanner.nextKey() }
         }
     }
 
@@ -157,4 +153,10 @@ extension JSONScanner {
         guard value.kind == .string else { return nil }
         return text(ScannedString(hash: value.hash, start: value.start + 1, end: value.end - 1, hasEscapes: value.hasEscapes))
     }
+}
+
+/// A step of the scanner's, where a fault is the body's JSON: answered as malformed JSON at its
+/// place, so the operations' readers throw only `APIError`.
+func json<T>(_ step: () throws(JSONError) -> T) throws(APIError) -> T {
+    do { return try step() } catch { throw .malformedJSON(error) }
 }

@@ -35,7 +35,7 @@ struct KeyedOperation {
     /// `insertSection` where ids repeat: the keys its items go by.
     let keys: [ItemKey]?
 
-    init(_ scanner: inout JSONScanner, at pointer: JSONPointer) throws {
+    init(_ scanner: inout JSONScanner, at pointer: JSONPointer) throws(APIError) {
         self.pointer = pointer
         let members = try OperationMembers(&scanner, at: pointer, what: "an operation")
         let allowed: Set<String> = ["op", "id", "before", "section", "item", "changes", "keys"]
@@ -83,18 +83,18 @@ struct KeyedOperation {
         if members["item"] != nil && kind != .insert && kind != .update { throw invalid("item", "\(op) takes no item") }
         if members["changes"] != nil && kind != .update { throw invalid("changes", "\(op) takes no changes") }
         if members["keys"] != nil && kind != .insertSection { throw invalid("keys", "\(op) takes no keys") }
-        changes = try members["changes"].map { try FieldEdits($0, in: scanner, at: pointer.appending("changes")) }
+        changes = try members["changes"].map { changes throws(APIError) in try FieldEdits(changes, in: scanner, at: pointer.appending("changes")) }
         if let keys = members["keys"] {
             guard keys.kind == .array else { throw invalid("keys", "keys must be a list of item keys") }
             var inner = scanner
             inner.position = keys.start
             var list: [ItemKey] = []
-            var more = try inner.beginArray()
+            var more = try json { () throws(JSONError) in try inner.beginArray() }
             while more {
                 inner.skipWhitespace()
-                let value = try inner.scanValue()
+                let value = try json { () throws(JSONError) in try inner.scanValue() }
                 list.append(try ItemKey(value, in: inner, at: pointer.appending("keys").appending(list.count)))
-                more = try inner.nextElement()
+                more = try json { () throws(JSONError) in try inner.nextElement() }
             }
             self.keys = list
         } else {
@@ -110,7 +110,7 @@ struct ItemKey {
     let occurrence: UInt32?
     let pointer: JSONPointer
 
-    init(_ value: ScannedValue, in scanner: JSONScanner, at pointer: JSONPointer) throws {
+    init(_ value: ScannedValue, in scanner: JSONScanner, at pointer: JSONPointer) throws(APIError) {
         self.pointer = pointer
         guard value.kind == .object else {
             id = value.range
@@ -121,7 +121,8 @@ struct ItemKey {
         inner.position = value.start
         let members = try OperationMembers(&inner, at: pointer, what: "a key")
         guard let id = members["id"], let number = members["occurrence"], members.names.count == 2,
-            case .number(let count) = try JSONValue(parsing: inner.slice(number.range)), let occurrence = count.nonNegativeInt,
+            case .number(let count) = try json({ () throws(JSONError) in try JSONValue(parsing: inner.slice(number.range)) }),
+            let occurrence = count.nonNegativeInt,
             (1...Int(UInt32.max)).contains(occurrence)
         else {
             throw APIError(
@@ -138,7 +139,7 @@ struct FieldEdits {
     var set: [(name: [UInt8], value: Range<Int>)] = []
     var removed: [[UInt8]] = []
 
-    init(_ value: ScannedValue, in scanner: JSONScanner, at pointer: JSONPointer) throws {
+    init(_ value: ScannedValue, in scanner: JSONScanner, at pointer: JSONPointer) throws(APIError) {
         var inner = scanner
         inner.position = value.start
         let members = try OperationMembers(&inner, at: pointer, what: "changes")
@@ -152,20 +153,22 @@ struct FieldEdits {
             inner.position = set.start
             // Names seen, in a table: a body may set hundreds of thousands of fields.
             var names = Set<[UInt8]>()
-            var key = try inner.beginObject()
+            var key = try json { () throws(JSONError) in try inner.beginObject() }
             while let current = key {
                 let name = inner.decoded(current)
                 inner.skipWhitespace()
-                let field = try inner.scanValue()
+                let field = try json { () throws(JSONError) in try inner.scanValue() }
                 if !names.insert(name).inserted {
                     throw APIError.duplicateMember(pointer.appending("set").appending(inner.text(current)))
                 }
                 self.set.append((name, field.range))
-                key = try inner.nextKey()
+                key = try json { () throws(JSONError) in try inner.nextKey() }
             }
         }
         if let removed = members["removed"] {
-            guard case .array(let names) = try JSONValue(parsing: inner.slice(removed.range)), names.allSatisfy({ $0.stringValue != nil }) else {
+            guard case .array(let names) = try json({ () throws(JSONError) in try JSONValue(parsing: inner.slice(removed.range)) }),
+                names.allSatisfy({ $0.stringValue != nil })
+            else {
                 throw APIError(.invalidOperation, message: "removed must be a list of field names", pointer: pointer.appending("removed").description)
             }
             self.removed = names.compactMap { if case .string(let bytes) = $0 { bytes } else { nil } }

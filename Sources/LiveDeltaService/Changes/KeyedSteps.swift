@@ -100,14 +100,8 @@ struct KeyedSteps {
     private static func sectionKey(_ range: Range<Int>, _ operation: KeyedOperation, body: ChangeBody) throws(APIError) -> ItemKey {
         var scanner = JSONScanner(body.body.bytes, maxDepth: 8)
         scanner.position = range.lowerBound
-        do {
-            let value = try scanner.scanValue()
-            return try ItemKey(value, in: scanner, at: operation.pointer.appending("section"))
-        } catch let error as APIError {
-            throw error
-        } catch {
-            throw .internalError("reading a section id failed with \(error)")
-        }
+        let value = try json { () throws(JSONError) in try scanner.scanValue() }
+        return try ItemKey(value, in: scanner, at: operation.pointer.appending("section"))
     }
 
     /// The item a step puts in the list, refused where its id is not the step's: the item the

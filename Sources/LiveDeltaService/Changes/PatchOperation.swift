@@ -13,7 +13,7 @@ struct PatchOperation {
     let from: [[UInt8]]?
     let value: Range<Int>?
 
-    init(_ scanner: inout JSONScanner, at pointer: JSONPointer) throws {
+    init(_ scanner: inout JSONScanner, at pointer: JSONPointer) throws(APIError) {
         self.pointer = pointer
         let members = try OperationMembers(&scanner, at: pointer, what: "a patch operation")
         guard let op = members["op"].flatMap(scanner.string), let kind = Kind(rawValue: op) else {
@@ -22,7 +22,7 @@ struct PatchOperation {
                 pointer: pointer.appending("op").description)
         }
         self.kind = kind
-        func member(_ name: String) throws -> [[UInt8]] {
+        func member(_ name: String) throws(APIError) -> [[UInt8]] {
             guard let text = members[name].flatMap(scanner.string) else {
                 throw APIError(.invalidOperation, message: "\(op) needs \"\(name)\", a JSON Pointer", pointer: pointer.appending(name).description)
             }
