@@ -319,6 +319,110 @@ def test_keyed_operations_on_sections(servers):
     check()
 
 
+@st.composite
+def sectioned_repeated_case(draw):
+    """Sections whose item ids repeat (occurrences count across sections), and keyed
+    operations on them; the model keeps each item under the key it had when the change began,
+    or the key its insert gave it, as the operations name items."""
+    values = ["A", "B", 1]
+    count = draw(st.integers(1, 3))
+    sections = [{"id": f"s{n}", "items": draw(st.lists(st.sampled_from(values), max_size=5))} for n in range(count)]
+    seen, model = {}, []
+    for section in sections:
+        rows = []
+        for value in section["items"]:
+            seen[json.dumps(value)] = seen.get(json.dumps(value), 0) + 1
+            rows.append(({"id": value, "occurrence": seen[json.dumps(value)]}, value))
+        model.append({"id": section["id"], "rows": rows})
+    taken = {json.dumps(key, sort_keys=True) for s in model for key, _ in s["rows"]}
+
+    def fresh_key(value):
+        occurrence = 1
+        while json.dumps({"id": value, "occurrence": occurrence}, sort_keys=True) in taken:
+            occurrence += 1
+        taken.add(json.dumps({"id": value, "occurrence": occurrence}, sort_keys=True))
+        return {"id": value, "occurrence": occurrence}
+
+    def where(key):
+        for s in model:
+            for index, (k, _) in enumerate(s["rows"]):
+                if k == key:
+                    return s, index
+        raise AssertionError(key)
+
+    operations, names = [], iter(range(100, 1000))
+    for _ in range(draw(st.integers(1, 6))):
+        keys = [k for s in model for k, _ in s["rows"]]
+        choices = ["insert", "insertSection", "moveSection"] + (["move", "remove", "update"] if keys else [])
+        if len(model) > 1:
+            choices.append("removeSection")
+        kind = draw(st.sampled_from(choices))
+        if kind in ("insert", "move"):
+            if kind == "insert":
+                value = draw(st.sampled_from(values))
+                key, element = fresh_key(value), None
+                operation = {"op": "insert", "id": key, "item": value}
+            else:
+                key = draw(st.sampled_from(keys))
+                source, index = where(key)
+                element = source["rows"].pop(index)
+                operation = {"op": "move", "id": key}
+            target = draw(st.sampled_from(model))
+            before = draw(st.sampled_from([None] + [k for k, _ in target["rows"]]))
+            operation.update({"section": target["id"], "before": before})
+            place = len(target["rows"]) if before is None else [k for k, _ in target["rows"]].index(before)
+            target["rows"].insert(place, element or (key, value))
+        elif kind == "remove":
+            key = draw(st.sampled_from(keys))
+            source, index = where(key)
+            source["rows"].pop(index)
+            operation = {"op": "remove", "id": key}
+        elif kind == "update":
+            key = draw(st.sampled_from(keys))
+            operation = {"op": "update", "id": key, "item": key["id"]}
+        elif kind == "insertSection":
+            name = f"n{next(names)}"
+            items = draw(st.lists(st.sampled_from(values), max_size=3))
+            rows = [(fresh_key(value), value) for value in items]
+            before = draw(st.sampled_from([None] + [s["id"] for s in model]))
+            operation = {"op": "insertSection", "id": name, "before": before, "section": {"id": name, "items": items}, "keys": [k for k, _ in rows]}
+            model.insert(len(model) if before is None else [s["id"] for s in model].index(before), {"id": name, "rows": rows})
+        elif kind == "moveSection":
+            section = draw(st.sampled_from(model))
+            model.remove(section)
+            before = draw(st.sampled_from([None] + [s["id"] for s in model]))
+            operation = {"op": "moveSection", "id": section["id"], "before": before}
+            model.insert(len(model) if before is None else [s["id"] for s in model].index(before), section)
+        else:
+            section = draw(st.sampled_from(model))
+            operation = {"op": "removeSection", "id": section["id"]}
+            model.remove(section)
+        operations.append(operation)
+    return sections, operations, [{"id": s["id"], "items": [value for _, value in s["rows"]]} for s in model]
+
+
+def test_keyed_operations_on_sections_where_ids_repeat(servers):
+    @checks
+    @given(sectioned_repeated_case())
+    def check(case):
+        sections, operations, model = case
+        writer, reader = servers[0], servers[-1]
+        name = new_session(writer, {"sections": sections, "options": {"unique": False}})
+        status, dry_run = reader.request("POST", f"/sessions/{name}/delta", {"sections": model})
+        assert status == 200, dry_run
+        status, answer = writer.request("POST", f"/sessions/{name}/changes", {"operations": operations})
+        assert status == 200, (sections, operations, answer)
+        held, version = items_of(reader, name)
+        assert held == model, (sections, operations, held)
+        assert version == 1
+        for stage in ("sectionDelta", "itemDelta"):
+            if stage in answer and stage in dry_run:
+                for field in ("deletions", "insertions", "reloads"):
+                    assert answer[stage][field] == dry_run[stage][field]
+        assert_settled(reader, name, {"sections": model})
+    check()
+
+
 # MARK: - RFC 6902
 
 

@@ -25,13 +25,10 @@ extension SessionEndpoints {
         let maxDepth = limits.maxDepth
         let edit = SessionEdit { current, options, maxItems throws(APIError) in
             let reading = ChangeReading(options: options, maxDepth: maxDepth)
-            switch (changes.operations, current.shape) {
-            case (.keyed(let operations), .flat(let items)):
-                return try FlatKeyedEdit(body: changes, operations: operations, reading: reading)
-                    .apply(to: items, owners: current.owners, maxItems: maxItems)
-            case (.keyed(let operations), .sectioned(let sections)):
-                return try SectionedKeyedEdit(body: changes, operations: operations, reading: reading).apply(to: sections, owners: current.owners)
-            case (.patch(let operations), _):
+            switch changes.operations {
+            case .keyed(let operations):
+                return try KeyedEdit(body: changes, operations: operations, reading: reading).apply(to: current, maxItems: maxItems)
+            case .patch(let operations):
                 return try PatchEdit(body: changes, operations: operations, reading: reading).apply(to: current)
             }
         }

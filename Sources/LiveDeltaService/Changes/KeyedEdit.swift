@@ -1,0 +1,420 @@
+import ByteJSON
+import LiveCollections
+
+/// Keyed operations on a session, flat or sectioned, as edits of lists of items: a flat
+/// session is one such list; a sectioned one is a list of sections and a list of items for
+/// each section an operation reaches (an item moved between sections leaves one list and joins
+/// another). Every list is an overlay (`ItemChain`) that costs the edits, not the list, and the
+/// ids the operations name are found among the held items in one pass over their stored hashes,
+/// comparing no text. `EditFinish` ends it: a flat list's delta follows from the items the
+/// operations touched; sections an operation changed are written out and read again, and the
+/// others are the held sections themselves.
+struct KeyedEdit {
+    let body: ChangeBody
+    let operations: [KeyedOperation]
+    let reading: ChangeReading
+
+    func apply(to current: JSONCollection, maxItems: Int) throws(APIError) -> EditOutcome {
+        let held: [JSONSection]
+        var edit: KeyedLists
+        let resolved: KeyedSteps
+        switch current.shape {
+        case .flat(let items):
+            held = []
+            resolved = try KeyedSteps(operations, body: body, reading: reading, sectioned: false)
+            edit = KeyedLists(flat: items, resolved: resolved, unique: reading.options.unique)
+        case .sectioned(let sections):
+            held = sections
+            resolved = try KeyedSteps(operations, body: body, reading: reading, sectioned: true)
+            edit = KeyedLists(sections: sections, resolved: resolved, unique: reading.options.unique)
+        }
+        // Keys are only looked up, and the items read are copied where sections are written out:
+        // their documents live as long as the edit (a flat list keeps the items' below).
+        defer { withExtendedLifetime((resolved.keyOwners, resolved.itemOwners)) {} }
+        var budget = ChangeReading.maxRewrittenBytes
+        for step in resolved.steps {
+            try edit.run(step, body: body, reading: reading, budget: &budget)
+        }
+        let finish = EditFinish(reading: reading) { _ in operations.last?.pointer ?? JSONPointer("operations") }
+        guard case .flat(let items) = current.shape else {
+            return try withExtendedLifetime(edit.rewrittenOwners) { () throws(APIError) in
+                try finish.sections(held: held, result: edit.sections(itemsKey: reading.options.itemsKeyBytes), owners: current.owners, checked: true)
+            }
+        }
+        // The documents of items that updates' `changes` rewrote are joined once, here:
+        // joining each as it came copied the list of documents each time.
+        let documents = current.owners.merging(resolved.itemOwners).merging(edit.rewrittenOwners)
+        guard let chain = edit.lists.first?.items, chain.count <= maxItems else {
+            throw APIError(
+                .tooManyItems,
+                message:
+                    "a session holds at most \(maxItems) items (--max-session-items, LIVEDELTA_MAX_SESSION_ITEMS); this would make \(edit.lists.first?.items?.count ?? 0)"
+            )
+        }
+        let (list, change) = edit.flat(chain, held: items, unique: reading.options.unique)
+        return try finish.flat(held: items, list: list, documents: documents, change: change)
+    }
+}
+
+/// The lists a keyed edit works on, and where each item it names is.
+private struct KeyedLists {
+    /// A flat session's items, or a section's.
+    struct List {
+        /// The section's id; nil for a flat session's one list.
+        let key: JSONItemID?
+        /// The section object its own fields come from (its items member is replaced by the
+        /// list's items when it is written out).
+        var section: LazyJSON
+        /// The held list it began as; nil for a section an operation inserted.
+        let origin: Int?
+        /// Its items, once an operation has reached it; nil while they are the held ones. A node
+        /// of a held item is the item's index in its held list.
+        var items: ItemChain<JSONItem>?
+        /// The held section it still is, while no operation has changed it.
+        var held: Int?
+    }
+
+    /// Where an item the steps name is.
+    enum Place {
+        /// Where the pass over the held items found it (`heldPlace`), if it did and its list is
+        /// still there.
+        case held
+        case at(list: Int, node: Int)
+        case removed
+    }
+
+    let resolved: KeyedSteps
+    let sectioned: Bool
+    let heldItems: [[JSONItem]]
+    /// The lists, by uid: the held ones first, in their order, then those operations inserted.
+    var lists: [List]
+    /// The sections in the order the operations leave, as a chain of their lists' uids.
+    var order: ItemChain<Int>
+    /// The uid of each section in the session, by id.
+    var sectionUID: [JSONItemID: Int] = [:]
+    /// Each distinct item id the steps name or insert, numbered: by key (-1 for a section's)
+    /// and by item (the items of inserted sections; -1 for others).
+    let keyNumber: [Int]
+    let rowNumber: [Int]
+    /// By number: the first key with the id, where it is, where it was, and whether an operation
+    /// touched it (and an insert, move or remove renumbered it, where ids repeat).
+    let representatives: [JSONItem]
+    var place: [Place]
+    let heldPlace: [(list: Int, row: Int)?]
+    var touched: [Bool]
+    var reordered: [Bool]
+    /// The documents of items that updates' `changes` rewrote.
+    var rewrittenOwners: [DocumentOwners] = []
+
+    init(flat items: [JSONItem], resolved: KeyedSteps, unique: Bool) {
+        self.init(held: [items], sectioned: false, resolved: resolved, unique: unique)
+        lists = [List(key: nil, section: .owned([]), origin: 0, items: ItemChain(items), held: nil)]
+        order = ItemChain([0])
+    }
+
+    init(sections: [JSONSection], resolved: KeyedSteps, unique: Bool) {
+        self.init(held: sections.map(\.items), sectioned: true, resolved: resolved, unique: unique)
+        lists = sections.enumerated().map { index, section in
+            List(key: section.uniqueID, section: .text(section.text), origin: index, items: nil, held: index)
+        }
+        order = ItemChain(Array(lists.indices))
+        sectionUID.reserveCapacity(lists.count)
+        for (uid, list) in lists.enumerated() { if let key = list.key { sectionUID[key] = uid } }
+    }
+
+    private init(held: [[JSONItem]], sectioned: Bool, resolved: KeyedSteps, unique: Bool) {
+        self.resolved = resolved
+        self.sectioned = sectioned
+        heldItems = held
+        lists = []
+        order = ItemChain([])
+        (keyNumber, rowNumber, representatives) = Self.number(resolved, unique: unique)
+        place = [Place](repeating: .held, count: representatives.count)
+        touched = [Bool](repeating: false, count: representatives.count)
+        reordered = touched
+        heldPlace = Self.find(representatives, in: held)
+    }
+
+    /// Numbers the distinct item ids the steps name (1 and 1.0 are one), and the keys of the
+    /// items of the sections they insert.
+    private static func number(_ resolved: KeyedSteps, unique: Bool) -> (keys: [Int], rows: [Int], representatives: [JSONItem]) {
+        var numbers = [JSONItemID: Int]()
+        var representatives: [JSONItem] = []
+        func number(_ item: JSONItem) -> Int {
+            let id = item.uniqueID
+            if let known = numbers[id] { return known }
+            numbers[id] = representatives.count
+            representatives.append(item)
+            return representatives.count - 1
+        }
+        var keys = [Int](repeating: -1, count: resolved.keys.count)
+        var rows = [Int](repeating: -1, count: resolved.items.count)
+        for step in resolved.steps {
+            if !step.operation.kind.onSection {
+                keys[step.id] = number(resolved.keys[step.id])
+                if let before = step.before { keys[before] = number(resolved.keys[before]) }
+            }
+            for (offset, index) in step.rows.enumerated() {
+                if let rowKeys = step.rowKeys {
+                    keys[rowKeys[offset]] = number(resolved.keys[rowKeys[offset]])
+                    rows[index] = keys[rowKeys[offset]]
+                } else {
+                    var item = resolved.items[index]
+                    item.occurrence = unique ? 0 : UInt32(offset + 1)
+                    rows[index] = number(item)
+                }
+            }
+        }
+        return (keys, rows, representatives)
+    }
+
+    /// Where each of `items` is among the held ones, in one pass; a key (an id, and its
+    /// occurrence where ids repeat) names one item at most, so the pass ends once each is found.
+    /// Only a key that is not there (an insert's) costs the whole pass.
+    private static func find(_ items: [JSONItem], in held: [[JSONItem]]) -> [(list: Int, row: Int)?] {
+        var found = [(list: Int, row: Int)?](repeating: nil, count: items.count)
+        guard !items.isEmpty else { return found }
+        let finder = HashFinder(items)
+        var missing = items.count
+        for (list, items) in held.enumerated() {
+            items.withUnsafeBufferPointer { items in
+                for row in items.indices {
+                    guard missing > 0, let number = finder.find(items[row]), found[number] == nil else { continue }
+                    found[number] = (list, row)
+                    missing -= 1
+                }
+            }
+            if missing == 0 { break }
+        }
+        return found
+    }
+
+    // MARK: - Finding
+
+    /// Whether list `uid` is in the session: a flat session's always is; a section, until an
+    /// operation removes it.
+    private func present(_ uid: Int) -> Bool { lists[uid].key.map { sectionUID[$0] == uid } ?? true }
+
+    /// Lists the items of list `uid` where no operation has reached it yet.
+    private mutating func reach(_ uid: Int) {
+        guard lists[uid].items == nil, let origin = lists[uid].origin else { return }
+        lists[uid].items = ItemChain(heldItems[origin])
+    }
+
+    /// The item numbered `number`: its list (its items listed) and its node there.
+    private mutating func find(_ number: Int) -> (list: Int, node: Int)? {
+        switch place[number] {
+        case .removed: return nil
+        case .at(let list, let node): return present(list) ? (list, node) : nil
+        case .held:
+            guard let found = heldPlace[number], present(found.list) else { return nil }
+            reach(found.list)
+            return (found.list, found.row)
+        }
+    }
+
+    private func shown(_ key: Int) -> String { resolved.keys[key].uniqueID.description }
+
+    private static func conflict(_ operation: KeyedOperation, _ member: String, _ message: String) -> APIError {
+        APIError(.changeConflict, message: message, pointer: operation.pointer.appending(member).description)
+    }
+
+    // MARK: - Steps
+
+    mutating func run(_ step: KeyedSteps.Step, body: ChangeBody, reading: ChangeReading, budget: inout Int) throws(APIError) {
+        let operation = step.operation
+        if let before = step.before, resolved.keys[before].hasSameID(as: resolved.keys[step.id]) {
+            throw APIError(.invalidOperation, message: "nothing goes before itself", pointer: operation.pointer.appending("before").description)
+        }
+        if operation.kind.onSection {
+            try runOnSection(step, body: body, itemsKey: reading.options.itemsKey)
+        } else {
+            try runOnItem(step, body: body, reading: reading, budget: &budget)
+            touched[keyNumber[step.id]] = true
+            if operation.kind != .update { reordered[keyNumber[step.id]] = true }
+        }
+    }
+
+    /// Where an item operation's item goes: its list and the node it goes before; nil where
+    /// the operation names no section in a sectioned session.
+    private mutating func target(of step: KeyedSteps.Step) throws(APIError) -> (list: Int, before: Int)? {
+        let operation = step.operation
+        var list = 0
+        if let section = step.section {
+            guard let uid = sectionUID[resolved.keys[section].uniqueID] else {
+                throw Self.conflict(operation, "section", "there is no section \(shown(section))")
+            }
+            list = uid
+            reach(uid)
+        } else if sectioned {
+            return nil
+        }
+        guard let before = step.before else { return (list, ItemChain<JSONItem>.tail) }
+        guard let place = find(keyNumber[before]), place.list == list else {
+            let within = sectioned ? "that section" : "the list"
+            throw Self.conflict(operation, "before", "before names \(shown(before)), which is not in \(within)")
+        }
+        return (list, place.node)
+    }
+
+    /// insert, move, remove, update.
+    private mutating func runOnItem(_ step: KeyedSteps.Step, body: ChangeBody, reading: ChangeReading, budget: inout Int) throws(APIError) {
+        let operation = step.operation
+        let number = keyNumber[step.id]
+        let found = find(number)
+        let target = try target(of: step)
+        switch operation.kind {
+        case .insert:
+            guard found == nil else {
+                throw APIError(
+                    .duplicateID, message: "the list already holds an item with the id \(shown(step.id))",
+                    pointer: operation.pointer.appending("id").description)
+            }
+            guard let target else { throw .internalError("an insert without its section was resolved") }
+            var item = try resolved.item(of: step, replacing: nil, body: body, reading: reading, budget: &budget).item
+            item.occurrence = resolved.keys[step.id].occurrence
+            place[number] = .at(list: target.list, node: try add(item, to: target))
+        case .move:
+            guard let found, let target else { throw Self.conflict(operation, "id", "there is no item \(shown(step.id)) to move") }
+            guard let item = lists[found.list].items?.element(found.node) else { throw .internalError("a found item was not listed") }
+            lists[found.list].items?.unlink(found.node)
+            lists[found.list].held = nil
+            if target.list == found.list {
+                lists[found.list].items?.link(found.node, before: target.before)
+            } else {
+                place[number] = .at(list: target.list, node: try add(item, to: target))
+            }
+        case .remove:
+            guard let found else { throw Self.conflict(operation, "id", "there is no item \(shown(step.id)) to remove") }
+            lists[found.list].items?.unlink(found.node)
+            lists[found.list].held = nil
+            place[number] = .removed
+        default:
+            guard let found, let old = lists[found.list].items?.element(found.node) else {
+                throw Self.conflict(operation, "id", "there is no item \(shown(step.id)) to update")
+            }
+            var (item, _, owners) = try resolved.item(of: step, replacing: old.text, body: body, reading: reading, budget: &budget)
+            if let owners { rewrittenOwners.append(owners) }
+            item.occurrence = old.occurrence
+            lists[found.list].items?.replace(found.node, with: item)
+            lists[found.list].held = nil
+        }
+    }
+
+    /// Puts `item` in a list, before a node; answers its node.
+    private mutating func add(_ item: JSONItem, to target: (list: Int, before: Int)) throws(APIError) -> Int {
+        lists[target.list].held = nil
+        guard let node = lists[target.list].items?.add(item) else { throw .internalError("a reached list has no items") }
+        lists[target.list].items?.link(node, before: target.before)
+        return node
+    }
+
+    /// insertSection, updateSection, moveSection, removeSection.
+    private mutating func runOnSection(_ step: KeyedSteps.Step, body: ChangeBody, itemsKey: String) throws(APIError) {
+        let operation = step.operation
+        let id = resolved.keys[step.id].uniqueID
+        let found = sectionUID[id]
+        var successor = ItemChain<Int>.tail
+        if let before = step.before {
+            guard let uid = sectionUID[resolved.keys[before].uniqueID] else {
+                throw Self.conflict(operation, "before", "before names the section \(shown(before)), which is not in the list")
+            }
+            successor = uid
+        }
+        switch operation.kind {
+        case .removeSection:
+            guard let found else { throw Self.conflict(operation, "id", "there is no section \(id.description) to remove") }
+            order.unlink(found)
+            sectionUID[id] = nil
+        case .moveSection:
+            guard let found else { throw Self.conflict(operation, "id", "there is no section \(id.description) to move") }
+            order.unlink(found)
+            order.link(found, before: successor)
+        case .updateSection:
+            guard let found, let range = operation.section else {
+                throw Self.conflict(operation, "id", "there is no section \(id.description) to update")
+            }
+            reach(found)
+            lists[found].section = .text(body.text(range))
+            lists[found].held = nil
+        default:
+            guard sectionUID[id] == nil else {
+                throw APIError(
+                    .duplicateID, message: "there is already a section \(id.description)", pointer: operation.pointer.appending("id").description)
+            }
+            guard let range = operation.section else { throw .internalError("an insertSection without its section was read") }
+            let uid = order.add(lists.count)
+            lists.append(
+                List(key: id, section: .text(body.text(range)), origin: nil, items: ItemChain(try rows(of: step, itemsKey: itemsKey)), held: nil))
+            for (node, index) in step.rows.enumerated() { place[rowNumber[index]] = .at(list: uid, node: node) }
+            order.link(uid, before: successor)
+            sectionUID[id] = uid
+        }
+    }
+
+    /// The items of a section an operation inserts, each with the occurrence its key says;
+    /// refused where one has the id of an item in the session or of another of them.
+    private mutating func rows(of step: KeyedSteps.Step, itemsKey: String) throws(APIError) -> [JSONItem] {
+        var rows: [JSONItem] = []
+        var numbers = Set<Int>()
+        for (offset, index) in step.rows.enumerated() {
+            let number = rowNumber[index]
+            if find(number) != nil || !numbers.insert(number).inserted {
+                throw APIError(
+                    .duplicateID, message: "the list already holds an item \(representatives[number].uniqueID.description)",
+                    pointer: step.operation.pointer.appending("section").appending(itemsKey).appending(offset).description)
+            }
+            var item = resolved.items[index]
+            item.occurrence = representatives[number].occurrence
+            rows.append(item)
+        }
+        return rows
+    }
+
+    // MARK: - Results
+
+    /// The sections the operations leave: the held ones they did not change, and the others
+    /// with their items at the end (wherever they had them), to be written out.
+    func sections(itemsKey: [UInt8]) throws(APIError) -> [EditFinish.Section] {
+        try order.materialize(finding: []).elements.map { uid throws(APIError) -> EditFinish.Section in
+            let list = lists[uid]
+            if let held = list.held { return .held(held) }
+            var section = list.section
+            section.open()
+            guard case .object(var members) = section else { throw .internalError("a section is not an object") }
+            _ = members.remove(itemsKey)
+            let items = list.items?.materialize(finding: []).elements ?? []
+            members.append(itemsKey, .array(ChunkedList(items.lazy.map { LazyJSON.text($0.text) })))
+            return .written(.object(members))
+        }
+    }
+
+    /// A flat session's list after the operations, and what they did to it (`held`) for its
+    /// delta: where each item they touched was and is, and where ids repeat, the ids whose items
+    /// an insert, move or remove renumbered.
+    func flat(_ chain: ItemChain<JSONItem>, held: [JSONItem], unique: Bool) -> (list: [JSONItem], change: EditFinish.FlatChange) {
+        let numbers = touched.indices.filter { touched[$0] }
+        /// Where an item is in the chain now; a held item's node is its index.
+        func node(_ number: Int) -> Int? {
+            switch place[number] {
+            case .removed: nil
+            case .at(_, let node): node
+            case .held: heldPlace[number]?.row
+            }
+        }
+        let (list, positions) = chain.materialize(finding: numbers.compactMap(node))
+        func now(_ number: Int) -> Int? { node(number).flatMap { positions[$0] } }
+        guard unique else {
+            let updated = numbers.compactMap { number -> (old: Int, new: Int)? in
+                guard !reordered[number], let old = heldPlace[number]?.row, let new = now(number) else { return nil }
+                return (old, new)
+            }
+            return (list, .repeated(renumbering: numbers.filter { reordered[$0] }.map { representatives[$0] }, updated: updated))
+        }
+        let items = numbers.map { number in
+            let (old, new) = (heldPlace[number]?.row, now(number))
+            return TouchedItem(old: old, new: new, changed: old.flatMap { old in new.map { held[old] != list[$0] } } ?? false)
+        }
+        return (list, .unique(touched: items, unchecked: []))
+    }
+}
