@@ -1,7 +1,7 @@
 import ByteJSON
 import LiveCollections
 
-/// The last step of every edit, keyed or patch, flat or sectioned: it owns what the result must
+/// The last stage of every edit, keyed or patch, flat or sectioned: it owns what the result must
 /// be (ids unique where the session says so, occurrences numbered where ids repeat), when the
 /// session is written anew into one document (`SessionRewrite`), and the delta: worked out
 /// from what the edit touched where it can be, else the result is handed on whole to be

@@ -15,44 +15,36 @@ struct KeyedEdit {
     let reading: ChangeReading
 
     func apply(to current: JSONCollection, maxItems: Int) throws(APIError) -> EditOutcome {
-        let held: [JSONSection]
-        var edit: KeyedLists
-        let resolved: KeyedSteps
-        switch current.shape {
-        case .flat(let items):
-            held = []
-            resolved = try KeyedSteps(operations, body: body, reading: reading, sectioned: false)
-            edit = KeyedLists(flat: items, resolved: resolved, unique: reading.options.unique)
-        case .sectioned(let sections):
-            held = sections
-            resolved = try KeyedSteps(operations, body: body, reading: reading, sectioned: true)
-            edit = KeyedLists(sections: sections, resolved: resolved, unique: reading.options.unique)
-        }
+        let sectioned = if case .sectioned = current.shape { true } else { false }
+        let resolved = try KeyedInstructions(operations, body: body, reading: reading, sectioned: sectioned)
         // Keys are only looked up, and the items read are copied where sections are written out:
         // their documents live as long as the edit (a flat list keeps the items' below).
         defer { withExtendedLifetime((resolved.keyOwners, resolved.itemOwners)) {} }
+        var edit = KeyedLists(current, resolved: resolved, unique: reading.options.unique)
         var budget = ChangeReading.maxRewrittenBytes
-        for step in resolved.steps {
-            try edit.run(step, body: body, reading: reading, budget: &budget)
+        for instruction in resolved.instructions {
+            try edit.run(instruction, body: body, reading: reading, budget: &budget)
         }
         let finish = EditFinish(reading: reading) { _ in operations.last?.pointer ?? JSONPointer("operations") }
-        guard case .flat(let items) = current.shape else {
+        switch current.shape {
+        case .sectioned(let sections):
+            let result = try edit.sections(itemsKey: reading.options.itemsKeyBytes)
             return try withExtendedLifetime(edit.rewrittenOwners) { () throws(APIError) in
-                try finish.sections(held: held, result: edit.sections(itemsKey: reading.options.itemsKeyBytes), owners: current.owners, checked: true)
+                try finish.sections(held: sections, result: result, owners: current.owners, checked: true)
             }
+        case .flat(let items):
+            let count = edit.lists[0].items?.count ?? 0
+            guard count <= maxItems else {
+                throw APIError(
+                    .tooManyItems,
+                    message: "a session holds at most \(maxItems) items (--max-session-items, LIVEDELTA_MAX_SESSION_ITEMS); this would make \(count)")
+            }
+            // The documents of items that updates' `changes` rewrote are joined once, here:
+            // joining each as it came copied the list of documents each time.
+            let documents = current.owners.merging(resolved.itemOwners).merging(edit.rewrittenOwners)
+            let (list, change) = edit.flat(held: items, unique: reading.options.unique)
+            return try finish.flat(held: items, list: list, documents: documents, change: change)
         }
-        // The documents of items that updates' `changes` rewrote are joined once, here:
-        // joining each as it came copied the list of documents each time.
-        let documents = current.owners.merging(resolved.itemOwners).merging(edit.rewrittenOwners)
-        guard let chain = edit.lists.first?.items, chain.count <= maxItems else {
-            throw APIError(
-                .tooManyItems,
-                message:
-                    "a session holds at most \(maxItems) items (--max-session-items, LIVEDELTA_MAX_SESSION_ITEMS); this would make \(edit.lists.first?.items?.count ?? 0)"
-            )
-        }
-        let (list, change) = edit.flat(chain, held: items, unique: reading.options.unique)
-        return try finish.flat(held: items, list: list, documents: documents, change: change)
     }
 }
 
@@ -74,7 +66,7 @@ private struct KeyedLists {
         var held: Int?
     }
 
-    /// Where an item the steps name is.
+    /// Where an item the instructions name is.
     enum Place {
         /// Where the pass over the held items found it (`heldPlace`), if it did and its list is
         /// still there.
@@ -83,7 +75,7 @@ private struct KeyedLists {
         case removed
     }
 
-    let resolved: KeyedSteps
+    let resolved: KeyedInstructions
     let sectioned: Bool
     let heldItems: [[JSONItem]]
     /// The lists, by uid: the held ones first, in their order, then those operations inserted.
@@ -92,7 +84,7 @@ private struct KeyedLists {
     var order: ItemChain<Int>
     /// The uid of each section in the session, by id.
     var sectionUID: [JSONItemID: Int] = [:]
-    /// Each distinct item id the steps name or insert, numbered: by key (-1 for a section's)
+    /// Each distinct item id the instructions name or insert, numbered: by key (-1 for a section's)
     /// and by item (the items of inserted sections; -1 for others).
     let keyNumber: [Int]
     let rowNumber: [Int]
@@ -106,23 +98,23 @@ private struct KeyedLists {
     /// The documents of items that updates' `changes` rewrote.
     var rewrittenOwners: [DocumentOwners] = []
 
-    init(flat items: [JSONItem], resolved: KeyedSteps, unique: Bool) {
-        self.init(held: [items], sectioned: false, resolved: resolved, unique: unique)
-        lists = [List(key: nil, section: .owned([]), origin: 0, items: ItemChain(items), held: nil)]
-        order = ItemChain([0])
-    }
-
-    init(sections: [JSONSection], resolved: KeyedSteps, unique: Bool) {
-        self.init(held: sections.map(\.items), sectioned: true, resolved: resolved, unique: unique)
-        lists = sections.enumerated().map { index, section in
-            List(key: section.uniqueID, section: .text(section.text), origin: index, items: nil, held: index)
+    init(_ current: JSONCollection, resolved: KeyedInstructions, unique: Bool) {
+        switch current.shape {
+        case .flat(let items):
+            self.init(held: [items], sectioned: false, resolved: resolved, unique: unique)
+            lists = [List(key: nil, section: .owned([]), origin: 0, items: ItemChain(items), held: nil)]
+        case .sectioned(let sections):
+            self.init(held: sections.map(\.items), sectioned: true, resolved: resolved, unique: unique)
+            lists = sections.enumerated().map { index, section in
+                List(key: section.uniqueID, section: .text(section.text), origin: index, items: nil, held: index)
+            }
+            sectionUID.reserveCapacity(lists.count)
+            for (uid, list) in lists.enumerated() { if let key = list.key { sectionUID[key] = uid } }
         }
         order = ItemChain(Array(lists.indices))
-        sectionUID.reserveCapacity(lists.count)
-        for (uid, list) in lists.enumerated() { if let key = list.key { sectionUID[key] = uid } }
     }
 
-    private init(held: [[JSONItem]], sectioned: Bool, resolved: KeyedSteps, unique: Bool) {
+    private init(held: [[JSONItem]], sectioned: Bool, resolved: KeyedInstructions, unique: Bool) {
         self.resolved = resolved
         self.sectioned = sectioned
         heldItems = held
@@ -135,9 +127,9 @@ private struct KeyedLists {
         heldPlace = Self.find(representatives, in: held)
     }
 
-    /// Numbers the distinct item ids the steps name (1 and 1.0 are one), and the keys of the
+    /// Numbers the distinct item ids the instructions name (1 and 1.0 are one), and the keys of the
     /// items of the sections they insert.
-    private static func number(_ resolved: KeyedSteps, unique: Bool) -> (keys: [Int], rows: [Int], representatives: [JSONItem]) {
+    private static func number(_ resolved: KeyedInstructions, unique: Bool) -> (keys: [Int], rows: [Int], representatives: [JSONItem]) {
         var numbers = [JSONItemID: Int]()
         var representatives: [JSONItem] = []
         func number(_ item: JSONItem) -> Int {
@@ -149,13 +141,13 @@ private struct KeyedLists {
         }
         var keys = [Int](repeating: -1, count: resolved.keys.count)
         var rows = [Int](repeating: -1, count: resolved.items.count)
-        for step in resolved.steps {
-            if !step.operation.kind.onSection {
-                keys[step.id] = number(resolved.keys[step.id])
-                if let before = step.before { keys[before] = number(resolved.keys[before]) }
+        for instruction in resolved.instructions {
+            if !instruction.operation.kind.onSection {
+                keys[instruction.id] = number(resolved.keys[instruction.id])
+                if let before = instruction.before { keys[before] = number(resolved.keys[before]) }
             }
-            for (offset, index) in step.rows.enumerated() {
-                if let rowKeys = step.rowKeys {
+            for (offset, index) in instruction.rows.enumerated() {
+                if let rowKeys = instruction.rowKeys {
                     keys[rowKeys[offset]] = number(resolved.keys[rowKeys[offset]])
                     rows[index] = keys[rowKeys[offset]]
                 } else {
@@ -221,26 +213,26 @@ private struct KeyedLists {
 
     // MARK: - Steps
 
-    mutating func run(_ step: KeyedSteps.Step, body: ChangeBody, reading: ChangeReading, budget: inout Int) throws(APIError) {
-        let operation = step.operation
-        if let before = step.before, resolved.keys[before].hasSameID(as: resolved.keys[step.id]) {
+    mutating func run(_ instruction: KeyedInstructions.Instruction, body: ChangeBody, reading: ChangeReading, budget: inout Int) throws(APIError) {
+        let operation = instruction.operation
+        if let before = instruction.before, resolved.keys[before].hasSameID(as: resolved.keys[instruction.id]) {
             throw APIError(.invalidOperation, message: "nothing goes before itself", pointer: operation.pointer.appending("before").description)
         }
         if operation.kind.onSection {
-            try runOnSection(step, body: body, itemsKey: reading.options.itemsKey)
+            try runOnSection(instruction, body: body, itemsKey: reading.options.itemsKey)
         } else {
-            try runOnItem(step, body: body, reading: reading, budget: &budget)
-            touched[keyNumber[step.id]] = true
-            if operation.kind != .update { reordered[keyNumber[step.id]] = true }
+            try runOnItem(instruction, body: body, reading: reading, budget: &budget)
+            touched[keyNumber[instruction.id]] = true
+            if operation.kind != .update { reordered[keyNumber[instruction.id]] = true }
         }
     }
 
     /// Where an item operation's item goes: its list and the node it goes before; nil where
     /// the operation names no section in a sectioned session.
-    private mutating func target(of step: KeyedSteps.Step) throws(APIError) -> (list: Int, before: Int)? {
-        let operation = step.operation
+    private mutating func target(of instruction: KeyedInstructions.Instruction) throws(APIError) -> (list: Int, before: Int)? {
+        let operation = instruction.operation
         var list = 0
-        if let section = step.section {
+        if let section = instruction.section {
             guard let uid = sectionUID[resolved.keys[section].uniqueID] else {
                 throw Self.conflict(operation, "section", "there is no section \(shown(section))")
             }
@@ -249,7 +241,7 @@ private struct KeyedLists {
         } else if sectioned {
             return nil
         }
-        guard let before = step.before else { return (list, ItemChain<JSONItem>.tail) }
+        guard let before = instruction.before else { return (list, ItemChain<JSONItem>.tail) }
         guard let place = find(keyNumber[before]), place.list == list else {
             let within = sectioned ? "that section" : "the list"
             throw Self.conflict(operation, "before", "before names \(shown(before)), which is not in \(within)")
@@ -258,24 +250,26 @@ private struct KeyedLists {
     }
 
     /// insert, move, remove, update.
-    private mutating func runOnItem(_ step: KeyedSteps.Step, body: ChangeBody, reading: ChangeReading, budget: inout Int) throws(APIError) {
-        let operation = step.operation
-        let number = keyNumber[step.id]
+    private mutating func runOnItem(_ instruction: KeyedInstructions.Instruction, body: ChangeBody, reading: ChangeReading, budget: inout Int)
+        throws(APIError)
+    {
+        let operation = instruction.operation
+        let number = keyNumber[instruction.id]
         let found = find(number)
-        let target = try target(of: step)
+        let target = try target(of: instruction)
         switch operation.kind {
         case .insert:
             guard found == nil else {
                 throw APIError(
-                    .duplicateID, message: "the list already holds an item with the id \(shown(step.id))",
+                    .duplicateID, message: "the list already holds an item with the id \(shown(instruction.id))",
                     pointer: operation.pointer.appending("id").description)
             }
             guard let target else { throw .internalError("an insert without its section was resolved") }
-            var item = try resolved.item(of: step, replacing: nil, body: body, reading: reading, budget: &budget).item
-            item.occurrence = resolved.keys[step.id].occurrence
+            var item = try resolved.item(of: instruction, replacing: nil, body: body, reading: reading, budget: &budget).item
+            item.occurrence = resolved.keys[instruction.id].occurrence
             place[number] = .at(list: target.list, node: try add(item, to: target))
         case .move:
-            guard let found, let target else { throw Self.conflict(operation, "id", "there is no item \(shown(step.id)) to move") }
+            guard let found, let target else { throw Self.conflict(operation, "id", "there is no item \(shown(instruction.id)) to move") }
             guard let item = lists[found.list].items?.element(found.node) else { throw .internalError("a found item was not listed") }
             lists[found.list].items?.unlink(found.node)
             lists[found.list].held = nil
@@ -285,15 +279,15 @@ private struct KeyedLists {
                 place[number] = .at(list: target.list, node: try add(item, to: target))
             }
         case .remove:
-            guard let found else { throw Self.conflict(operation, "id", "there is no item \(shown(step.id)) to remove") }
+            guard let found else { throw Self.conflict(operation, "id", "there is no item \(shown(instruction.id)) to remove") }
             lists[found.list].items?.unlink(found.node)
             lists[found.list].held = nil
             place[number] = .removed
         default:
             guard let found, let old = lists[found.list].items?.element(found.node) else {
-                throw Self.conflict(operation, "id", "there is no item \(shown(step.id)) to update")
+                throw Self.conflict(operation, "id", "there is no item \(shown(instruction.id)) to update")
             }
-            var (item, _, owners) = try resolved.item(of: step, replacing: old.text, body: body, reading: reading, budget: &budget)
+            var (item, owners) = try resolved.item(of: instruction, replacing: old.text, body: body, reading: reading, budget: &budget)
             if let owners { rewrittenOwners.append(owners) }
             item.occurrence = old.occurrence
             lists[found.list].items?.replace(found.node, with: item)
@@ -310,12 +304,12 @@ private struct KeyedLists {
     }
 
     /// insertSection, updateSection, moveSection, removeSection.
-    private mutating func runOnSection(_ step: KeyedSteps.Step, body: ChangeBody, itemsKey: String) throws(APIError) {
-        let operation = step.operation
-        let id = resolved.keys[step.id].uniqueID
+    private mutating func runOnSection(_ instruction: KeyedInstructions.Instruction, body: ChangeBody, itemsKey: String) throws(APIError) {
+        let operation = instruction.operation
+        let id = resolved.keys[instruction.id].uniqueID
         let found = sectionUID[id]
         var successor = ItemChain<Int>.tail
-        if let before = step.before {
+        if let before = instruction.before {
             guard let uid = sectionUID[resolved.keys[before].uniqueID] else {
                 throw Self.conflict(operation, "before", "before names the section \(shown(before)), which is not in the list")
             }
@@ -345,8 +339,10 @@ private struct KeyedLists {
             guard let range = operation.section else { throw .internalError("an insertSection without its section was read") }
             let uid = order.add(lists.count)
             lists.append(
-                List(key: id, section: .text(body.text(range)), origin: nil, items: ItemChain(try rows(of: step, itemsKey: itemsKey)), held: nil))
-            for (node, index) in step.rows.enumerated() { place[rowNumber[index]] = .at(list: uid, node: node) }
+                List(
+                    key: id, section: .text(body.text(range)), origin: nil, items: ItemChain(try rows(of: instruction, itemsKey: itemsKey)), held: nil
+                ))
+            for (node, index) in instruction.rows.enumerated() { place[rowNumber[index]] = .at(list: uid, node: node) }
             order.link(uid, before: successor)
             sectionUID[id] = uid
         }
@@ -354,15 +350,15 @@ private struct KeyedLists {
 
     /// The items of a section an operation inserts, each with the occurrence its key says;
     /// refused where one has the id of an item in the session or of another of them.
-    private mutating func rows(of step: KeyedSteps.Step, itemsKey: String) throws(APIError) -> [JSONItem] {
+    private mutating func rows(of instruction: KeyedInstructions.Instruction, itemsKey: String) throws(APIError) -> [JSONItem] {
         var rows: [JSONItem] = []
         var numbers = Set<Int>()
-        for (offset, index) in step.rows.enumerated() {
+        for (offset, index) in instruction.rows.enumerated() {
             let number = rowNumber[index]
             if find(number) != nil || !numbers.insert(number).inserted {
                 throw APIError(
                     .duplicateID, message: "the list already holds an item \(representatives[number].uniqueID.description)",
-                    pointer: step.operation.pointer.appending("section").appending(itemsKey).appending(offset).description)
+                    pointer: instruction.operation.pointer.appending("section").appending(itemsKey).appending(offset).description)
             }
             var item = resolved.items[index]
             item.occurrence = representatives[number].occurrence
@@ -392,7 +388,8 @@ private struct KeyedLists {
     /// A flat session's list after the operations, and what they did to it (`held`) for its
     /// delta: where each item they touched was and is, and where ids repeat, the ids whose items
     /// an insert, move or remove renumbered.
-    func flat(_ chain: ItemChain<JSONItem>, held: [JSONItem], unique: Bool) -> (list: [JSONItem], change: EditFinish.FlatChange) {
+    func flat(held: [JSONItem], unique: Bool) -> (list: [JSONItem], change: EditFinish.FlatChange) {
+        let chain = lists[0].items ?? ItemChain(held)
         let numbers = touched.indices.filter { touched[$0] }
         /// Where an item is in the chain now; a held item's node is its index.
         func node(_ number: Int) -> Int? {

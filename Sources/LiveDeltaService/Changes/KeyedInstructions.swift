@@ -1,17 +1,17 @@
 import ByteJSON
 
-/// A change's keyed operations resolved into steps, for a flat or a sectioned session alike:
+/// A change's keyed operations resolved into instructions, for a flat or a sectioned session alike:
 /// what each names (its id, the one it goes before, its section, its item) as indices into
 /// keys and items read together, once, as a body's items would be.
-struct KeyedSteps {
+struct KeyedInstructions {
     /// One operation, resolved.
-    struct Step {
+    struct Instruction {
         let operation: KeyedOperation
         /// Indices into `keys`.
         var id: Int
         var before: Int?
         var section: Int?
-        /// Index into `items` and `itemTexts`.
+        /// Index into `items`.
         var item: Int?
         /// insertSection: its items' indices in `items`, and their keys where given.
         var rows: Range<Int> = 0..<0
@@ -20,8 +20,7 @@ struct KeyedSteps {
 
     let keys: [JSONItem]
     let items: [JSONItem]
-    let itemTexts: [UnsafeBufferPointer<UInt8>]
-    let steps: [Step]
+    let instructions: [Instruction]
     /// The documents the keys point into: they are only looked up, so they live as long as the
     /// edit, not the session.
     let keyOwners: DocumentOwners
@@ -45,40 +44,39 @@ struct KeyedSteps {
             return named.add(key, in: body, occurrence: unique || !item ? 0 : key.occurrence ?? 1)
         }
         var texts = ItemTexts()
-        var steps: [Step] = []
+        var instructions: [Instruction] = []
         for operation in operations {
             try Self.check(operation, sectioned: sectioned)
             let onSection = operation.kind.onSection
-            var step = Step(operation: operation, id: try key(operation.id, item: !onSection))
-            if case .before(let place) = operation.place { step.before = try key(place, item: !onSection) }
+            var instruction = Instruction(operation: operation, id: try key(operation.id, item: !onSection))
+            if case .before(let place) = operation.place { instruction.before = try key(place, item: !onSection) }
             if !onSection, let range = operation.section {
-                step.section = try key(try Self.sectionKey(range, operation, body: body), item: false)
+                instruction.section = try key(try Self.sectionKey(range, operation, body: body), item: false)
             }
-            if (operation.kind == .insert || operation.kind == .move) && step.section == nil && sectioned {
+            if (operation.kind == .insert || operation.kind == .move) && instruction.section == nil && sectioned {
                 throw APIError(
                     .invalidOperation, message: "in a sectioned session, \(operation.kind.rawValue) names the section the item goes to",
                     pointer: operation.pointer.appending("section").description)
             }
-            if let range = operation.item { step.item = texts.add(body.text(range), from: operation.pointer.appending("item")) }
+            if let range = operation.item { instruction.item = texts.add(body.text(range), from: operation.pointer.appending("item")) }
             if operation.kind == .insertSection, let range = operation.section {
                 let start = texts.count
                 let count = try texts.addItems(of: body.text(range), operation, itemsKey: reading.options.itemsKey)
-                step.rows = start..<texts.count
+                instruction.rows = start..<texts.count
                 if let keys = operation.keys {
                     guard keys.count == count else {
                         throw APIError(
                             .invalidOperation, message: "keys must name each of the section's \(count) items",
                             pointer: operation.pointer.appending("keys").description)
                     }
-                    step.rowKeys = try keys.map { row throws(APIError) in try key(row, item: true) }
+                    instruction.rowKeys = try keys.map { row throws(APIError) in try key(row, item: true) }
                 }
             }
-            steps.append(step)
+            instructions.append(instruction)
         }
         (keys, keyOwners) = try named.read(with: reading)
         (items, itemOwners) = try reading.items(texts.texts, origins: texts.origins)
-        itemTexts = texts.texts
-        self.steps = steps
+        self.instructions = instructions
     }
 
     /// Refuses on a flat list what only a sectioned session takes.
@@ -104,34 +102,34 @@ struct KeyedSteps {
         return try ItemKey(value, in: scanner, at: operation.pointer.appending("section"))
     }
 
-    /// The item a step puts in the list, refused where its id is not the step's: the item the
+    /// The item an instruction puts in the list, refused where its id is not the instruction's: the item the
     /// operation carries, or for an update by `changes`, the current item's text `old` with
-    /// them (`budget` is what the change's edits may still rewrite). `text` is the item's text
-    /// and `owners` the document a rewritten item's text lives in.
+    /// them (`budget` is what the change's edits may still rewrite); `owners` is the document a
+    /// rewritten item's text lives in.
     func item(
-        of step: Step, replacing old: UnsafeBufferPointer<UInt8>?, body: ChangeBody, reading: ChangeReading, budget: inout Int
-    ) throws(APIError) -> (item: JSONItem, text: LazyJSON, owners: DocumentOwners?) {
-        let operation = step.operation
-        if let index = step.item {
-            guard items[index].plainID == keys[step.id].plainID else {
+        of instruction: Instruction, replacing old: UnsafeBufferPointer<UInt8>?, body: ChangeBody, reading: ChangeReading, budget: inout Int
+    ) throws(APIError) -> (item: JSONItem, owners: DocumentOwners?) {
+        let operation = instruction.operation
+        if let index = instruction.item {
+            guard items[index].plainID == keys[instruction.id].plainID else {
                 throw APIError(
                     .invalidOperation,
                     message: operation.kind == .insert
-                        ? "the item's id is not the operation's id \(keys[step.id].uniqueID.description)"
-                        : "an update cannot change the item's id \(keys[step.id].uniqueID.description)",
+                        ? "the item's id is not the operation's id \(keys[instruction.id].uniqueID.description)"
+                        : "an update cannot change the item's id \(keys[instruction.id].uniqueID.description)",
                     pointer: operation.pointer.appending("item").description)
             }
-            return (items[index], .text(itemTexts[index]), nil)
+            return (items[index], nil)
         }
         guard let changes = operation.changes, let old else { throw .internalError("an update with neither item nor changes was read") }
         let changed = try reading.item(
             old, changedBy: changes, body: body.body.bytes, origin: operation.pointer.appending("changes"), budget: &budget)
-        guard changed.item.plainID == keys[step.id].plainID else {
+        guard changed.item.plainID == keys[instruction.id].plainID else {
             throw APIError(
-                .invalidOperation, message: "an update cannot change the item's id \(keys[step.id].uniqueID.description)",
+                .invalidOperation, message: "an update cannot change the item's id \(keys[instruction.id].uniqueID.description)",
                 pointer: operation.pointer.appending("changes").description)
         }
-        return (changed.item, .owned(changed.text), changed.owners)
+        return (changed.item, changed.owners)
     }
 }
 
