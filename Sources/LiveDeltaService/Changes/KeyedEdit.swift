@@ -185,11 +185,15 @@ private struct KeyedLists {
 
     /// Whether list `uid` is in the session: a flat session's always is; a section, until an
     /// operation removes it.
-    private func present(_ uid: Int) -> Bool { lists[uid].key.map { sectionUID[$0] == uid } ?? true }
+    private func present(_ uid: Int) -> Bool {
+        guard sectioned, let key = lists[uid].key else { return true }
+        return sectionUID[key] == uid
+    }
 
     /// Lists the items of list `uid` where no operation has reached it yet.
     private mutating func reach(_ uid: Int) {
-        guard lists[uid].items == nil, let origin = lists[uid].origin else { return }
+        // A flat session's one list is listed from the start.
+        guard sectioned, lists[uid].items == nil, let origin = lists[uid].origin else { return }
         lists[uid].items = ItemChain(heldItems[origin])
     }
 
@@ -205,6 +209,11 @@ private struct KeyedLists {
         }
     }
 
+    /// Whether two keys name one item (by number) or one section.
+    private func sameKey(_ one: Int, _ other: Int, onSection: Bool) -> Bool {
+        onSection ? resolved.keys[one].hasSameID(as: resolved.keys[other]) : keyNumber[one] == keyNumber[other]
+    }
+
     private func shown(_ key: Int) -> String { resolved.keys[key].uniqueID.description }
 
     private static func conflict(_ operation: KeyedOperation, _ member: String, _ message: String) -> APIError {
@@ -215,7 +224,7 @@ private struct KeyedLists {
 
     mutating func run(_ instruction: KeyedInstructions.Instruction, body: ChangeBody, reading: ChangeReading, budget: inout Int) throws(APIError) {
         let operation = instruction.operation
-        if let before = instruction.before, resolved.keys[before].hasSameID(as: resolved.keys[instruction.id]) {
+        if let before = instruction.before, sameKey(before, instruction.id, onSection: operation.kind.onSection) {
             throw APIError(.invalidOperation, message: "nothing goes before itself", pointer: operation.pointer.appending("before").description)
         }
         if operation.kind.onSection {
