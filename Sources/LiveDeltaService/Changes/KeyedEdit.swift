@@ -120,7 +120,7 @@ private struct KeyedLists {
         heldItems = held
         lists = []
         order = ItemChain([])
-        (keyNumber, rowNumber, representatives) = Self.number(resolved, unique: unique)
+        (keyNumber, rowNumber, representatives) = Self.number(resolved, sectioned: sectioned, unique: unique)
         place = [Place](repeating: .held, count: representatives.count)
         touched = [Bool](repeating: false, count: representatives.count)
         reordered = touched
@@ -129,9 +129,12 @@ private struct KeyedLists {
 
     /// Numbers the distinct item ids the instructions name (1 and 1.0 are one), and the keys of the
     /// items of the sections they insert.
-    private static func number(_ resolved: KeyedInstructions, unique: Bool) -> (keys: [Int], rows: [Int], representatives: [JSONItem]) {
-        var numbers = [JSONItemID: Int]()
+    private static func number(
+        _ resolved: KeyedInstructions, sectioned: Bool, unique: Bool
+    ) -> (keys: [Int], rows: [Int], representatives: [JSONItem]) {
+        var numbers = [JSONItemID: Int](minimumCapacity: resolved.keys.count)
         var representatives: [JSONItem] = []
+        representatives.reserveCapacity(resolved.keys.count)
         func number(_ item: JSONItem) -> Int {
             let id = item.uniqueID
             if let known = numbers[id] { return known }
@@ -139,16 +142,29 @@ private struct KeyedLists {
             representatives.append(item)
             return representatives.count - 1
         }
-        var keys = [Int](repeating: -1, count: resolved.keys.count)
+        // Every key is an item's but those naming sections; read in place, as copying an
+        // instruction costs its operation's references.
+        var isSection = [Bool](repeating: false, count: resolved.keys.count)
         var rows = [Int](repeating: -1, count: resolved.items.count)
-        for instruction in resolved.instructions {
-            if !instruction.operation.kind.onSection {
-                keys[instruction.id] = number(resolved.keys[instruction.id])
-                if let before = instruction.before { keys[before] = number(resolved.keys[before]) }
+        if sectioned {
+            resolved.instructions.withUnsafeBufferPointer { instructions in
+                for instruction in instructions.indices {
+                    if instructions[instruction].operation.kind.onSection {
+                        isSection[instructions[instruction].id] = true
+                        if let before = instructions[instruction].before { isSection[before] = true }
+                    }
+                    if let section = instructions[instruction].section { isSection[section] = true }
+                }
             }
+        }
+        var keys = [Int](repeating: -1, count: resolved.keys.count)
+        resolved.keys.withUnsafeBufferPointer { all in
+            for key in all.indices where !isSection[key] { keys[key] = number(all[key]) }
+        }
+        guard sectioned else { return (keys, rows, representatives) }
+        for instruction in resolved.instructions where instruction.operation.kind == .insertSection {
             for (offset, index) in instruction.rows.enumerated() {
                 if let rowKeys = instruction.rowKeys {
-                    keys[rowKeys[offset]] = number(resolved.keys[rowKeys[offset]])
                     rows[index] = keys[rowKeys[offset]]
                 } else {
                     var item = resolved.items[index]
