@@ -297,25 +297,31 @@ def sectioned_case(draw):
     return sections, operations, model
 
 
+def run_sectioned(servers, sections, operations, model, unique):
+    """Keyed operations on a sectioned session leave the model, settled; the delta agrees with
+    a dry run's (its moves by count)."""
+    writer, reader = servers[0], servers[-1]
+    name = new_session(writer, {"sections": sections, "options": {"unique": unique}})
+    status, dry_run = reader.request("POST", f"/sessions/{name}/delta", {"sections": model})
+    assert status == 200, dry_run
+    status, answer = writer.request("POST", f"/sessions/{name}/changes", {"operations": operations})
+    assert status == 200, (sections, operations, answer)
+    held, version = items_of(reader, name)
+    assert held == model, (sections, operations, held)
+    assert version == 1
+    for stage in ("sectionDelta", "itemDelta"):
+        if stage in answer and stage in dry_run:
+            for field in ("deletions", "insertions", "reloads"):
+                assert answer[stage][field] == dry_run[stage][field]
+            assert len(answer[stage]["moves"]) == len(dry_run[stage]["moves"])
+    assert_settled(reader, name, {"sections": model})
+
+
 def test_keyed_operations_on_sections(servers):
     @checks
     @given(sectioned_case())
     def check(case):
-        sections, operations, model = case
-        writer, reader = servers[0], servers[-1]
-        name = new_session(writer, {"sections": sections})
-        status, dry_run = reader.request("POST", f"/sessions/{name}/delta", {"sections": model})
-        assert status == 200, dry_run
-        status, answer = writer.request("POST", f"/sessions/{name}/changes", {"operations": operations})
-        assert status == 200, (sections, operations, answer)
-        held, version = items_of(reader, name)
-        assert held == model, (sections, operations, held)
-        assert version == 1
-        for stage in ("sectionDelta", "itemDelta"):
-            if stage in answer and stage in dry_run:
-                for field in ("deletions", "insertions", "reloads"):
-                    assert answer[stage][field] == dry_run[stage][field]
-                assert len(answer[stage]["moves"]) == len(dry_run[stage]["moves"])
+        run_sectioned(servers, *case, unique=True)
     check()
 
 
@@ -405,21 +411,7 @@ def test_keyed_operations_on_sections_where_ids_repeat(servers):
     @checks
     @given(sectioned_repeated_case())
     def check(case):
-        sections, operations, model = case
-        writer, reader = servers[0], servers[-1]
-        name = new_session(writer, {"sections": sections, "options": {"unique": False}})
-        status, dry_run = reader.request("POST", f"/sessions/{name}/delta", {"sections": model})
-        assert status == 200, dry_run
-        status, answer = writer.request("POST", f"/sessions/{name}/changes", {"operations": operations})
-        assert status == 200, (sections, operations, answer)
-        held, version = items_of(reader, name)
-        assert held == model, (sections, operations, held)
-        assert version == 1
-        for stage in ("sectionDelta", "itemDelta"):
-            if stage in answer and stage in dry_run:
-                for field in ("deletions", "insertions", "reloads"):
-                    assert answer[stage][field] == dry_run[stage][field]
-        assert_settled(reader, name, {"sections": model})
+        run_sectioned(servers, *case, unique=False)
     check()
 
 
