@@ -191,18 +191,24 @@ def assert_settled(server, name, body):
             assert again.get(stage, {}).get(field, []) == [], (stage, field, again)
 
 
-def run_keyed(servers, items, operations, unique):
+def change_and_compare(servers, member, start, expected, operations, unique):
+    """A session of `start` (its `member`) changed by `operations` on one replica holds
+    `expected` on the other, at version 1; answers where, the answer and a dry run's."""
     writer, reader = servers[0], servers[-1]
-    options = {"unique": unique}
-    name = new_session(writer, {"items": items, "options": options})
-    expected = [item for _, item in keyed_apply(labelled(items, unique), operations)]
-    status, dry_run = reader.request("POST", f"/sessions/{name}/delta", {"items": expected})
+    name = new_session(writer, {member: start, "options": {"unique": unique}})
+    status, dry_run = reader.request("POST", f"/sessions/{name}/delta", {member: expected})
     assert status == 200, dry_run
     status, answer = writer.request("POST", f"/sessions/{name}/changes", {"operations": operations})
-    assert status == 200, (items, operations, answer)
+    assert status == 200, (start, operations, answer)
     held, version = items_of(reader, name)
-    assert held == expected, (items, operations, held)
+    assert held == expected, (start, operations, held)
     assert version == 1
+    return reader, name, answer, dry_run
+
+
+def run_keyed(servers, items, operations, unique):
+    expected = [item for _, item in keyed_apply(labelled(items, unique), operations)]
+    reader, name, answer, dry_run = change_and_compare(servers, "items", items, expected, operations, unique)
     check_step(reader, name, items, expected, answer, dry_run)
     assert_settled(reader, name, {"items": expected})
 
@@ -224,6 +230,17 @@ def test_keyed_operations_where_ids_repeat(servers):
 
 
 # MARK: - Sectioned sessions
+
+
+def section_operation(draw, model, kind):
+    """A moveSection or removeSection of one of the model's sections, done to the model."""
+    section = draw(st.sampled_from(model))
+    model.remove(section)
+    if kind == "removeSection":
+        return {"op": "removeSection", "id": section["id"]}
+    before = draw(st.sampled_from([None] + [s["id"] for s in model]))
+    model.insert(len(model) if before is None else [s["id"] for s in model].index(before), section)
+    return {"op": "moveSection", "id": section["id"], "before": before}
 
 
 @st.composite
@@ -283,16 +300,8 @@ def sectioned_case(draw):
             section = draw(st.sampled_from(model))
             operation = {"op": "updateSection", "id": section["id"], "section": {"id": section["id"], "title": "changed"}}
             section["title"] = "changed"
-        elif kind == "moveSection":
-            section = draw(st.sampled_from(model))
-            model.remove(section)
-            before = draw(st.sampled_from([None] + [s["id"] for s in model]))
-            operation = {"op": "moveSection", "id": section["id"], "before": before}
-            model.insert(len(model) if before is None else [s["id"] for s in model].index(before), section)
         else:
-            section = draw(st.sampled_from(model))
-            operation = {"op": "removeSection", "id": section["id"]}
-            model.remove(section)
+            operation = section_operation(draw, model, kind)
         operations.append(operation)
     return sections, operations, model
 
@@ -300,15 +309,7 @@ def sectioned_case(draw):
 def run_sectioned(servers, sections, operations, model, unique):
     """Keyed operations on a sectioned session leave the model, settled; the delta agrees with
     a dry run's (its moves by count)."""
-    writer, reader = servers[0], servers[-1]
-    name = new_session(writer, {"sections": sections, "options": {"unique": unique}})
-    status, dry_run = reader.request("POST", f"/sessions/{name}/delta", {"sections": model})
-    assert status == 200, dry_run
-    status, answer = writer.request("POST", f"/sessions/{name}/changes", {"operations": operations})
-    assert status == 200, (sections, operations, answer)
-    held, version = items_of(reader, name)
-    assert held == model, (sections, operations, held)
-    assert version == 1
+    reader, name, answer, dry_run = change_and_compare(servers, "sections", sections, model, operations, unique)
     for stage in ("sectionDelta", "itemDelta"):
         if stage in answer and stage in dry_run:
             for field in ("deletions", "insertions", "reloads"):
@@ -393,16 +394,8 @@ def sectioned_repeated_case(draw):
             before = draw(st.sampled_from([None] + [s["id"] for s in model]))
             operation = {"op": "insertSection", "id": name, "before": before, "section": {"id": name, "items": items}, "keys": [k for k, _ in rows]}
             model.insert(len(model) if before is None else [s["id"] for s in model].index(before), {"id": name, "rows": rows})
-        elif kind == "moveSection":
-            section = draw(st.sampled_from(model))
-            model.remove(section)
-            before = draw(st.sampled_from([None] + [s["id"] for s in model]))
-            operation = {"op": "moveSection", "id": section["id"], "before": before}
-            model.insert(len(model) if before is None else [s["id"] for s in model].index(before), section)
         else:
-            section = draw(st.sampled_from(model))
-            operation = {"op": "removeSection", "id": section["id"]}
-            model.remove(section)
+            operation = section_operation(draw, model, kind)
         operations.append(operation)
     return sections, operations, [{"id": s["id"], "items": [value for _, value in s["rows"]]} for s in model]
 
