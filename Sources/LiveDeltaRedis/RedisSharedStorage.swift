@@ -260,8 +260,16 @@ final class RedisSharedStorage: SharedStorage {
         var configuration = redis.configuration
         // The subscription waits for messages itself; a command timeout would only break it.
         configuration.commandTimeout = .seconds(max(5, configuration.commandTimeout.components.seconds))
+        let redis = redis
         let subscription = RedisSubscription(
-            configuration, channel: layout.channel, onMessage: { onStep(String(decoding: $0, as: UTF8.self)) }, onSubscribed: onListening)
+            configuration, channel: layout.channel, onMessage: { onStep(String(decoding: $0, as: UTF8.self)) },
+            onSubscribed: {
+                // A subscription (re)made after a loss finds the pool's idle connections to the
+                // same Redis most likely broken too: the catch-up that follows would fail on
+                // them, once each, and leave feeds behind for want of a read.
+                redis.closeIdle()
+                onListening()
+            })
         subscription.start()
         listening.withLock { $0 = subscription }
     }

@@ -153,11 +153,13 @@ package final class SharedSessionStore: SessionStore {
         let cursor = cursors.withLockedValue { $0[id] }
         guard var steps = try? storage.steps(of: id, after: cursor), let last = steps.last else { return }
         cursors.withLockedValue { $0[id] = last.cursor }
-        if cursor == nil, let life = observer.incarnation(of: id) {
+        if cursor == nil, let life = observer.incarnation(of: id), let first = steps.firstIndex(where: { $0.incarnation == life }) {
             // A first read of the log holds the steps of earlier lives too (the log outlives a
             // replacement): those before the observer's own life's first step are older than
-            // what it holds, and would take it back to a life that has ended.
-            steps = Array(steps.drop { $0.incarnation != life })
+            // what it holds, and would take it back to a life that has ended. A log without
+            // that life is newer than it (Redis lost its data, and the session began again):
+            // all of it is read.
+            steps = Array(steps[first...])
         }
         for step in steps {
             if step.step == .deleted {
