@@ -236,7 +236,7 @@ private struct KeyedLists {
         APIError(.changeConflict, message: message, pointer: operation.pointer.appending(member).description)
     }
 
-    // MARK: - Steps
+    // MARK: - Instructions
 
     mutating func run(_ instruction: KeyedInstructions.Instruction, body: ChangeBody, reading: ChangeReading, budget: inout Int) throws(APIError) {
         let operation = instruction.operation

@@ -1,11 +1,5 @@
 import MicroHTTP
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Musl)
-    import Musl
-#endif
-
 /// Writes made safe to retry by an `Idempotency-Key` (draft-ietf-httpapi-idempotency-key-header):
 /// the first request with a key runs and its answer is kept; a retry with the same key and the
 /// same request gets that answer again (with `Idempotent-Replayed: true`) and changes nothing;
@@ -17,6 +11,11 @@ struct IdempotentWrites: Sendable {
     let ledger: any IdempotencyLedger
     /// How long a retry waits for the first request with its key to finish.
     var patience: Duration = .seconds(10)
+    /// Wakes a retry waiting here when a first request finishes in this process.
+    let finishes = FinishSignal()
+    /// How long a retry waits at most before it asks the ledger again, for a first request on
+    /// another replica (which cannot wake it): its waits double from 5 ms up to this.
+    static let longestRecheck: Duration = .milliseconds(50)
 
     /// Runs `write` with `hold` bound for the shared store's commit below it.
     private static func run(_ write: () throws(APIError) -> HTTPResponse, holding hold: IdempotencyHold?) throws(APIError) -> HTTPResponse {
@@ -74,10 +73,14 @@ struct IdempotentWrites: Sendable {
     ) throws(APIError) -> HTTPResponse {
         let fingerprint = Fingerprint(of: request)
         let deadline = ContinuousClock.now + patience
+        var recheck: Duration = .milliseconds(5)
         while true {
+            let seen = finishes.count
             let claim = try ledger.claim(tenant: tenant, key: key, fingerprint: fingerprint)
             switch claim {
             case .claimed(let hold):
+                // Once its answer is kept or its key let go, a retry waiting here looks again.
+                defer { finishes.finished() }
                 let response: HTTPResponse
                 do {
                     response = try Self.run(write, holding: hold)
@@ -100,9 +103,12 @@ struct IdempotentWrites: Sendable {
                         "this Idempotency-Key was used for another request (another body, path or If-Match); send a new key with each new write")
             case .running, .unanswered:
                 // The first request is usually a few milliseconds from done (or, committed, from
-                // keeping its answer). Session writes run on the waiting threads, which may wait.
-                guard ContinuousClock.now < deadline else { throw Self.unfinished(claim) }
-                usleep(5_000)
+                // keeping its answer), and session writes run on the waiting threads, which may
+                // wait: until it finishes here, or for a while before asking the ledger again.
+                let now = ContinuousClock.now
+                guard now < deadline else { throw Self.unfinished(claim) }
+                finishes.wait(after: seen, for: min(recheck, deadline - now))
+                recheck = min(recheck * 2, Self.longestRecheck)
             }
         }
     }
