@@ -79,9 +79,10 @@ struct EditFinish {
     /// kept are as they were, so where ids are unique only the written ones are read, and the
     /// delta is the diff of the sections and of the written sections' items alone, unless a
     /// held section is kept twice or (where `checked` is false) an item written has the id of
-    /// one in a kept section: that result is checked and diffed whole. Where ids repeat, their
-    /// occurrences count across sections, and every section is read again; so is every section
-    /// past the rewrite bound. `place`, where given, says where a written section stands in
+    /// one in a kept section: that result is diffed whole. Where ids repeat, their occurrences
+    /// count across sections, and every section is read again; so is every section past the
+    /// rewrite bound. A result read whole has its ids checked, unless `checked` says the edit
+    /// checked every id it wrote against the session's (a keyed edit does). `place`, where given, says where a written section stands in
     /// the session for a refusal's message (see `ChangeReading.moved`).
     func sections(
         held: [JSONSection], result elements: [Section], owners: DocumentOwners, checked: Bool, place: ((Int) -> Int)? = nil
@@ -101,7 +102,7 @@ struct EditFinish {
         let read = try reading.collection(
             encoded: writer.bytes, sectioned: true, origin: { blame(written[$0]) }, place: place.map { place in { place(written[$0]) } })
         guard keepsHeld else {
-            try checkUnique(read)
+            if !checked { try checkUnique(read) }
             return .collection(read)
         }
         guard case .sectioned(let sections) = read.shape, sections.count == written.count else {
@@ -118,7 +119,7 @@ struct EditFinish {
         {
             return .sectioned(result, owners: collection.owners, delta: delta)
         }
-        try checkUnique(collection)
+        if !checked { try checkUnique(collection) }
         return .collection(collection)
     }
 

@@ -102,10 +102,10 @@ struct KeyedInstructions {
         return try ItemKey(value, in: scanner, at: operation.pointer.appending("section"))
     }
 
-    /// The item an instruction puts in the list, refused where its id is not the instruction's: the item the
-    /// operation carries, or for an update by `changes`, the current item's text `old` with
-    /// them (`budget` is what the change's edits may still rewrite); `owners` is the document a
-    /// rewritten item's text lives in.
+    /// The item an instruction puts in the list, refused where its id is not the instruction's:
+    /// the item the operation carries, or for an update by `changes`, the current item's text
+    /// `old` with them (`budget` is what the change's edits may still rewrite); `owners` is the
+    /// document a rewritten item's text lives in.
     func item(
         of instruction: Instruction, replacing old: UnsafeBufferPointer<UInt8>?, body: ChangeBody, reading: ChangeReading, budget: inout Int
     ) throws(APIError) -> (item: JSONItem, owners: DocumentOwners?) {
