@@ -28,8 +28,8 @@ package final class SharedSessionStore: SessionStore {
         package var cachedSessions = 256
         /// Bytes the parsed sessions kept in this process take together (`SessionFootprint`).
         package var cachedBytes = 1 << 30
-        /// Commits that lose to another replica are tried again, after a random wait, up to this
-        /// many times in all.
+        /// Commits that lose to another replica are tried again, at once, up to this many times
+        /// in all.
         package var attempts = 12
 
         package init() {}
@@ -335,8 +335,11 @@ package final class SharedSessionStore: SessionStore {
                 return nil
             }
         }
+        // A lost commit tries again at once, without a pause: losing means another replica's
+        // commit landed, the next round reads it, and this replica's own writers already queue
+        // on the session's step lock. A random pause between rounds made replicas collide a
+        // little less but finish the same load later, and held a waiting thread asleep.
         for round in 0..<max(1, limits.attempts) {
-            if round > 0 { Self.backOff(round) }
             // Only a first try trusts the copy without asking: a lost commit has forgotten it.
             // Reads go where the staged write went, after it.
             if let found = try withCurrent(
@@ -360,13 +363,6 @@ package final class SharedSessionStore: SessionStore {
             if let change = try attempt(fresh, incarnation: nil) { return change }
         }
         throw .conflict
-    }
-
-    /// After losing a commit: waits a random time that grows with each loss (up to 1, 2, 4 …
-    /// 32 ms), so that replicas racing for one session stop colliding.
-    private static func backOff(_ round: Int) {
-        let ceiling = UInt32(1_000) << UInt32(min(round - 1, 5))
-        usleep(UInt32.random(in: 0...ceiling))
     }
 
     /// The session's state, in storage where what is stored is still `expected`: its collection
