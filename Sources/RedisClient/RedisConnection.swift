@@ -88,6 +88,17 @@ final class RedisConnection {
         return Self.value(reply.assumingMemoryBound(to: redisReply.self))
     }
 
+    /// Whether Redis has closed this connection while it sat idle (a restart, a `CLIENT KILL`,
+    /// an idle `timeout`): an idle connection in step has nothing to read, so anything to read
+    /// means the end of the stream, or bytes nobody asked for. Asks the socket without waiting.
+    var closedWhileIdle: Bool {
+        guard !broken else { return true }
+        var byte: UInt8 = 0
+        let read = recv(context.pointee.fd, &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT))
+        if read < 0 { return errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR }
+        return true
+    }
+
     private func fail() -> RedisError {
         broken = true
         let error = context.pointee.err

@@ -3,8 +3,9 @@ import Dispatch
 import struct NIOConcurrencyHelpers.NIOLockedValueBox
 
 /// A bounded pool of connections to one Redis. A caller borrows a connection for one
-/// pipeline; connections are opened when needed, at most `maxConnections`, and a broken one is
-/// dropped, so the pool reconnects by itself after Redis comes back.
+/// pipeline; connections are opened when needed, at most `maxConnections`, and a broken one, or
+/// one Redis closed while it was idle, is dropped, so the pool reconnects by itself after Redis
+/// comes back.
 package final class RedisPool: Sendable {
     package let configuration: RedisConfiguration
     private let idle = NIOLockedValueBox<[Connection]>([])
@@ -65,8 +66,12 @@ package final class RedisPool: Sendable {
         leases.signal()
     }
 
+    /// An idle connection Redis has not closed, else a new one. Without the check, the first
+    /// callers after a Redis restart each got the error of a connection that had died idle.
     private func checkOut() throws(RedisError) -> Connection {
-        if let pooled = idle.withLockedValue({ $0.popLast() }) { return pooled }
+        while let pooled = idle.withLockedValue({ $0.popLast() }) {
+            if !pooled.connection.closedWhileIdle { return pooled }
+        }
         return Connection(try RedisConnection(configuration))
     }
 

@@ -81,4 +81,27 @@ import Testing
         try redis.start()
         #expect(try pool.run(["PING"]) == .status("PONG"))
     }
+
+    /// Connections that Redis closed while they sat in the pool (here by a restart) are not
+    /// lent out: no caller after the restart sees an error, pipelines or leases.
+    @Test func aRestartCostsNoCallerAnError() throws {
+        let redis = try RedisProcess()
+        defer { redis.stop() }
+        let pool = RedisPool(try #require(RedisConfiguration(url: redis.url)))
+        // Four connections idle in the pool.
+        let leases = (0..<4).compactMap { _ in pool.lease() }
+        #expect(leases.count == 4)
+        for lease in leases { lease.release() }
+        redis.stop()
+        try redis.start()
+        #expect(try pool.run(["PING"]) == .status("PONG"))
+        let lease = try #require(pool.lease())
+        #expect(try lease.run([["PING"]]) == [.status("PONG")])
+        lease.release()
+        // And one Redis closed on its own (`CLIENT KILL`, as an idle `timeout` would), from
+        // another client: Redis has closed it when its answer comes.
+        let other = RedisPool(try #require(RedisConfiguration(url: redis.url)))
+        #expect(try other.run(["CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes"]) == .integer(1))
+        #expect(try pool.run(["PING"]) == .status("PONG"))
+    }
 }
