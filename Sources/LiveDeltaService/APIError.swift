@@ -209,3 +209,10 @@ extension String {
         return String(result)
     }
 }
+
+/// A step of the scanner's, where a fault is the body's JSON: answered as malformed JSON at its
+/// place, so that the readers of bodies throw `APIError` alone, and an error of a new type
+/// cannot pass through them to become a 500.
+func json<T>(_ step: () throws(JSONError) -> T) throws(APIError) -> T {
+    do { return try step() } catch { throw .malformedJSON(error) }
+}

@@ -56,54 +56,47 @@ struct Envelope {
         walker.hashing = false
         entries.reserveCapacity(members.count)
         var unknown: String?
-        do {
-            guard walker.peek() == UInt8(ascii: "{") else {
-                _ = try walker.scanDocument()
-                throw APIError.invalidShape(JSONPointer(), "the body must be a JSON object with \(allowed)")
-            }
-            var key = try walker.beginObject()
-            while let current = key {
-                walker.skipWhitespace()
-                let start = walker.position
-                let name = walker.text(current)
-                let kind = members.first { $0.key == name }?.value
-                if let kind {
-                    if has(name) { throw APIError.duplicateMember(JSONPointer(name)) }
-                    entries.append(Entry(name: name, kind: kind, position: start))
-                }
-                switch kind {
-                case .value:
-                    if let repeated = try Self.repeatedMember(walker) { throw APIError.duplicateMember(JSONPointer(name, repeated)) }
-                    var tree = walker
-                    entries[entries.count - 1].value = try tree.buildValue(keeping: nil)
-                    walker.position = tree.position
-                case .some(let kind):
-                    do throws(APIError) {
-                        entries[entries.count - 1].records = try read(name, kind, at: start)
-                        walker.position = reader.scanner.position
-                    } catch {
-                        if error.status == 400 { throw error }
-                        // Perhaps only options still to come make it readable.
-                        if deferred == nil { deferred = error }
-                        walker.position = start
-                        _ = try walker.scanValue()
-                    }
-                case nil:
-                    if unknown == nil { unknown = name }
-                    _ = try walker.scanValue()
-                }
-                key = try walker.nextKey()
-            }
-            walker.skipWhitespace()
-            if walker.position < walker.count { throw JSONError(.trailingContent, at: walker.position) }
-        } catch let error as JSONError {
-            throw .malformedJSON(error)
-        } catch let error as APIError {
-            throw error
-        } catch {
-            // Reading throws only those two; anything else is the server's own failure.
-            throw APIError.internalError("reading the body failed with \(error)")
+        guard walker.peek() == UInt8(ascii: "{") else {
+            _ = try json { () throws(JSONError) in try walker.scanDocument() }
+            throw .invalidShape(JSONPointer(), "the body must be a JSON object with \(allowed)")
         }
+        var key = try json { () throws(JSONError) in try walker.beginObject() }
+        while let current = key {
+            walker.skipWhitespace()
+            let start = walker.position
+            let name = walker.text(current)
+            let kind = members.first { $0.key == name }?.value
+            if let kind {
+                if has(name) { throw .duplicateMember(JSONPointer(name)) }
+                entries.append(Entry(name: name, kind: kind, position: start))
+            }
+            switch kind {
+            case .value:
+                if let repeated = try json({ () throws(JSONError) in try Self.repeatedMember(walker) }) {
+                    throw .duplicateMember(JSONPointer(name, repeated))
+                }
+                var tree = walker
+                entries[entries.count - 1].value = try json { () throws(JSONError) in try tree.buildValue(keeping: nil) }
+                walker.position = tree.position
+            case .some(let kind):
+                do throws(APIError) {
+                    entries[entries.count - 1].records = try read(name, kind, at: start)
+                    walker.position = reader.scanner.position
+                } catch {
+                    if error.status == 400 { throw error }
+                    // Perhaps only options still to come make it readable.
+                    if deferred == nil { deferred = error }
+                    walker.position = start
+                    _ = try json { () throws(JSONError) in try walker.scanValue() }
+                }
+            case nil:
+                if unknown == nil { unknown = name }
+                _ = try json { () throws(JSONError) in try walker.scanValue() }
+            }
+            key = try json { () throws(JSONError) in try walker.nextKey() }
+        }
+        walker.skipWhitespace()
+        if walker.position < walker.count { throw .malformedJSON(JSONError(.trailingContent, at: walker.position)) }
         if let unknown {
             throw .invalidShape(JSONPointer(unknown), "unknown member \"\(unknown)\"; the body takes \(allowed)")
         }

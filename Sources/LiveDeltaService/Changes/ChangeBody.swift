@@ -154,9 +154,3 @@ extension JSONScanner {
         return text(ScannedString(hash: value.hash, start: value.start + 1, end: value.end - 1, hasEscapes: value.hasEscapes))
     }
 }
-
-/// A step of the scanner's, where a fault is the body's JSON: answered as malformed JSON at its
-/// place, so the operations' readers throw only `APIError`.
-func json<T>(_ step: () throws(JSONError) -> T) throws(APIError) -> T {
-    do { return try step() } catch { throw .malformedJSON(error) }
-}

@@ -20,14 +20,10 @@ struct IdempotentWrites: Sendable {
     /// Runs `write` with `hold` bound for the shared store's commit below it.
     private static func run(_ write: () throws(APIError) -> HTTPResponse, holding hold: IdempotencyHold?) throws(APIError) -> HTTPResponse {
         guard let hold else { return try write() }
-        do {
-            return try IdempotencyHold.$current.withValue(hold) { try write() }
-        } catch let error as APIError {
-            throw error
-        } catch {
-            // `withValue` rethrows untyped; `write` throws nothing but APIError.
-            throw APIError.internalError("an idempotent write failed: \(error)")
-        }
+        // `withValue` rethrows untyped: the answer comes out as a `Result`, so the error keeps
+        // its type.
+        let answer = IdempotencyHold.$current.withValue(hold) { Result { () throws(APIError) in try write() } }
+        return try answer.get()
     }
 
     /// The key a header value names: a structured-field string (`"k"`, RFC 8941) or, as many
