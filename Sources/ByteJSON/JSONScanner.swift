@@ -43,7 +43,7 @@ package struct JSONScanner {
     /// cursor, so that `maxDepth` bounds the whole text however it is walked. A reader that
     /// starts inside a text sets it to the depth it starts at.
     package var openDepth = 0
-    /// False: check only, and report every hash as 0 (about twice as fast).
+    /// False: check only, and report every hash as 0 (faster: no hashing).
     package var hashing = true
     /// The process's hash key, read once here rather than on every string.
     let key = ValueHash.processKey
