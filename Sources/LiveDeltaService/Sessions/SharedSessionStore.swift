@@ -30,7 +30,7 @@ package final class SharedSessionStore: SessionStore {
         package var cachedBytes = 1 << 30
         /// Commits that lose to another replica are tried again, at once, up to this many times
         /// in all.
-        package var attempts = 12
+        package var attempts = 16
 
         package init() {}
     }
