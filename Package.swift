@@ -172,7 +172,8 @@ let package = Package(
         .executableTarget(
             name: "ThreadLifecycle",
             dependencies: [
-                "LiveDeltaService", "LiveDeltaRedis", "MicroHTTP", "RedisClient", "TestSupport", .product(name: "Logging", package: "swift-log"),
+                "LiveDeltaService", "LiveDeltaRedis", "MicroHTTP", "RedisClient", "TestSupport", "TokenAuth",
+                .product(name: "Logging", package: "swift-log"),
             ],
             path: "Tests/ThreadLifecycle"),
     ],

@@ -121,6 +121,7 @@ package final class LiveDeltaService: Sendable {
     package func stop() {
         live.stop()
         sessions.close()
+        access.stop()
     }
 
     var sessionEndpoints: SessionEndpoints { SessionEndpoints(store: sessions, limits: limits, metrics: metrics) }

@@ -1,5 +1,4 @@
 import ByteJSON
-import Dispatch
 
 import struct NIOConcurrencyHelpers.NIOLockedValueBox
 
@@ -38,9 +37,22 @@ package final class TokenVerifier: Sendable {
     /// Reads the JWK Set again (a file, or wherever it lives).
     package typealias KeySetSource = @Sendable () throws(KeyError) -> [VerificationKey]
 
+    /// Where the JWK Set is read again from, and the thread a read runs on.
+    package struct KeySetRefresh: Sendable {
+        package let read: KeySetSource
+        /// Runs a read off the request's thread (which may be an event loop's), on a thread
+        /// the server owns and stops; false where that thread takes no job (it is stopping).
+        package let run: @Sendable (@escaping @Sendable () -> Void) -> Bool
+
+        package init(read: @escaping KeySetSource, run: @escaping @Sendable (@escaping @Sendable () -> Void) -> Bool) {
+            self.read = read
+            self.run = run
+        }
+    }
+
     package let policy: Policy
     private let fixedKeys: [VerificationKey]
-    private let keySetSource: KeySetSource?
+    private let keySet: KeySetRefresh?
     private let state: NIOLockedValueBox<State>
 
     private struct State {
@@ -72,10 +84,10 @@ package final class TokenVerifier: Sendable {
 
     /// - Parameters:
     ///   - keys: keys from files (secrets and PEM public keys), and a first read of the set.
-    ///   - keySet: where the JWK Set is read again from; nil where there is none.
-    package init(keys: [VerificationKey], keySet: KeySetSource? = nil, policy: Policy = Policy(), now: Int64) {
+    ///   - keySet: where the JWK Set is read again from, and where; nil where there is none.
+    package init(keys: [VerificationKey], keySet: KeySetRefresh? = nil, policy: Policy = Policy(), now: Int64) {
         fixedKeys = keys
-        keySetSource = keySet
+        self.keySet = keySet
         self.policy = policy
         var initial = State()
         if keySet != nil { initial.keySetRead = now }
@@ -150,7 +162,7 @@ package final class TokenVerifier: Sendable {
         }
         // A kid no key holds may be a key the set gained since it was read.
         // (Keys from files have no kid: only the set's can hold it.)
-        if let kid, keySetSource != nil, !state.withLockedValue({ $0.keySet.contains { $0.kid == kid } }) {
+        if let kid, keySet != nil, !state.withLockedValue({ $0.keySet.contains { $0.kid == kid } }) {
             refreshKeySet(now: now, becauseOfUnknownKid: true)
         }
         let candidates = keys(for: algorithm, kid: kid)
@@ -234,7 +246,7 @@ package final class TokenVerifier: Sendable {
     /// Reads the JWK Set again where it is due: on the refresh interval, or for a `kid` not
     /// held once the floor has passed. One read at a time; everyone goes on with the keys held.
     private func refreshKeySet(now: Int64, becauseOfUnknownKid: Bool) {
-        guard let keySetSource else { return }
+        guard let keySet else { return }
         let due = state.withLockedValue { state -> Bool in
             guard !state.reading else { return false }
             let interval = becauseOfUnknownKid ? policy.keySetFloorSeconds : policy.keySetRefreshSeconds
@@ -245,16 +257,18 @@ package final class TokenVerifier: Sendable {
             return true
         }
         guard due else { return }
-        // Read off the request's thread, which may be an event loop's: a slow issuer must not
-        // hold up other requests. This request goes on with the keys held; those after the
-        // read see the new ones. A set that cannot be read keeps the keys already held.
-        DispatchQueue.global().async { [state] in
-            let keys = try? keySetSource()
+        // Read off the request's thread: a slow issuer must not hold up other requests. This
+        // request goes on with the keys held; those after the read see the new ones. A set
+        // that cannot be read keeps the keys already held.
+        let read = keySet.read
+        let taken = keySet.run { [state] in
+            let keys = try? read()
             state.withLockedValue { state in
                 if let keys { Self.replaceKeySet(with: keys, in: &state) }
                 state.reading = false
             }
         }
+        if !taken { state.withLockedValue { $0.reading = false } }
     }
 
     // MARK: - Reading

@@ -1,6 +1,7 @@
 import ArgumentParser
 import LiveDeltaService
 import Logging
+import MicroHTTP
 import TokenAuth
 
 /// Who may call what: the token flags, and the access policy they make.
@@ -106,7 +107,8 @@ struct AuthOptions: ParsableArguments {
         policy.tenantClaim = tenantClaim
         policy.keySetRefreshSeconds = Int64(jwksRefresh)
         policy.maxLifetimeSeconds = jwtMaxLifetime > 0 ? Int64(jwtMaxLifetime) : nil
-        var keySet: TokenVerifier.KeySetSource?
+        var keySet: TokenVerifier.KeySetRefresh?
+        var keySetThread: ThreadPool?
         var firstSet: [VerificationKey] = []
         if !jwks.isEmpty {
             let jwks = jwks
@@ -122,7 +124,9 @@ struct AuthOptions: ParsableArguments {
                 }
             }
             firstSet = try source()
-            keySet = source
+            let thread = AccessPolicy.keySetThread()
+            keySet = TokenVerifier.KeySetRefresh(read: source, run: { thread.run($0) })
+            keySetThread = thread
         }
         let verifier = TokenVerifier(keys: keys, keySet: keySet, policy: policy, now: AccessPolicy.unixNow())
         verifier.useKeySet(firstSet)
@@ -134,6 +138,6 @@ struct AuthOptions: ParsableArguments {
                 "issuer": "\(jwtIssuer.isEmpty ? "any" : jwtIssuer)", "audience": "\(jwtAudience.isEmpty ? "any" : jwtAudience)",
                 "tenant_claim": "\(tenantClaim)",
             ])
-        return AccessPolicy(verifier: verifier, cookieName: authCookie)
+        return AccessPolicy(verifier: verifier, keySetThread: keySetThread, cookieName: authCookie)
     }
 }

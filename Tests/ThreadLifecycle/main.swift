@@ -1,7 +1,8 @@
 // Starts and stops a server ten times in this one process, as `livedelta serve` runs one, with
 // traffic that starts every kind of thread it has (event loops, the acceptor, both request
-// pools, the hang-up watcher, the live hub's ticker and fan-out, and with a Redis URL as the
-// argument, the shared store's listener), and prints whether any thread it started is left.
+// pools, the hang-up watcher, the live hub's ticker and fan-out, the thread a JWK Set is read
+// again on, and with a Redis URL as the argument, the shared store's listener), and prints
+// whether any thread it started is left.
 // Exits 1 where one is. Run by EndToEndTests (ThreadLifecycleTests).
 import LiveDeltaRedis
 import LiveDeltaService
@@ -9,6 +10,7 @@ import Logging
 import MicroHTTP
 import RedisClient
 import TestSupport
+import TokenAuth
 
 #if canImport(Glibc)
     import Glibc
@@ -30,6 +32,25 @@ func threadNames() -> [String] {
         names.append(String(decoding: line.prefix { $0 != 0 && $0 != 10 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
     }
     return names.sorted()
+}
+
+/// A service whose tokens are checked against a JWK Set, made to read the set again (a token
+/// names a key the set lacks): that starts the thread the set is read on, which the service's
+/// stop must end.
+func keySetReadAgain(logger: Logger) throws -> LiveDeltaService {
+    var policy = TokenVerifier.Policy()
+    policy.keySetFloorSeconds = 0
+    let thread = AccessPolicy.keySetThread()
+    let keySet = TokenVerifier.KeySetRefresh(read: { [] }, run: { thread.run($0) })
+    let verifier = TokenVerifier(keys: [], keySet: keySet, policy: policy, now: AccessPolicy.unixNow())
+    let service = LiveDeltaService(access: AccessPolicy(verifier: verifier, keySetThread: thread), logger: logger)
+    // {"alg":"HS256","kid":"new"}, {}, and a signature no key verifies.
+    _ = verifier.verify("eyJhbGciOiJIUzI1NiIsImtpZCI6Im5ldyJ9.e30.AAAA", now: AccessPolicy.unixNow())
+    for _ in 0..<500 where !threadNames().contains("jwks-refresh") { usleep(10_000) }
+    guard verifier.keySetReads == 1, threadNames().contains("jwks-refresh") else {
+        throw ClientError.malformed("the key set was not read again on its thread")
+    }
+    return service
 }
 
 /// One server's life: started, used, stopped as `Serve` stops it.
@@ -67,12 +88,14 @@ func round(redis: String?) throws {
     }
     let next = try stream.next()
     guard next?.event == "delta" else { throw ClientError.malformed("no delta but \(String(describing: next))") }
+    let guarded = try keySetReadAgain(logger: logger)
     let running = Set(threadNames())
-    let expected: Set = ["http-large", "http-waiting", "http-hangups", "live-fanout", "live-ticker"]
+    let expected: Set = ["http-large", "http-waiting", "http-hangups", "live-fanout", "live-ticker", "jwks-refresh"]
     guard expected.isSubset(of: running) else { throw ClientError.malformed("threads not started: \(expected.subtracting(running))") }
     _ = service.live.shutdown()
     guard server.stop(grace: .seconds(5)).drained else { throw ClientError.malformed("the stop did not drain") }
     service.stop()
+    guarded.stop()
 }
 
 let redis = CommandLine.arguments.dropFirst().first
@@ -83,7 +106,7 @@ for _ in 2...10 { try round(redis: redis) }
 let last = threadNames()
 print("threads after the first stop: \(first.count) \(first)")
 print("threads after the tenth stop: \(last.count) \(last)")
-let ours = ["http-", "live-", "redis-"]
+let ours = ["http-", "live-", "redis-", "jwks-"]
 let left = last.filter { name in ours.contains { name.hasPrefix($0) } }
 if last.count > first.count || !left.isEmpty {
     print("left: \(left)")

@@ -17,11 +17,28 @@ package struct AccessPolicy: Sendable {
     /// The cookie a browser's `EventSource` may carry the token in (it cannot send a header),
     /// honoured on the live routes only, where a request changes nothing.
     package var cookieName: String
+    /// The thread the verifier reads its JWK Set again on, where it has one: the policy's to
+    /// stop.
+    private let keySetThread: ThreadPool?
 
-    package init(verifier: TokenVerifier?, realm: String = "livedelta", cookieName: String = "livedelta_token") {
+    package init(
+        verifier: TokenVerifier?, keySetThread: ThreadPool? = nil, realm: String = "livedelta", cookieName: String = "livedelta_token"
+    ) {
         self.verifier = verifier
+        self.keySetThread = keySetThread
         self.realm = realm
         self.cookieName = cookieName
+    }
+
+    /// A thread for a verifier's reads of its JWK Set: one read at a time, none queued behind
+    /// it (the verifier starts a read only where none is running).
+    package static func keySetThread() -> ThreadPool {
+        ThreadPool(name: "jwks-refresh", threads: 1, stackSize: 1 << 20, maxQueued: 1)
+    }
+
+    /// Stops the thread the JWK Set is read on (after a read running now).
+    package func stop() {
+        keySetThread?.stop()
     }
 
     package static let open = AccessPolicy(verifier: nil)
