@@ -67,56 +67,76 @@ final class ServerCore: Sendable {
     ) -> MHD_Result {
         let progress = progress(of: connection)
         guard let existing = state.pointee else {
-            // The head has arrived; the sweep may have timed the connection out just before.
-            if let progress, !progress.advance(from: .head, to: .body) { return .NO }
-            inFlight.add(1, ordering: .relaxed)
-            let head = RequestHead(connection, url: url, method: method, version: version)
-            let problem = head.problem(maxURILength: configuration.maxURILength, maxHeaderBytes: configuration.maxHeaderBytes)
-            let declared = problem == nil ? head.contentLength ?? 0 : 0
-            let context = RequestContext(head: consume head)
-            state.pointee = Unmanaged.passRetained(context).toOpaque()
-            // A head that cannot be framed safely is answered at once, and the connection closed.
-            if let problem { return refuse(context, problem, now: connection) }
-            if declared > configuration.maxBodySize {
-                return refuse(context, .bodyTooLarge(limit: configuration.maxBodySize), declared: declared, on: connection)
-            }
-            if declared > 0 && !reserve(declared, for: context) { return refuse(context, .busy, declared: declared, on: connection) }
-            // Memory for the body only once it is let in.
-            if declared > 0 { context.body = ByteBuffer(capacity: declared) }
-            return .YES
+            return begin(connection, url: url, method: method, version: version, progress: progress, state: state)
         }
         let context = Unmanaged<RequestContext>.fromOpaque(existing).takeUnretainedValue()
         let size = uploadSize.pointee
         if size > 0 {
             uploadSize.pointee = 0
-            progress?.received(size)
-            if progress?.timedOut == true { return .NO }
-            if context.rejected {
-                // Read and dropped so that a client still sending sees the answer at the end;
-                // one that keeps sending far past the limit is cut off.
-                context.discarded += size
-                return context.discarded > configuration.maxDiscardBytes ? .NO : .YES
-            }
-            guard context.bodyCount + size <= configuration.maxBodySize else {
-                context.discarded = context.bodyCount + size
-                return refuse(context, .bodyTooLarge(limit: configuration.maxBodySize), now: nil)
-            }
-            // A body without (or beyond) its declared length is counted as it arrives.
-            let needed = context.bodyCount + size - context.counted
-            guard needed <= 0 || reserve(needed, for: context) else {
-                context.discarded = context.bodyCount + size
-                return refuse(context, .busy, now: nil)
-            }
-            if context.body == nil { context.body = ByteBuffer(capacity: size) }
-            context.body?.append(UnsafeRawBufferPointer(start: upload, count: size))
-            return .YES
+            return receive(UnsafeRawBufferPointer(start: upload, count: size), for: context, progress: progress)
         }
+        return complete(context, on: connection, progress: progress)
+    }
+
+    /// The head has arrived: checked, and the body's memory let in where it declares a length.
+    private func begin(
+        _ connection: OpaquePointer, url: UnsafePointer<CChar>, method: UnsafePointer<CChar>, version: UnsafePointer<CChar>?,
+        progress: ConnectionState?, state: UnsafeMutablePointer<UnsafeMutableRawPointer?>
+    ) -> MHD_Result {
+        // The sweep may have timed the connection out just before.
+        if let progress, !progress.advance(from: .head, to: .body) { return .NO }
+        inFlight.add(1, ordering: .relaxed)
+        let head = RequestHead(connection, url: url, method: method, version: version)
+        let problem = head.problem(maxURILength: configuration.maxURILength, maxHeaderBytes: configuration.maxHeaderBytes)
+        let declared = problem == nil ? head.contentLength ?? 0 : 0
+        let context = RequestContext(head: consume head)
+        state.pointee = Unmanaged.passRetained(context).toOpaque()
+        // A head that cannot be framed safely is answered at once, and the connection closed.
+        if let problem { return refuse(context, problem, now: connection) }
+        if declared > configuration.maxBodySize {
+            return refuse(context, .bodyTooLarge(limit: configuration.maxBodySize), declared: declared, on: connection)
+        }
+        if declared > 0 && !reserve(declared, for: context) { return refuse(context, .busy, declared: declared, on: connection) }
+        // Memory for the body only once it is let in.
+        if declared > 0 { context.body = ByteBuffer(capacity: declared) }
+        return .YES
+    }
+
+    /// A chunk of the body: kept, within the limits, or dropped for a request already refused.
+    private func receive(_ chunk: UnsafeRawBufferPointer, for context: RequestContext, progress: ConnectionState?) -> MHD_Result {
+        let size = chunk.count
+        progress?.received(size)
+        if progress?.timedOut == true { return .NO }
+        if context.rejected {
+            // Read and dropped so that a client still sending sees the answer at the end;
+            // one that keeps sending far past the limit is cut off.
+            context.discarded += size
+            return context.discarded > configuration.maxDiscardBytes ? .NO : .YES
+        }
+        guard context.bodyCount + size <= configuration.maxBodySize else {
+            context.discarded = context.bodyCount + size
+            return refuse(context, .bodyTooLarge(limit: configuration.maxBodySize), now: nil)
+        }
+        // A body without (or beyond) its declared length is counted as it arrives.
+        let needed = context.bodyCount + size - context.counted
+        guard needed <= 0 || reserve(needed, for: context) else {
+            context.discarded = context.bodyCount + size
+            return refuse(context, .busy, now: nil)
+        }
+        if context.body == nil { context.body = ByteBuffer(capacity: size) }
+        context.body?.append(chunk)
+        return .YES
+    }
+
+    /// The body is complete (or the handler thread has answered): the request is handled here,
+    /// or on a pool where its route may wait or its body is large, and answered.
+    private func complete(_ context: RequestContext, on connection: OpaquePointer, progress: ConnectionState?) -> MHD_Result {
         if let response = context.pending?.take() {
             // Resumed: the handler thread has answered.
             return queue(response, on: connection)
         }
         if context.answered { return .YES }
-        // The body is complete; from here on no client deadline applies.
+        // From here on no client deadline applies.
         if let progress, !progress.advance(from: .body, to: .handling) { return .NO }
         if let refusal = context.refusal {
             context.answered = true

@@ -330,6 +330,11 @@ struct Serve: ParsableCommand {
 
         var received: Int32 = 0
         sigwait(&signals, &received)
+        try stop(server, service, storeWatch: storeWatch, signal: received, logger: logger)
+    }
+
+    /// The stop on SIGTERM or SIGINT, in the order docs/design.md gives (Threads).
+    private func stop(_ server: HTTPServer, _ service: LiveDeltaService, storeWatch: StoreWatch?, signal received: Int32, logger: Logger) throws {
         logger.notice(
             "stopping",
             metadata: ["signal": "\(received == SIGTERM ? "SIGTERM" : "SIGINT")", "in_flight": .stringConvertible(server.requestsInFlight)])

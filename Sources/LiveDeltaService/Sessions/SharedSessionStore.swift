@@ -283,6 +283,11 @@ package final class SharedSessionStore: SessionStore {
     /// started from; where another replica committed first, reads again and repeats, unless the
     /// request named a version. The commit writes what is `staged` (the new collection, whole,
     /// and its parts), else the parts the change rewrote.
+    ///
+    /// A lost commit tries again at once, without a pause: losing means another replica's commit
+    /// landed, the next round reads it, and this replica's own writers already queue on the
+    /// session's step lock. A random pause between rounds made replicas collide a little less
+    /// but finish the same load later, and held a waiting thread asleep.
     private func change(
         id: String, condition: VersionCondition, creating: (collection: JSONCollection, options: DiffOptions)?, readWith: DiffOptions?,
         staged: (data: any StagedData, parts: [StoredPart])?, step: StoredStep, optimistic: Bool = true,
@@ -335,10 +340,6 @@ package final class SharedSessionStore: SessionStore {
                 return nil
             }
         }
-        // A lost commit tries again at once, without a pause: losing means another replica's
-        // commit landed, the next round reads it, and this replica's own writers already queue
-        // on the session's step lock. A random pause between rounds made replicas collide a
-        // little less but finish the same load later, and held a waiting thread asleep.
         for round in 0..<max(1, limits.attempts) {
             // Only a first try trusts the copy without asking: a lost commit has forgotten it.
             // Reads go where the staged write went, after it.
