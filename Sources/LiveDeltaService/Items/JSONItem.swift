@@ -1,12 +1,6 @@
 import ByteJSON
 import LiveCollections
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Musl)
-    import Musl
-#endif
-
 /// An item's identity: its id value by meaning (1 and 1.0 are one id, 1 and "1" two), and in
 /// non-unique mode its occurrence number. Unlike an item, an id keeps its document alive: ids
 /// go into errors, which may outlive the request's collections.
@@ -99,86 +93,5 @@ package struct JSONItem: UniquelyIdentifiable, Sendable {
         guard lhs.contentHash == rhs.contentHash else { return false }
         let (a, b) = (lhs.text, rhs.text)
         return sameBytes(a, b) || sameMeaning(a, b, counting: .fields(lhs.document.filter))
-    }
-}
-
-/// A section of a request: its id, the hash of its own fields (all but its items) and items.
-package struct JSONSection: UniquelyIdentifiableSection, Sendable {
-    let reference: DocumentRef
-    let headerHash: UInt32
-    let storedID: StoredID
-    let raw: ByteRange
-    package internal(set) var items: [JSONItem]
-
-    /// The document the section's text is in (kept alive by its holder, not the section).
-    var document: JSONDocument { reference.document }
-
-    package var uniqueID: JSONItemID { storedID.id(in: document, occurrence: 0) }
-
-    package var identityHash: Int { Int(storedID.hash) }
-
-    package func hasSameID(as other: Self) -> Bool { storedID.same(in: reference, as: other.storedID, in: other.reference) }
-
-    package var text: UnsafeBufferPointer<UInt8> { reference.slice(raw, in: .body) }
-
-    package func hasEqualSectionContent(to other: Self) -> Bool {
-        guard headerHash == other.headerHash else { return false }
-        return sameMeaning(text, other.text, counting: .allBut(document.itemsKey))
-    }
-
-    package static func == (lhs: Self, rhs: Self) -> Bool {
-        lhs.hasEqualSectionContent(to: rhs) && lhs.items == rhs.items
-    }
-}
-
-extension Array where Element == JSONSection {
-    /// Items in all the sections.
-    var itemCount: Int { reduce(0) { $0 + $1.items.count } }
-}
-
-/// Which top-level members of an object count when two values are compared.
-enum CountedMembers {
-    /// An item's content: the fields its filter keeps.
-    case fields(ContentFilter)
-    /// A section's own content: all but its items.
-    case allBut([UInt8])
-
-    func includes(_ key: ScannedString, in scanner: JSONScanner) -> Bool {
-        switch self {
-        case .fields(let filter): filter.includes(key, in: scanner)
-        case .allBut(let excluded): !scanner.string(key, equals: excluded)
-        }
-    }
-}
-
-/// Whether two byte strings are equal.
-@inline(__always)
-func sameBytes(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> Bool {
-    a.count == b.count && (a.isEmpty || memcmp(a.baseAddress!, b.baseAddress!, a.count) == 0)
-}
-
-/// Whether two valid JSON texts mean the same, counting only the top-level members `counted`
-/// names when they are objects: equal bytes do at once; otherwise (the slow path behind a
-/// hash match) the values are compared as trees.
-func sameMeaning(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>, counting counted: CountedMembers) -> Bool {
-    if sameBytes(a, b) { return true }
-    func tree(_ bytes: UnsafeBufferPointer<UInt8>) -> JSONValue? {
-        // Both texts were read under the request's depth limit, which is at most 1,000.
-        var scanner = JSONScanner(bytes, maxDepth: 1_000)
-        let reader = scanner
-        return try? scanner.buildValue(keeping: { counted.includes($0, in: reader) })
-    }
-    guard let first = tree(a), let second = tree(b) else { return false }
-    return first == second
-}
-
-/// Numbers items by occurrence of their ids, counting on from `seen` (which it updates): the
-/// k-th occurrence of an id in a collection is the same item as the k-th in another.
-func numberOccurrences(_ items: inout [JSONItem], seen: inout [JSONItemID: UInt32]) {
-    for index in items.indices {
-        let id = items[index].plainID
-        let occurrence = seen[id, default: 0] + 1
-        seen[id] = occurrence
-        items[index].occurrence = occurrence
     }
 }
