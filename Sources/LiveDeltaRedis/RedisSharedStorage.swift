@@ -99,7 +99,7 @@ final class RedisSharedStorage: SharedStorage {
 
     private static func lease(_ staged: (any StagedData)?) -> RedisLease? { (staged as? Staged)?.lease }
 
-    func stage(_ id: String, _ parts: StoredParts) throws(SessionError) -> any StagedData {
+    func stage(_ id: String, _ parts: PartPlan) throws(SessionError) -> any StagedData {
         let key = layout.nextKey(id)
         let commands = Self.writing(parts, to: key)
         guard let lease = redis.lease() else {
@@ -170,7 +170,7 @@ final class RedisSharedStorage: SharedStorage {
 
     /// Writes a whole collection's parts to a key of their own, expiring in a minute so that
     /// they do not linger should this process die before a commit takes them.
-    private static func writing(_ parts: StoredParts, to key: [UInt8]) -> [[RedisArgument]] {
+    private static func writing(_ parts: PartPlan, to key: [UInt8]) -> [[RedisArgument]] {
         var set: [RedisArgument] = ["HSET", .bytes(key), "s", .text(parts.shape.rawValue), "m", .bytes(RedisSessionLayout.manifest(parts.manifest))]
         set.reserveCapacity(set.count + parts.written.count * 2)
         for part in parts.written { set += [.bytes(RedisSessionLayout.field(part.name)), .borrowed(part.text)] }
@@ -179,7 +179,7 @@ final class RedisSharedStorage: SharedStorage {
 
     /// Commits the parts a change rewrote, and drops those it replaced, in place.
     private func patch(
-        _ id: String, version: UInt64, options: [UInt8], parts: StoredParts, expecting expected: (version: UInt64, incarnation: String),
+        _ id: String, version: UInt64, options: [UInt8], parts: PartPlan, expecting expected: (version: UInt64, incarnation: String),
         step: StoredStep
     ) throws(SessionError) -> CommitOutcome {
         var arguments: [RedisArgument] =

@@ -25,7 +25,7 @@ import Testing
         var written = 0
 
         /// Takes a commit's parts, checking that it drops and keeps only parts it has.
-        mutating func commit(_ parts: StoredParts) {
+        mutating func commit(_ parts: PartPlan) {
             let kept = Set(parts.manifest.map(\.name)).subtracting(parts.written.map(\.name))
             let before = Set(manifest.map(\.name))
             #expect(kept.isSubset(of: before) && Set(parts.removed).isSubset(of: before) && kept.isDisjoint(with: parts.removed))

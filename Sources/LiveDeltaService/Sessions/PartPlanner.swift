@@ -1,4 +1,4 @@
-/// Works out the parts (`StoredParts`) a commit stores: a collection whole, or what a change
+/// Works out the parts (`PartPlan`) a commit stores: a collection whole, or what a change
 /// rewrites of the parts already stored.
 ///
 /// A unit (an item, or a section) is unchanged where its text is the very text the stored part
@@ -13,14 +13,14 @@ enum PartPlanner {
     static let targetBytes = 32 * 1024
 
     /// The collection in new parts, every one written.
-    static func whole(_ collection: JSONCollection, naming prefix: String = "") -> StoredParts {
+    static func whole(_ collection: JSONCollection, naming prefix: String = "") -> PartPlan {
         change(from: nil, stored: [], to: collection, naming: prefix)
     }
 
     /// The parts that take storage from `old`, stored as `stored`, to `new`. New parts are
     /// named `prefix` and a number, so the prefix must be one no stored part's name starts with
     /// (the new version's number does: versions only grow within a life).
-    static func change(from old: JSONCollection?, stored: [StoredPart], to new: JSONCollection, naming prefix: String) -> StoredParts {
+    static func change(from old: JSONCollection?, stored: [StoredPart], to new: JSONCollection, naming prefix: String) -> PartPlan {
         switch (old?.shape, new.shape) {
         case (.flat(let before), .flat(let after)):
             plan(before, stored, after, shape: .flat, prefix)
@@ -42,7 +42,7 @@ enum PartPlanner {
 
     private static func plan<Unit: StoredUnit>(
         _ old: [Unit], _ stored: [StoredPart], _ new: [Unit], shape: StoredShape, _ prefix: String
-    ) -> StoredParts {
+    ) -> PartPlan {
         // Stored parts that do not add up to the old units say nothing about them: none is kept.
         let stored = adds(stored, up: old.count) ? stored : []
         var starts: [Int] = []
@@ -117,8 +117,8 @@ enum PartPlanner {
     /// parts not used are removed.
     private static func assemble<Unit: StoredUnit>(
         _ pieces: [Piece], stored: [StoredPart], used: [Bool], new: [Unit], shape: StoredShape, _ prefix: String
-    ) -> StoredParts {
-        var parts = StoredParts(shape: shape, manifest: [], written: [], removed: [])
+    ) -> PartPlan {
+        var parts = PartPlan(shape: shape, manifest: [], written: [], removed: [])
         parts.manifest.reserveCapacity(pieces.count)
         for piece in pieces {
             switch piece {

@@ -12,7 +12,7 @@ package protocol SharedStorage: Sendable {
     /// Writes a whole collection's parts, their text lent for the call, ahead of a commit, which
     /// may then be tried more than once. The storage may go on with the write while the caller
     /// works; every later call given the staged data comes after it.
-    func stage(_ id: String, _ parts: StoredParts) throws(SessionError) -> any StagedData
+    func stage(_ id: String, _ parts: PartPlan) throws(SessionError) -> any StagedData
     /// Ends what `stage` began: drops the bytes where no commit took them (failures are ignored:
     /// they expire anyway), and lets go of anything held for them.
     func finish(_ staged: any StagedData)

@@ -12,7 +12,7 @@ package enum StoredExpectation: Sendable {
 /// changed since the version it replaces), or written beforehand (`stage`), so that the commit
 /// itself, made while others wait for the session, is small.
 package enum CommitData {
-    case parts(StoredParts)
+    case parts(PartPlan)
     case staged(any StagedData)
 }
 
