@@ -1,7 +1,7 @@
 /// A count threads wait on: `signal` adds one and wakes a waiter, `wait` takes one or sleeps
 /// until there is one.
 // @unchecked Sendable: `count` is read and written inside `condition.withLock` only.
-package final class CountingSignal: @unchecked Sendable {
+package final class CountingSignal: @unchecked Sendable {  // `count` under the lock only; see above
     private let condition = WaitCondition()
     private var count = 0
 

@@ -9,7 +9,7 @@
 /// stretches it. (Pthreads, which ThreadSanitizer sees.)
 // @unchecked Sendable: the pthread objects are made once, used only through pthread calls
 // (which are thread-safe), and freed in deinit, when no thread can be using them.
-package final class WaitCondition: @unchecked Sendable {
+package final class WaitCondition: @unchecked Sendable {  // thread-safe pthread calls only; see above
     private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
     private let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
 

@@ -5,7 +5,7 @@ import MicroHTTP
 /// them all, and each looks at its own key again. Waiters are few (retries that overlap their
 /// first request), so one signal for every key costs less than a table of them.
 // @unchecked Sendable: `finishes` is read and written inside `condition.withLock` only.
-final class FinishSignal: @unchecked Sendable {
+final class FinishSignal: @unchecked Sendable {  // `finishes` under the lock only; see above
     private let condition = WaitCondition()
     private var finishes: UInt64 = 0
 
