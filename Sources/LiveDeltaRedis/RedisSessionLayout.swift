@@ -2,7 +2,7 @@ import LiveDeltaService
 
 /// How a session is kept in Redis: one hash per session, `<prefix>{<id>}`, with a
 /// `StoredSession`'s version (`v`), options (`o`) and incarnation (`g`), and its collection in
-/// parts (`PartPlan`): the shape (`s`), the manifest (`m`: each part's name and unit count,
+/// parts (`StoredPart`): the shape (`s`), the manifest (`m`: each part's name and unit count,
 /// in order, `name:count,name:count`) and each part's text (`p<name>`: its units joined by
 /// commas). A change rewrites the parts it touches and the manifest. A session stored whole by
 /// an earlier version has its collection in `d` instead, and gets parts at its next commit. The

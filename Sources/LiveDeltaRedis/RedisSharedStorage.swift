@@ -265,8 +265,9 @@ final class RedisSharedStorage: SharedStorage {
             configuration, channel: layout.channel, onMessage: { onStep(String(decoding: $0, as: UTF8.self)) },
             onSubscribed: {
                 // A subscription (re)made after a loss finds the pool's idle connections to the
-                // same Redis most likely broken too: the catch-up that follows would fail on
-                // them, once each, and leave feeds behind for want of a read.
+                // same Redis likely broken too. The pool drops those Redis closed, but not those
+                // a partition left half open, which fail at their first write: the catch-up that
+                // follows would fail on them, once each, and leave feeds behind for want of a read.
                 redis.closeIdle()
                 onListening()
             })

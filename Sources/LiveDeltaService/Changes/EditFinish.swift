@@ -75,15 +75,15 @@ struct EditFinish {
 
     // MARK: - Sectioned
 
-    /// The sections an edit left of `held`, whose items point into `owners`. The held sections
-    /// kept are as they were, so where ids are unique only the written ones are read, and the
-    /// delta is the diff of the sections and of the written sections' items alone, unless a
-    /// held section is kept twice or (where `checked` is false) an item written has the id of
-    /// one in a kept section: that result is diffed whole. Where ids repeat, their occurrences
-    /// count across sections, and every section is read again; so is every section past the
-    /// rewrite bound. A result read whole has its ids checked, unless `checked` says the edit
-    /// checked every id it wrote against the session's (a keyed edit does). `place`, where given, says where a written section stands in
-    /// the session for a refusal's message (see `ChangeReading.moved`).
+    /// The sections an edit left of `held`, whose items point into `owners`. The held sections kept
+    /// are as they were, so where ids are unique only the written ones are read, and the delta is
+    /// the diff of the sections and of the written sections' items alone, unless a held section is
+    /// kept twice or (where `checked` is false) an item written has the id of one in a kept
+    /// section: that result is diffed whole. Where ids repeat, their occurrences count across
+    /// sections, and every section is read again; so is every section past the rewrite bound. A
+    /// result read whole has its ids checked, unless `checked` says the edit checked every id it
+    /// wrote against the session's (a keyed edit does). `place`, where given, says where a written
+    /// section stands in the session for a refusal's message (see `ChangeReading.moved`).
     func sections(
         held: [JSONSection], result elements: [Section], owners: DocumentOwners, checked: Bool, place: ((Int) -> Int)? = nil
     ) throws(APIError) -> EditOutcome {
