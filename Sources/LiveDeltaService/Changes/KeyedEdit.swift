@@ -4,11 +4,12 @@ import LiveCollections
 /// Keyed operations on a session, flat or sectioned, as edits of lists of items: a flat
 /// session is one such list; a sectioned one is a list of sections and a list of items for
 /// each section an operation reaches (an item moved between sections leaves one list and joins
-/// another). Every list is an overlay (`ItemChain`) that costs the edits, not the list, and the
-/// ids the operations name are found among the held items in one pass over their stored hashes,
-/// comparing no text. `EditFinish` ends it: a flat list's delta follows from the items the
-/// operations touched; sections an operation changed are written out and read again, and the
-/// others are the held sections themselves.
+/// another). Every list is an overlay (`ListOverlay`) that costs the edits, not the list, and
+/// the ids the operations name are found among the held items in one pass over their stored
+/// hashes, comparing no text; in each list, the held items they name are nodes from the start.
+/// `EditFinish` ends it: a flat list's delta follows from the items the operations touched;
+/// sections an operation changed are written out and read again, and the others are the held
+/// sections themselves.
 struct KeyedEdit {
     let body: ChangeBody
     let operations: [KeyedOperation]
@@ -59,9 +60,8 @@ private struct KeyedLists {
         var section: LazyJSON
         /// The held list it began as; nil for a section an operation inserted.
         let origin: Int?
-        /// Its items, once an operation has reached it; nil while they are the held ones. A node
-        /// of a held item is the item's index in its held list.
-        var items: ItemChain<JSONItem>?
+        /// Its items, once an operation has reached it; nil while they are the held ones.
+        var items: ListOverlay<JSONItem>?
         /// The held section it still is, while no operation has changed it.
         var held: Int?
     }
@@ -80,8 +80,8 @@ private struct KeyedLists {
     let heldItems: [[JSONItem]]
     /// The lists, by uid: the held ones first, in their order, then those operations inserted.
     var lists: [List]
-    /// The sections in the order the operations leave, as a chain of their lists' uids.
-    var order: ItemChain<Int>
+    /// The sections in the order the operations leave, as their lists' uids (node i for uid i).
+    var order: ListOverlay<Int>
     /// The uid of each section in the session, by id.
     var sectionUID: [JSONItemID: Int] = [:]
     /// Each distinct item id the instructions name or insert, numbered: by key (-1 for a section's)
@@ -93,6 +93,8 @@ private struct KeyedLists {
     let representatives: [JSONItem]
     var place: [Place]
     let heldPlace: [(list: Int, row: Int)?]
+    /// By held list: the items the instructions name in it, by row.
+    let named: [[(row: Int, number: Int)]]
     var touched: [Bool]
     var reordered: [Bool]
     /// The documents of items that updates' `changes` rewrote.
@@ -102,7 +104,8 @@ private struct KeyedLists {
         switch current.shape {
         case .flat(let items):
             self.init(held: [items], sectioned: false, resolved: resolved, unique: unique)
-            lists = [List(key: nil, section: .owned([]), origin: 0, items: ItemChain(items), held: nil)]
+            lists = [List(key: nil, section: .owned([]), origin: 0, items: nil, held: nil)]
+            reach(0)
         case .sectioned(let sections):
             self.init(held: sections.map(\.items), sectioned: true, resolved: resolved, unique: unique)
             lists = sections.enumerated().map { index, section in
@@ -111,7 +114,7 @@ private struct KeyedLists {
             sectionUID.reserveCapacity(lists.count)
             for (uid, list) in lists.enumerated() { if let key = list.key { sectionUID[key] = uid } }
         }
-        order = ItemChain(Array(lists.indices))
+        order = ListOverlay(lists.indices)
     }
 
     private init(held: [[JSONItem]], sectioned: Bool, resolved: KeyedInstructions, unique: Bool) {
@@ -119,12 +122,15 @@ private struct KeyedLists {
         self.sectioned = sectioned
         heldItems = held
         lists = []
-        order = ItemChain([])
+        order = ListOverlay([])
         (keyNumber, rowNumber, representatives) = Self.number(resolved, sectioned: sectioned, unique: unique)
         place = [Place](repeating: .held, count: representatives.count)
         touched = [Bool](repeating: false, count: representatives.count)
         reordered = touched
         heldPlace = Self.find(representatives, in: held)
+        var named = [[(row: Int, number: Int)]](repeating: [], count: held.count)
+        for (number, found) in heldPlace.enumerated() { if let found { named[found.list].append((found.row, number)) } }
+        self.named = named.map { $0.sorted { $0.row < $1.row } }
     }
 
     /// Numbers the distinct item ids the instructions name (1 and 1.0 are one), and the keys of the
@@ -206,11 +212,13 @@ private struct KeyedLists {
         return sectionUID[key] == uid
     }
 
-    /// Lists the items of list `uid` where no operation has reached it yet.
+    /// Lists the items of list `uid` where no operation has reached it yet: the items the
+    /// instructions name in it are its nodes, and found there from then on.
     private mutating func reach(_ uid: Int) {
-        // A flat session's one list is listed from the start.
-        guard sectioned, lists[uid].items == nil, let origin = lists[uid].origin else { return }
-        lists[uid].items = ItemChain(heldItems[origin])
+        guard lists[uid].items == nil, let origin = lists[uid].origin else { return }
+        let items = heldItems[origin]
+        lists[uid].items = ListOverlay(heldCount: items.count, nodes: named[origin].map(\.row)) { items[$0] }
+        for (node, item) in named[origin].enumerated() { place[item.number] = .at(list: uid, node: node) }
     }
 
     /// The item numbered `number`: its list (its items listed) and its node there.
@@ -221,7 +229,8 @@ private struct KeyedLists {
         case .held:
             guard let found = heldPlace[number], present(found.list) else { return nil }
             reach(found.list)
-            return (found.list, found.row)
+            guard case .at(let list, let node) = place[number] else { return nil }
+            return (list, node)
         }
     }
 
@@ -254,7 +263,7 @@ private struct KeyedLists {
 
     /// Where an item operation's item goes: its list and the node it goes before; nil where
     /// the operation names no section in a sectioned session.
-    private mutating func target(of instruction: KeyedInstructions.Instruction) throws(APIError) -> (list: Int, before: Int)? {
+    private mutating func target(of instruction: KeyedInstructions.Instruction) throws(APIError) -> (list: Int, before: Int?)? {
         let operation = instruction.operation
         var list = 0
         if let section = instruction.section {
@@ -266,7 +275,7 @@ private struct KeyedLists {
         } else if sectioned {
             return nil
         }
-        guard let before = instruction.before else { return (list, ItemChain<JSONItem>.tail) }
+        guard let before = instruction.before else { return (list, nil) }
         guard let place = find(keyNumber[before]), place.list == list else {
             let within = sectioned ? "that section" : "the list"
             throw Self.conflict(operation, "before", "before names \(shown(before)), which is not in \(within)")
@@ -295,21 +304,21 @@ private struct KeyedLists {
             place[number] = .at(list: target.list, node: try add(item, to: target))
         case .move:
             guard let found, let target else { throw Self.conflict(operation, "id", "there is no item \(shown(instruction.id)) to move") }
-            guard let item = lists[found.list].items?.element(found.node) else { throw .internalError("a found item was not listed") }
-            lists[found.list].items?.unlink(found.node)
+            guard let item = lists[found.list].items?[found.node] else { throw .internalError("a found item was not listed") }
+            lists[found.list].items?.remove(found.node)
             lists[found.list].held = nil
             if target.list == found.list {
-                lists[found.list].items?.link(found.node, before: target.before)
+                lists[found.list].items?.insert(found.node, before: target.before)
             } else {
                 place[number] = .at(list: target.list, node: try add(item, to: target))
             }
         case .remove:
             guard let found else { throw Self.conflict(operation, "id", "there is no item \(shown(instruction.id)) to remove") }
-            lists[found.list].items?.unlink(found.node)
+            lists[found.list].items?.remove(found.node)
             lists[found.list].held = nil
             place[number] = .removed
         default:
-            guard let found, let old = lists[found.list].items?.element(found.node) else {
+            guard let found, let old = lists[found.list].items?[found.node] else {
                 throw Self.conflict(operation, "id", "there is no item \(shown(instruction.id)) to update")
             }
             var (item, owners) = try resolved.item(of: instruction, replacing: old.text, body: body, reading: reading, budget: &budget)
@@ -321,10 +330,11 @@ private struct KeyedLists {
     }
 
     /// Puts `item` in a list, before a node; answers its node.
-    private mutating func add(_ item: JSONItem, to target: (list: Int, before: Int)) throws(APIError) -> Int {
+    private mutating func add(_ item: JSONItem, to target: (list: Int, before: Int?)) throws(APIError) -> Int {
         lists[target.list].held = nil
-        guard let node = lists[target.list].items?.add(item) else { throw .internalError("a reached list has no items") }
-        lists[target.list].items?.link(node, before: target.before)
+        guard let node = lists[target.list].items?.add(item), lists[target.list].items?.insert(node, before: target.before) == true else {
+            throw .internalError("a reached list has no items")
+        }
         return node
     }
 
@@ -333,7 +343,7 @@ private struct KeyedLists {
         let operation = instruction.operation
         let id = resolved.keys[instruction.id].uniqueID
         let found = sectionUID[id]
-        var successor = ItemChain<Int>.tail
+        var successor: Int?
         if let before = instruction.before {
             guard let uid = sectionUID[resolved.keys[before].uniqueID] else {
                 throw Self.conflict(operation, "before", "before names the section \(shown(before)), which is not in the list")
@@ -343,12 +353,12 @@ private struct KeyedLists {
         switch operation.kind {
         case .removeSection:
             guard let found else { throw Self.conflict(operation, "id", "there is no section \(id.description) to remove") }
-            order.unlink(found)
+            order.remove(found)
             sectionUID[id] = nil
         case .moveSection:
             guard let found else { throw Self.conflict(operation, "id", "there is no section \(id.description) to move") }
-            order.unlink(found)
-            order.link(found, before: successor)
+            order.remove(found)
+            order.insert(found, before: successor)
         case .updateSection:
             guard let found, let range = operation.section else {
                 throw Self.conflict(operation, "id", "there is no section \(id.description) to update")
@@ -365,10 +375,11 @@ private struct KeyedLists {
             let uid = order.add(lists.count)
             lists.append(
                 List(
-                    key: id, section: .text(body.text(range)), origin: nil, items: ItemChain(try rows(of: instruction, itemsKey: itemsKey)), held: nil
+                    key: id, section: .text(body.text(range)), origin: nil, items: ListOverlay(try rows(of: instruction, itemsKey: itemsKey)),
+                    held: nil
                 ))
             for (node, index) in instruction.rows.enumerated() { place[rowNumber[index]] = .at(list: uid, node: node) }
-            order.link(uid, before: successor)
+            order.insert(uid, before: successor)
             sectionUID[id] = uid
         }
     }
@@ -397,15 +408,14 @@ private struct KeyedLists {
     /// The sections the operations leave: the held ones they did not change, and the others
     /// with their items at the end (wherever they had them), to be written out.
     func sections(itemsKey: [UInt8]) throws(APIError) -> [EditFinish.Section] {
-        try order.materialize(finding: []).elements.map { uid throws(APIError) -> EditFinish.Section in
+        try order.map { uid throws(APIError) -> EditFinish.Section in
             let list = lists[uid]
             if let held = list.held { return .held(held) }
             var section = list.section
             section.open()
             guard case .object(var members) = section else { throw .internalError("a section is not an object") }
             _ = members.remove(itemsKey)
-            let items = list.items?.materialize(finding: []).elements ?? []
-            members.append(itemsKey, .array(ChunkedList(items.lazy.map { LazyJSON.text($0.text) })))
+            members.append(itemsKey, .array(ListOverlay((list.items.map(Array.init) ?? []).lazy.map { LazyJSON.text($0.text) })))
             return .written(.object(members))
         }
     }
@@ -414,18 +424,25 @@ private struct KeyedLists {
     /// delta: where each item they touched was and is, and where ids repeat, the ids whose items
     /// an insert, move or remove renumbered.
     func flat(held: [JSONItem], unique: Bool) -> (list: [JSONItem], change: EditFinish.FlatChange) {
-        let chain = lists[0].items ?? ItemChain(held)
+        let overlay = lists[0].items ?? ListOverlay(heldCount: held.count) { held[$0] }
         let numbers = touched.indices.filter { touched[$0] }
-        /// Where an item is in the chain now; a held item's node is its index.
-        func node(_ number: Int) -> Int? {
-            switch place[number] {
-            case .removed: nil
-            case .at(_, let node): node
-            case .held: heldPlace[number]?.row
+        // The list, runs of held items copied whole, and where each node stands in it.
+        var list: [JSONItem] = []
+        list.reserveCapacity(overlay.count)
+        var positions = [Int](repeating: -1, count: overlay.elements.count)
+        for piece in overlay.pieces {
+            switch piece {
+            case .held(let run): list.append(contentsOf: held[run])
+            case .node(let node):
+                positions[node] = list.count
+                list.append(overlay[node])
             }
         }
-        let (list, positions) = chain.materialize(finding: numbers.compactMap(node))
-        func now(_ number: Int) -> Int? { node(number).flatMap { positions[$0] } }
+        /// Where the item numbered `number` is now (every item an instruction names is a node).
+        func now(_ number: Int) -> Int? {
+            guard case .at(_, let node) = place[number], positions[node] >= 0 else { return nil }
+            return positions[node]
+        }
         guard unique else {
             let updated = numbers.compactMap { number -> (old: Int, new: Int)? in
                 guard !reordered[number], let old = heldPlace[number]?.row, let new = now(number) else { return nil }

@@ -3,11 +3,12 @@ import ByteJSON
 /// A JSON document under a patch, opened only where the patch goes: a value stays as its text
 /// until a path goes into it, and then only that level is opened (members keep their order and
 /// their text). Writing it back copies the untouched texts as they are.
-enum LazyJSON: Weighed {
+enum LazyJSON {
     case text(UnsafeBufferPointer<UInt8>)
     case owned([UInt8])
-    /// In chunks, so that a patch's inserts and removes in a long array move one chunk each.
-    case array(ChunkedList<LazyJSON>)
+    /// An overlay, so that a patch's inserts and removes in a long array move one chunk each
+    /// (boxed: the overlay is larger than the other cases, and every value would carry it).
+    indirect case array(ListOverlay<LazyJSON>)
     /// By name through a table, so that a patch's operations on a large object cost a lookup.
     case object(LazyMembers)
 
@@ -40,7 +41,7 @@ enum LazyJSON: Weighed {
                     elements.append(.text(scanner.slice(value.start..<value.end)))
                     more = try scanner.nextElement()
                 }
-                return .array(ChunkedList(elements))
+                return .array(ListOverlay(elements))
             case UInt8(ascii: "{"):
                 var members = LazyMembers()
                 var key = try scanner.beginObject()
@@ -67,7 +68,7 @@ enum LazyJSON: Weighed {
         switch node {
         case .text(let text): .owned(Array(text))
         case .owned: node
-        case .array(let elements): .array(ChunkedList(elements.lazy.map(owning)))
+        case .array(let elements): .array(ListOverlay(elements.lazy.map(owning)))
         case .object(let members): .object(LazyMembers(members.map { ($0.name, owning($0.value)) }))
         }
     }
@@ -123,7 +124,7 @@ enum LazyJSON: Weighed {
     /// Runs `body` on an array's elements (nil for any other value), held by nothing else
     /// meanwhile: a switch over the value in place keeps a second reference to them, and the
     /// first change would copy them all.
-    mutating func withElements<T, Failure: Error>(_ body: (inout ChunkedList<LazyJSON>) throws(Failure) -> T) throws(Failure) -> T? {
+    mutating func withElements<T, Failure: Error>(_ body: (inout ListOverlay<LazyJSON>) throws(Failure) -> T) throws(Failure) -> T? {
         guard case .array(var elements) = self else { return nil }
         self = .owned([])
         defer { self = .array(elements) }
@@ -138,9 +139,6 @@ enum LazyJSON: Weighed {
         defer { self = .object(members) }
         return try body(&members)
     }
-
-    /// Each value counts for one place in an array.
-    var weight: Int { 1 }
 
     var bytes: [UInt8] {
         var writer = JSONWriter()

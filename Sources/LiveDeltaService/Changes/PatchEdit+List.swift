@@ -4,8 +4,15 @@ extension PatchEdit {
     /// The items of a flat result: the held items the patch did not reach, runs copied whole; an
     /// element that is still the very text of a held item, that item (its id and hashes as they
     /// were); the others read, together, as a body's items would be.
-    func flatItems(_ patched: PatchedList, owners: DocumentOwners) throws(APIError) -> EditOutcome {
-        let held = patched.held
+    func flatItems(_ patched: ListOverlay<LazyJSON>, held: [JSONItem], owners: DocumentOwners) throws(APIError) -> EditOutcome {
+        // The held items operations made nodes, by where their text starts: a node that is
+        // still such a text is that held item, wherever the patch put it.
+        var lifted: [UnsafePointer<UInt8>: Int] = [:]
+        for row in patched.lifted { if let start = held[row].text.baseAddress { lifted[start] = row } }
+        func heldIndex(of text: UnsafeBufferPointer<UInt8>) -> Int? {
+            guard let start = text.baseAddress, let row = lifted[start], held[row].text.count == text.count else { return nil }
+            return row
+        }
         var written: [UInt8] = []
         var writtenAt: [(position: Int, range: Range<Int>)] = []
         /// Held items that are elements now: where they were, and where they are.
@@ -17,15 +24,16 @@ extension PatchEdit {
         /// Held items placed so far as elements: one placed again (a copy) is written out, so
         /// that it takes the memory it is counted for.
         var placed = Set<Int>()
-        for segment in patched.segments {
-            switch segment {
+        for piece in patched.pieces {
+            switch piece {
             case .held(let run):
                 guard !run.isEmpty else { continue }
                 reached += afterRuns..<run.lowerBound
                 afterRuns = run.upperBound
                 position += run.count
-            case .element(let element):
-                if case .text(let text) = element, let index = patched.heldIndex(of: text), placed.insert(index).inserted {
+            case .node(let node):
+                let element = patched[node]
+                if case .text(let text) = element, let index = heldIndex(of: text), placed.insert(index).inserted {
                     heldElements.append((index, position))
                 } else {
                     let start = written.count
@@ -48,8 +56,8 @@ extension PatchEdit {
         var list: [JSONItem] = []
         list.reserveCapacity(patched.count)
         var (nextHeld, nextRead) = (0, 0)
-        for segment in patched.segments {
-            if case .held(let run) = segment {
+        for piece in patched.pieces {
+            if case .held(let run) = piece {
                 list.append(contentsOf: held[run])
             } else if nextHeld < heldElements.count, heldElements[nextHeld].new == list.count {
                 list.append(held[heldElements[nextHeld].old])

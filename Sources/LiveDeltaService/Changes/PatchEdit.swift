@@ -4,7 +4,7 @@ import LiveCollections
 /// An RFC 6902 patch applied to a session's document: the array of items, or
 /// `{"sections": [...]}` with each section's items under its `itemsKey`. The document is opened
 /// only where the patch goes (`LazyJSON`); a flat list is kept as runs of held items that no
-/// operation reached (`PatchedList`), so the patch costs the places it reaches. The items it
+/// operation reached (`ListOverlay`), so the patch costs the places it reaches. The items it
 /// wrote are read; the others are the held items themselves, and where ids are unique the delta
 /// follows from the items the patch touched (`Delta(oldCount:…)`), with no diff of the lists.
 /// A sectioned result keeps the held sections the patch did not reach and reads the others; its
@@ -22,19 +22,23 @@ struct PatchEdit {
 
     private static func invalid(_ message: String) -> APIError { APIError(.invalidOperation, message: message) }
 
-    /// The document under the patch: a flat list as a `PatchedList` until an operation reaches
-    /// its root, and any other as a tree.
+    /// The document under the patch: a flat list as an overlay of the held items until an
+    /// operation reaches its root, and any other as a tree (the list then its root array).
     private enum Document {
-        case list(PatchedList)
+        case list(ListOverlay<LazyJSON>)
         case tree(LazyJSON)
 
         var tree: LazyJSON {
             switch self {
-            case .list(let list): list.opened
+            case .list(let list): .array(list)
             case .tree(let root): root
             }
         }
     }
+
+    /// A place the patch checked that an overlay does not hold: a fault in this code, answered
+    /// as a logged 500 rather than a crash.
+    private static var lost: APIError { .internalError("a patched list lost track of its places") }
 
     func apply(to current: JSONCollection) throws(APIError) -> EditOutcome {
         let sectioned: Bool
@@ -42,10 +46,10 @@ struct PatchEdit {
         switch current.shape {
         case .flat(let items):
             sectioned = false
-            document = .list(PatchedList(items))
+            document = .list(ListOverlay(heldCount: items.count) { .text(items[$0].text) })
         case .sectioned(let sections):
             sectioned = true
-            document = .tree(.object(LazyMembers([(Array("sections".utf8), .array(ChunkedList(sections.map { LazyJSON.text($0.text) })))])))
+            document = .tree(.object(LazyMembers([(Array("sections".utf8), .array(ListOverlay(sections.map { LazyJSON.text($0.text) })))])))
         }
         var budget = Budget()
         for operation in operations {
@@ -58,7 +62,7 @@ struct PatchEdit {
                 throw refusal
             }
         }
-        if case .list(let list) = document { return try flatItems(list, owners: current.owners) }
+        if case .list(let list) = document, case .flat(let items) = current.shape { return try flatItems(list, held: items, owners: current.owners) }
         let root = document.tree
         if case .sectioned(let held) = current.shape, case .object(let members) = root, members.count == 1,
             case .array(let elements) = members[Array("sections".utf8)]
@@ -178,7 +182,7 @@ struct PatchEdit {
     /// (`place`, given the index token), and otherwise on a tree (`tree`, given the path whole):
     /// the element the path goes into, or the whole document (a list is then opened).
     private static func reach<T>(
-        _ path: ArraySlice<[UInt8]>, in document: inout Document, place: (inout PatchedList, [UInt8]) throws(APIError) -> T,
+        _ path: ArraySlice<[UInt8]>, in document: inout Document, place: (inout ListOverlay<LazyJSON>, [UInt8]) throws(APIError) -> T,
         tree: (inout LazyJSON) throws(APIError) -> T
     ) throws(APIError) -> T {
         guard case .list(var list) = document, let token = path.first else {
@@ -194,7 +198,7 @@ struct PatchEdit {
         guard let index = arrayIndex(token, count: list.count, end: false) else {
             throw Self.missing("\(describe(path)) leads nowhere: \(String(decoding: token, as: UTF8.self)) is not an index of the array")
         }
-        return try list.update(at: index) { element throws(APIError) in
+        let result = try list.modify(at: index) { element throws(APIError) in
             // The element as the one member of an object named by the token, so that the tree
             // functions take the path whole and their messages name it whole.
             var wrapper = LazyJSON.object(LazyMembers([(token, element)]))
@@ -202,23 +206,34 @@ struct PatchEdit {
             defer { if case .object(let members) = wrapper, let value = members[token] { element = value } }
             return try tree(&wrapper)
         }
+        guard let result else { throw lost }
+        return result
     }
 
     /// The list index `token` names, of an element that is there.
-    private static func existing(_ token: [UInt8], in list: PatchedList, path: ArraySlice<[UInt8]>) throws(APIError) -> Int {
+    private static func existing(_ token: [UInt8], in list: ListOverlay<LazyJSON>, path: ArraySlice<[UInt8]>) throws(APIError) -> Int {
         guard let index = arrayIndex(token, count: list.count, end: false) else { throw Self.missing("there is nothing at \(describe(path))") }
         return index
     }
 
     private static func value(at path: ArraySlice<[UInt8]>, in document: inout Document) throws(APIError) -> LazyJSON {
         try reach(
-            path, in: &document, place: { list, token throws(APIError) in try list.element(at: existing(token, in: list, path: path)) },
+            path, in: &document,
+            place: { list, token throws(APIError) in
+                // Made a node: a held item read here and copied elsewhere is still that item.
+                guard let node = list.node(at: try existing(token, in: list, path: path)) else { throw lost }
+                return list[node]
+            },
             tree: { root throws(APIError) in try value(at: path, in: &root) })
     }
 
     private static func remove(at path: ArraySlice<[UInt8]>, in document: inout Document) throws(APIError) -> LazyJSON {
         try reach(
-            path, in: &document, place: { list, token throws(APIError) in try list.remove(at: existing(token, in: list, path: path)) },
+            path, in: &document,
+            place: { list, token throws(APIError) in
+                guard let removed = list.remove(at: try existing(token, in: list, path: path)) else { throw lost }
+                return removed
+            },
             tree: { root throws(APIError) in try remove(at: path, in: &root) })
     }
 
@@ -229,7 +244,7 @@ struct PatchEdit {
                 guard let index = arrayIndex(token, count: list.count, end: true) else {
                     throw Self.missing("\(describe(path)) is not a place in the array: an index from 0 to \(list.count), or -")
                 }
-                try list.insert(value, at: index)
+                guard list.insert(value, at: index) else { throw lost }
             },
             tree: { root throws(APIError) in try add(value, at: path, in: &root) })
     }
