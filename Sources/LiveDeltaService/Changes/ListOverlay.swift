@@ -39,26 +39,26 @@ struct ListOverlay<Element>: Sequence {
     private var order: [Int] = []
     /// Each node's chunk; -1 while the node is out of the list.
     private var chunkOf: [Int] = []
-    /// Makes a held item a node's element, where an edit by position reaches it.
-    private let lift: ((Int) -> Element)?
-    /// The held items edits by position made nodes, in the order they did.
-    private(set) var lifted: [Int] = []
+    /// A held item as an element, for a node made of it, or for reading it.
+    private let heldElement: ((Int) -> Element)?
+    /// The held items (their indices) that edits by position made nodes, in the order they did.
+    private(set) var madeNodes: [Int] = []
     private(set) var count = 0
     /// A chunk past twice this splits in two (small only in tests, to split often).
     private let chunkSize: Int
 
     /// The held items `0..<heldCount`, where those at `rows` (ascending, each below
     /// `heldCount`) are nodes from the start, node i for `rows[i]`: a keyed edit knows every
-    /// item it names before it runs. `lift` makes a held item an element.
-    init(heldCount: Int, nodes rows: [Int] = [], chunkSize: Int = 256, lift: @escaping (Int) -> Element) {
-        self.lift = lift
+    /// item it names before it runs. `heldElement` gives a held item as an element.
+    init(heldCount: Int, nodes rows: [Int] = [], chunkSize: Int = 256, heldElement: @escaping (Int) -> Element) {
+        self.heldElement = heldElement
         self.chunkSize = chunkSize
         elements.reserveCapacity(rows.count)
         var pieces: [Piece] = []
         var next = 0
         for row in rows {
             if next < row { pieces.append(.held(next..<row)) }
-            pieces.append(.node(add(lift(row))))
+            pieces.append(.node(add(heldElement(row))))
             next = row + 1
         }
         if next < heldCount { pieces.append(.held(next..<heldCount)) }
@@ -67,7 +67,7 @@ struct ListOverlay<Element>: Sequence {
 
     /// A list of `elements`, each a node (node i for the i-th).
     init(_ elements: some Sequence<Element>, chunkSize: Int = 256) {
-        lift = nil
+        heldElement = nil
         self.chunkSize = chunkSize
         self.elements = Array(elements)
         fill(self.elements.indices.map { .node($0) })
@@ -115,7 +115,7 @@ struct ListOverlay<Element>: Sequence {
     mutating func insert(_ node: Int, before successor: Int?) -> Bool {
         guard node >= 0 && node < chunkOf.count && chunkOf[node] < 0 else { return false }
         guard let successor else {
-            if order.isEmpty { appendChunk(after: 0) }
+            if order.isEmpty { appendChunk(after: nil) }
             let chunk = order[order.count - 1]
             put(.node(node), chunk: chunk, slot: chunks[chunk].pieces.count)
             return true
@@ -151,10 +151,10 @@ struct ListOverlay<Element>: Sequence {
         switch chunks[chunk].pieces[slot] {
         case .node(let node): return node
         case .held(let run):
-            guard let lift else { return nil }
+            guard let heldElement else { return nil }
             let row = run.lowerBound + offset
-            let node = add(lift(row))
-            lifted.append(row)
+            let node = add(heldElement(row))
+            madeNodes.append(row)
             var parts: [Piece] = []
             if offset > 0 { parts.append(.held(run.lowerBound..<row)) }
             parts.append(.node(node))
@@ -170,7 +170,7 @@ struct ListOverlay<Element>: Sequence {
         guard let (chunk, slot, offset) = locate(index) else { return nil }
         switch chunks[chunk].pieces[slot] {
         case .node(let node): return elements[node]
-        case .held(let run): return lift?(run.lowerBound + offset)
+        case .held(let run): return heldElement?(run.lowerBound + offset)
         }
     }
 
@@ -251,12 +251,12 @@ struct ListOverlay<Element>: Sequence {
         if chunks[chunk].pieces.isEmpty, let place = order.firstIndex(of: chunk) { order.remove(at: place) }
     }
 
-    /// A new, empty chunk right after `chunk` in the order (first, where the order is empty).
+    /// A new, empty chunk right after `chunk` in the order (nil: at the end).
     @discardableResult
-    private mutating func appendChunk(after chunk: Int) -> Int {
+    private mutating func appendChunk(after chunk: Int?) -> Int {
         let number = chunks.count
         chunks.append(Chunk())
-        let place = order.firstIndex(of: chunk).map { $0 + 1 } ?? order.count
+        let place = chunk.flatMap { order.firstIndex(of: $0) }.map { $0 + 1 } ?? order.count
         order.insert(number, at: place)
         return number
     }
@@ -265,7 +265,7 @@ struct ListOverlay<Element>: Sequence {
 
     func makeIterator() -> Iterator { Iterator(list: self) }
 
-    /// The elements in order, held items lifted as they are read.
+    /// The elements in order, held items given as elements as they are read.
     struct Iterator: IteratorProtocol {
         private let list: ListOverlay
         /// The chunk being read (its place in the order), its pieces, and where in them.
@@ -289,12 +289,12 @@ struct ListOverlay<Element>: Sequence {
                     slot += 1
                     return list.elements[node]
                 case .held(let run):
-                    guard offset < run.count, let lift = list.lift else {
+                    guard offset < run.count, let heldElement = list.heldElement else {
                         (slot, offset) = (slot + 1, 0)
                         continue
                     }
                     offset += 1
-                    return lift(run.lowerBound + offset - 1)
+                    return heldElement(run.lowerBound + offset - 1)
                 }
             }
         }

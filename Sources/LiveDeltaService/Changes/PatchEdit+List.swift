@@ -5,14 +5,7 @@ extension PatchEdit {
     /// element that is still the very text of a held item, that item (its id and hashes as they
     /// were); the others read, together, as a body's items would be.
     func flatItems(_ patched: ListOverlay<LazyJSON>, held: [JSONItem], owners: DocumentOwners) throws(APIError) -> EditOutcome {
-        // The held items operations made nodes, by where their text starts: a node that is
-        // still such a text is that held item, wherever the patch put it.
-        var lifted: [UnsafePointer<UInt8>: Int] = [:]
-        for row in patched.lifted { if let start = held[row].text.baseAddress { lifted[start] = row } }
-        func heldIndex(of text: UnsafeBufferPointer<UInt8>) -> Int? {
-            guard let start = text.baseAddress, let row = lifted[start], held[row].text.count == text.count else { return nil }
-            return row
-        }
+        let heldIndex = Self.heldIndex(madeNodes: patched.madeNodes, held: held)
         var written: [UInt8] = []
         var writtenAt: [(position: Int, range: Range<Int>)] = []
         /// Held items that are elements now: where they were, and where they are.
@@ -33,7 +26,7 @@ extension PatchEdit {
                 position += run.count
             case .node(let node):
                 let element = patched[node]
-                if case .text(let text) = element, let index = heldIndex(of: text), placed.insert(index).inserted {
+                if case .text(let text) = element, let index = heldIndex(text), placed.insert(index).inserted {
                     heldElements.append((index, position))
                 } else {
                     let start = written.count
@@ -79,6 +72,17 @@ extension PatchEdit {
             held: held, read: read, writtenAt: writtenAt.map(\.position), heldElements: heldElements,
             unplaced: reached.filter { !placed.contains($0) })
         return try finish.flat(held: held, list: list, documents: documents, change: .unique(touched: touched, unchecked: read))
+    }
+
+    /// Which held item a text is, if it is the very text of one the patch made a node (found
+    /// by where the text starts): such a node is that held item, wherever the patch put it.
+    private static func heldIndex(madeNodes: [Int], held: [JSONItem]) -> (UnsafeBufferPointer<UInt8>) -> Int? {
+        var heldAt: [UnsafePointer<UInt8>: Int] = [:]
+        for row in madeNodes { if let start = held[row].text.baseAddress { heldAt[start] = row } }
+        return { text in
+            guard let start = text.baseAddress, let row = heldAt[start], held[row].text.count == text.count else { return nil }
+            return row
+        }
     }
 
     /// What a patch of a list with unique ids touched: the items it wrote (each the same item as
