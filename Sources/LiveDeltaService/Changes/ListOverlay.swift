@@ -164,16 +164,6 @@ struct ListOverlay<Element>: Sequence {
         }
     }
 
-    /// The element at `index`, read where it lies (a held item is not made a node); nil past
-    /// the end.
-    func element(at index: Int) -> Element? {
-        guard let (chunk, slot, offset) = locate(index) else { return nil }
-        switch chunks[chunk].pieces[slot] {
-        case .node(let node): return elements[node]
-        case .held(let run): return heldElement?(run.lowerBound + offset)
-        }
-    }
-
     /// Runs `body` on the element at `index` where it stands; nil past the end.
     mutating func modify<T, Failure: Error>(at index: Int, _ body: (inout Element) throws(Failure) -> T) throws(Failure) -> T? {
         guard let node = node(at: index) else { return nil }

@@ -2,15 +2,16 @@ import ByteJSON
 import LiveCollections
 
 /// An RFC 6902 patch applied to a session's document: the array of items, or
-/// `{"sections": [...]}` with each section's items under its `itemsKey`. The document is opened
-/// only where the patch goes (`LazyJSON`); a flat list is kept as runs of held items that no
-/// operation reached (`ListOverlay`), so the patch costs the places it reaches. The items it
-/// wrote are read; the others are the held items themselves, and where ids are unique the delta
-/// follows from the items the patch touched (`Delta(oldCount:…)`), with no diff of the lists.
-/// A sectioned result keeps the held sections the patch did not reach and reads the others; its
-/// delta is the diff of the sections and of the items of those it reached. Repeated ids, and a
-/// result whose root an operation replaced, are written out, read whole and diffed as an update
-/// would be.
+/// `{"sections": [...]}` with each section's items under its `itemsKey`. The document is a lazy
+/// tree (`LazyJSON`), opened only where the patch goes, whose arrays are overlays
+/// (`ListOverlay`); a flat session's list is an overlay of the held items, so the patch costs
+/// the places it reaches. The items it wrote are read; the others are the held items
+/// themselves, and the delta follows from the items the patch touched, with no diff of the
+/// lists (`EditFinish.flat`). A sectioned result keeps the held sections the patch did not
+/// reach and reads the others; its delta is the diff of the sections and of the items of those
+/// it reached. A flat list that an operation on the root (a path or `from` of "") took or gave
+/// whole is written out, read whole and diffed as an update would be; so is a sectioned
+/// document left as anything but `{"sections": [...]}`.
 struct PatchEdit {
     let body: ChangeBody
     let operations: [PatchOperation]
@@ -22,39 +23,23 @@ struct PatchEdit {
 
     private static func invalid(_ message: String) -> APIError { APIError(.invalidOperation, message: message) }
 
-    /// The document under the patch: a flat list as an overlay of the held items until an
-    /// operation reaches its root, and any other as a tree (the list then its root array).
-    private enum Document {
-        case list(ListOverlay<LazyJSON>)
-        case tree(LazyJSON)
-
-        var tree: LazyJSON {
-            switch self {
-            case .list(let list): .array(list)
-            case .tree(let root): root
-            }
-        }
-    }
-
-    /// A place the patch checked that an overlay does not hold: a fault in this code, answered
-    /// as a logged 500 rather than a crash.
-    private static var lost: APIError { .internalError("a patched list lost track of its places") }
-
     func apply(to current: JSONCollection) throws(APIError) -> EditOutcome {
         let sectioned: Bool
-        var document: Document
+        // The document as a lazy tree: a flat session's is its list, an overlay of the held
+        // items; a sectioned one's, `{"sections": [...]}` over the held sections.
+        var root: LazyJSON
         switch current.shape {
         case .flat(let items):
             sectioned = false
-            document = .list(ListOverlay(heldCount: items.count) { .text(items[$0].text) })
+            root = .array(ListOverlay(heldCount: items.count) { .text(items[$0].text) })
         case .sectioned(let sections):
             sectioned = true
-            document = .tree(.object(LazyMembers([(Array("sections".utf8), .array(ListOverlay(sections.map { LazyJSON.text($0.text) })))])))
+            root = .object(LazyMembers([(Array("sections".utf8), .array(ListOverlay(sections.map { LazyJSON.text($0.text) })))]))
         }
         var budget = Budget()
         for operation in operations {
             do throws(APIError) {
-                try apply(operation, to: &document, budget: &budget)
+                try apply(operation, to: &root, budget: &budget)
             } catch {
                 // A refusal made below the operation names no place yet: it is the operation's.
                 var refusal = error
@@ -62,8 +47,11 @@ struct PatchEdit {
                 throw refusal
             }
         }
-        if case .list(let list) = document, case .flat(let items) = current.shape { return try flatItems(list, held: items, owners: current.owners) }
-        let root = document.tree
+        // A list no operation took or gave whole is still the overlay of the held items, whose
+        // runs are those items as they were; any other result is written out and read whole.
+        if case .flat(let items) = current.shape, case .array(let list) = root, !operations.contains(where: \.reachesRoot) {
+            return try flatItems(list, held: items, owners: current.owners)
+        }
         if case .sectioned(let held) = current.shape, case .object(let members) = root, members.count == 1,
             case .array(let elements) = members[Array("sections".utf8)]
         {
@@ -132,7 +120,7 @@ struct PatchEdit {
         }
     }
 
-    private func apply(_ operation: PatchOperation, to root: inout Document, budget: inout Budget) throws(APIError) {
+    private func apply(_ operation: PatchOperation, to root: inout LazyJSON, budget: inout Budget) throws(APIError) {
         let path = operation.path[...]
         switch operation.kind {
         case .add: try Self.add(value(operation), at: path, in: &root)
@@ -142,7 +130,7 @@ struct PatchEdit {
         case .replace:
             _ = try Self.value(at: path, in: &root)
             if path.isEmpty {
-                root = .tree(value(operation))
+                root = value(operation)
             } else {
                 _ = try Self.remove(at: path, in: &root)
                 try Self.add(value(operation), at: path, in: &root)
@@ -177,79 +165,6 @@ struct PatchEdit {
     }
 
     // MARK: - RFC 6902 on the document
-
-    /// Runs an operation at `path`: on the list where the path names one of its places
-    /// (`place`, given the index token), and otherwise on a tree (`tree`, given the path whole):
-    /// the element the path goes into, or the whole document (a list is then opened).
-    private static func reach<T>(
-        _ path: ArraySlice<[UInt8]>, in document: inout Document, place: (inout ListOverlay<LazyJSON>, [UInt8]) throws(APIError) -> T,
-        tree: (inout LazyJSON) throws(APIError) -> T
-    ) throws(APIError) -> T {
-        guard case .list(var list) = document, let token = path.first else {
-            var root = document.tree
-            // Out of the document while `tree` runs, so that changing it copies nothing.
-            document = .tree(.owned([]))
-            defer { document = .tree(root) }
-            return try tree(&root)
-        }
-        document = .tree(.owned([]))
-        defer { document = .list(list) }
-        if path.count == 1 { return try place(&list, token) }
-        guard let index = arrayIndex(token, count: list.count, end: false) else {
-            throw Self.missing("\(describe(path)) leads nowhere: \(String(decoding: token, as: UTF8.self)) is not an index of the array")
-        }
-        let result = try list.modify(at: index) { element throws(APIError) in
-            // The element as the one member of an object named by the token, so that the tree
-            // functions take the path whole and their messages name it whole.
-            var wrapper = LazyJSON.object(LazyMembers([(token, element)]))
-            element = .owned([])
-            defer { if case .object(let members) = wrapper, let value = members[token] { element = value } }
-            return try tree(&wrapper)
-        }
-        guard let result else { throw lost }
-        return result
-    }
-
-    /// The list index `token` names, of an element that is there.
-    private static func existing(_ token: [UInt8], in list: ListOverlay<LazyJSON>, path: ArraySlice<[UInt8]>) throws(APIError) -> Int {
-        guard let index = arrayIndex(token, count: list.count, end: false) else { throw Self.missing("there is nothing at \(describe(path))") }
-        return index
-    }
-
-    private static func value(at path: ArraySlice<[UInt8]>, in document: inout Document) throws(APIError) -> LazyJSON {
-        try reach(
-            path, in: &document,
-            place: { list, token throws(APIError) in
-                // Made a node: a held item read here and copied elsewhere is still that item.
-                guard let node = list.node(at: try existing(token, in: list, path: path)) else { throw lost }
-                return list[node]
-            },
-            tree: { root throws(APIError) in try value(at: path, in: &root) })
-    }
-
-    private static func remove(at path: ArraySlice<[UInt8]>, in document: inout Document) throws(APIError) -> LazyJSON {
-        try reach(
-            path, in: &document,
-            place: { list, token throws(APIError) in
-                guard let removed = list.remove(at: try existing(token, in: list, path: path)) else { throw lost }
-                return removed
-            },
-            tree: { root throws(APIError) in try remove(at: path, in: &root) })
-    }
-
-    private static func add(_ value: LazyJSON, at path: ArraySlice<[UInt8]>, in document: inout Document) throws(APIError) {
-        try reach(
-            path, in: &document,
-            place: { list, token throws(APIError) in
-                guard let index = arrayIndex(token, count: list.count, end: true) else {
-                    throw Self.missing("\(describe(path)) is not a place in the array: an index from 0 to \(list.count), or -")
-                }
-                guard list.insert(value, at: index) else { throw lost }
-            },
-            tree: { root throws(APIError) in try add(value, at: path, in: &root) })
-    }
-
-    // MARK: - RFC 6902 on a lazy tree
 
     /// Goes down to the parent of the path's last token and runs `last` on it.
     private static func parent<T>(
@@ -289,13 +204,16 @@ struct PatchEdit {
         guard !path.isEmpty else { return root }
         return try parent(of: path, in: &root) { parent, token throws(APIError) in
             parent.open()
-            switch parent {
-            case .array(let elements):
+            let element = try parent.withElements { elements throws(APIError) in
                 guard let index = arrayIndex(token, count: elements.count, end: false) else {
                     throw Self.missing("there is nothing at \(describe(path))")
                 }
-                guard let element = elements.element(at: index) else { throw .internalError("an array lost its element \(index)") }
-                return element
+                // Made a node: a held item read here and copied elsewhere is still that item.
+                guard let node = elements.node(at: index) else { throw .internalError("an array lost its element \(index)") }
+                return elements[node]
+            }
+            if let element { return element }
+            switch parent {
             case .object(let members):
                 guard let value = members[token] else { throw Self.missing("there is nothing at \(describe(path))") }
                 return value

@@ -41,6 +41,10 @@ struct PatchOperation {
         }
     }
 
+    /// Whether the operation takes or gives the whole document: its path or `from` is the root
+    /// (a move from the root to itself does nothing).
+    var reachesRoot: Bool { (path.isEmpty || from?.isEmpty == true) && !(kind == .move && from == path) }
+
     /// A JSON Pointer's reference tokens, unescaped; nil where it is not one.
     static func tokens(_ text: String) -> [[UInt8]]? {
         guard !text.isEmpty else { return [] }
