@@ -1,6 +1,7 @@
 """What the Python suites (auth, changes, contract, browser) share: a free port, the real binary
 started, a throwaway redis-server, and the batch reading of a delta
 (../shared/design/delta-semantics.md)."""
+import os
 import socket
 import subprocess
 import tempfile
@@ -16,20 +17,45 @@ def free_port():
 
 def redis_server():
     """Starts a redis-server that keeps nothing on disk, yields its URL, and stops it: the body
-    of a pytest fixture (`yield from redis_server()`)."""
+    of a pytest fixture (`yield from redis_server()`). A port found free may be taken before
+    the server binds it (then the server exits, and whatever took the port would answer in its
+    place): the server counts as started only once it is running and answers PING itself, and
+    another port is tried otherwise."""
     directory = tempfile.mkdtemp()
-    port = free_port()
-    process = subprocess.Popen(["redis-server", "--port", str(port), "--save", "", "--appendonly", "no", "--dir", directory],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    for _ in range(100):
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+    failures = []
+    for _ in range(5):
+        port = free_port()
+        # Its log in a file, not a pipe: a pipe nobody reads would stop the server once full.
+        log = os.path.join(directory, f"redis-{port}.log")
+        with open(log, "wb") as output:
+            process = subprocess.Popen(["redis-server", "--port", str(port), "--save", "", "--appendonly", "no", "--dir", directory],
+                                       stdout=output, stderr=subprocess.STDOUT)
+        if _answers_ping(process, port):
             break
-        except OSError:
-            time.sleep(0.05)
+        process.kill()
+        process.wait()
+        with open(log, errors="replace") as output:
+            failures.append(f"port {port}: {output.read().strip()[-300:] or 'no PING answer'}")
+    else:
+        raise RuntimeError("redis-server did not start: " + "; ".join(failures))
     yield f"redis://127.0.0.1:{port}"
     process.terminate()
     process.wait()
+
+
+def _answers_ping(process, port):
+    """Whether `process` is still running and a PING on `port` is answered, within 5 s."""
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and process.poll() is None:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.5) as connection:
+                connection.sendall(b"PING\r\n")
+                if connection.recv(16).startswith(b"+PONG") and process.poll() is None:
+                    return True
+        except OSError:
+            pass
+        time.sleep(0.05)
+    return False
 
 
 def batch_replay(old, delta, new):
