@@ -17,7 +17,7 @@ import Testing
         await propertyCheck(
             count: 200, input: Gen.int(in: 0...90), Gen.int(in: 0...1_000_000).array(of: 1...400), Gen.int(in: 1...8), Gen.int(in: 0...6)
         ) { start, edits, chunkSize, spacing in
-            // Held item i lifts to i; every `spacing`-th one is a node from the start.
+            // Held item i reads as i; every `spacing`-th one is a node from the start.
             let rows = spacing == 0 ? [] : Array(stride(from: 0, to: start, by: spacing))
             var list = ListOverlay<Int>(heldCount: start, nodes: rows, chunkSize: chunkSize) { $0 }
             var model = (0..<start).map { Entry(value: $0, node: nil) }
