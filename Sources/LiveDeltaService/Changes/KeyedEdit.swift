@@ -415,7 +415,7 @@ private struct KeyedLists {
             section.open()
             guard case .object(var members) = section else { throw .internalError("a section is not an object") }
             _ = members.remove(itemsKey)
-            members.append(itemsKey, .array(ListOverlay((list.items.map(Array.init) ?? []).lazy.map { LazyJSON.text($0.text) })))
+            members.append(itemsKey, .array(ListOverlay(list.items?.map { LazyJSON.text($0.text) } ?? [])))
             return .written(.object(members))
         }
     }
