@@ -53,14 +53,20 @@ struct RedisSessionLayout: Sendable {
 }
 
 /// A script's text, and the same run for a write under an `Idempotency-Key`
-/// (`RedisScripts.held`), each made once.
+/// (`RedisScripts.held`), for a session of a tenant whose quotas it counts
+/// (`RedisTenantQuotas`), and both, each made once.
 struct RedisScript: Sendable {
     let text: String
     let held: String
+    let counted: String
+    let heldCounted: String
 
-    init(_ text: String) {
+    /// `counting`: how the script's run is counted against its tenant's quotas.
+    init(counting: (String) -> String, _ text: String) {
         self.text = text
         held = RedisScripts.held(text)
+        counted = counting(text)
+        heldCounted = RedisScripts.held(counted)
     }
 }
 
@@ -108,6 +114,7 @@ enum RedisScripts {
     /// was not the one expected, {-1} where the new collection is gone (expired, or Redis
     /// restarted).
     static let commit = RedisScript(
+        counting: RedisTenantQuotas.counting,
         common + """
             local current = redis.call('HMGET', KEYS[1], 'v', 'g')
             local expected = ARGV[1]
@@ -135,6 +142,7 @@ enum RedisScripts {
     /// replaced} where committed, {0, current version or ""} where the stored session was not
     /// the one expected.
     static let patch = RedisScript(
+        counting: RedisTenantQuotas.counting,
         common + """
             local current = redis.call('HMGET', KEYS[1], 'v', 'g')
             if current[1] ~= ARGV[1] or current[2] ~= ARGV[2] then return {0, current[1] or ''} end
@@ -176,6 +184,7 @@ enum RedisScripts {
     /// followed), {0, current version} where the version did not match, {-1} where there is no
     /// such session.
     static let delete = RedisScript(
+        counting: RedisTenantQuotas.releasing,
         """
         local current = redis.call('HMGET', KEYS[1], 'v', 'g')
         if not current[1] then return {-1} end

@@ -8,6 +8,7 @@ import Synchronization
 final class RedisSharedStorage: SharedStorage {
     private let redis: RedisPool
     private let layout: RedisSessionLayout
+    private let quotas: RedisTenantQuotas
     /// Milliseconds, as Redis takes a TTL.
     private let ttl: String
     private let logger: Logger
@@ -18,9 +19,13 @@ final class RedisSharedStorage: SharedStorage {
     /// The subscription `listen` started, until `stopListening`.
     private let listening = Mutex<RedisSubscription?>(nil)
 
-    init(redis: RedisPool, keyPrefix: String, idleTimeout: Duration, logger: Logger, events: @escaping @Sendable (SessionEvent) -> Void) {
+    init(
+        redis: RedisPool, keyPrefix: String, idleTimeout: Duration, tenantQuotas: (sessions: Int, bytes: Int), logger: Logger,
+        events: @escaping @Sendable (SessionEvent) -> Void
+    ) {
         self.redis = redis
         layout = RedisSessionLayout(prefix: keyPrefix)
+        quotas = RedisTenantQuotas(maxSessions: tenantQuotas.sessions, maxBytes: tenantQuotas.bytes, layout: layout)
         let (seconds, attoseconds) = idleTimeout.components
         ttl = String(max(1, seconds * 1_000 + attoseconds / 1_000_000_000_000_000))
         self.logger = logger
@@ -125,8 +130,9 @@ final class RedisSharedStorage: SharedStorage {
 
     func commit(
         _ id: String, version: UInt64, incarnation: String, options: [UInt8], data: CommitData, expecting expected: StoredExpectation,
-        step: StoredStep
+        step: StoredStep, footprint: Int
     ) throws(SessionError) -> CommitOutcome {
+        let account = quotas.account(id, footprint: footprint, ttl: ttl)
         let (expectedVersion, expectedIncarnation) =
             switch expected {
             case .absent: ("", "")
@@ -146,14 +152,15 @@ final class RedisSharedStorage: SharedStorage {
             guard case .version(let number, let incarnation) = expected else {
                 throw .internalFailure("a commit of some parts of session \(id) expects no version")
             }
-            return try patch(id, version: version, options: options, parts: parts, expecting: (number, incarnation), step: step)
+            return try patch(
+                id, version: version, options: options, parts: parts, expecting: (number, incarnation), step: step, account: account)
         }
         let keep = if case .staged = data { "1" } else { "0" }
         commands.append(
             script(
                 RedisScripts.commit, keys: [layout.key(id), next, layout.logKey(id), layout.followKey(id)],
                 arguments: [expectedVersion, expectedIncarnation, ttl, String(version), incarnation, keep].map(RedisArgument.text) + [.bytes(options)]
-                    + [step.rawValue, String(logLength), layout.channel, id].map(RedisArgument.text)))
+                    + [step.rawValue, String(logLength), layout.channel, id].map(RedisArgument.text), account: account))
         let staged: Staged? = if case .staged(let staged) = data { staged as? Staged } else { nil }
         let reply = try run(commands, on: staged?.lease).last!
         let parts = reply.array ?? []
@@ -164,6 +171,10 @@ final class RedisSharedStorage: SharedStorage {
             return .committed(previous: stored)
         case 0: return .conflict(current: stored)
         case Self.claimTakenOver: throw Self.claimTakenOverError()
+        case RedisTenantQuotas.refused:
+            // The new value was written in this pipeline, not staged: no one else drops it.
+            if staged == nil { _ = try? run([["DEL", .bytes(next)]]) }
+            throw RedisTenantQuotas.refusal(parts)
         default: throw .storeUnavailable("the new value for session \(id) was lost from Redis before its commit")
         }
     }
@@ -180,7 +191,7 @@ final class RedisSharedStorage: SharedStorage {
     /// Commits the parts a change rewrote, and drops those it replaced, in place.
     private func patch(
         _ id: String, version: UInt64, options: [UInt8], parts: PartPlan, expecting expected: (version: UInt64, incarnation: String),
-        step: StoredStep
+        step: StoredStep, account: (keys: [[UInt8]], arguments: [RedisArgument])?
     ) throws(SessionError) -> CommitOutcome {
         var arguments: [RedisArgument] =
             [String(expected.version), expected.incarnation, ttl, String(version)].map(RedisArgument.text) + [.bytes(options)]
@@ -189,10 +200,13 @@ final class RedisSharedStorage: SharedStorage {
         arguments.reserveCapacity(arguments.count + parts.removed.count + parts.written.count * 2)
         arguments += parts.removed.map { .bytes(RedisSessionLayout.field($0)) }
         for part in parts.written { arguments += [.bytes(RedisSessionLayout.field(part.name)), .borrowed(part.text)] }
-        let reply = try run([script(RedisScripts.patch, keys: [layout.key(id), layout.logKey(id), layout.followKey(id)], arguments: arguments)])[0]
+        let reply = try run([
+            script(RedisScripts.patch, keys: [layout.key(id), layout.logKey(id), layout.followKey(id)], arguments: arguments, account: account)
+        ])[0]
         let replies = reply.array ?? []
         let stored = replies.count > 1 ? replies[1].integer.map(UInt64.init) : nil
         if replies.first?.integer == Self.claimTakenOver { throw Self.claimTakenOverError() }
+        if replies.first?.integer == RedisTenantQuotas.refused { throw RedisTenantQuotas.refusal(replies) }
         return replies.first?.integer == 1 ? .committed(previous: stored) : .conflict(current: stored)
     }
 
@@ -200,7 +214,8 @@ final class RedisSharedStorage: SharedStorage {
         let reply = try run([
             script(
                 RedisScripts.delete, keys: [layout.key(id), layout.logKey(id), layout.followKey(id)],
-                arguments: [.text(version.map(String.init) ?? "*"), .text(layout.channel), .text(id)])
+                arguments: [.text(version.map(String.init) ?? "*"), .text(layout.channel), .text(id)],
+                account: quotas.account(id, footprint: 0, ttl: ttl))
         ])[0]
         let parts = reply.array ?? []
         switch parts.first?.integer {
@@ -282,13 +297,30 @@ final class RedisSharedStorage: SharedStorage {
     /// A script call. EVAL with the text: Redis keeps each script compiled by its hash, so
     /// this costs it no more than EVALSHA would, and a restarted Redis needs nothing loaded.
     /// A write made under an `Idempotency-Key` (`IdempotencyHold.current`) runs inside
-    /// `RedisScripts.held`, which checks the key's claim and marks it committed in the same step.
-    private func script(_ script: RedisScript, keys: [[UInt8]], arguments: [RedisArgument]) -> [RedisArgument] {
-        guard let hold = IdempotencyHold.current else {
-            return ["EVAL", .text(script.text), .text(String(keys.count))] + keys.map(RedisArgument.bytes) + arguments
+    /// `RedisScripts.held`, which checks the key's claim and marks it committed in the same step;
+    /// one of a tenant's sessions (`account`) runs inside `RedisTenantQuotas`' wrapper, which
+    /// counts it against the tenant's quotas in the same step.
+    private func script(
+        _ script: RedisScript, keys: [[UInt8]], arguments: [RedisArgument], account: (keys: [[UInt8]], arguments: [RedisArgument])?
+    ) -> [RedisArgument] {
+        var (keys, arguments) = (keys, arguments)
+        if let account {
+            keys += account.keys
+            arguments += account.arguments
         }
-        return ["EVAL", .text(script.held), .text(String(keys.count + 1))] + (keys + [hold.key]).map(RedisArgument.bytes)
-            + arguments + [.bytes(hold.claim), .bytes(hold.committed), .text(String(hold.retentionMilliseconds))]
+        let hold = IdempotencyHold.current
+        if let hold {
+            keys.append(hold.key)
+            arguments += [.bytes(hold.claim), .bytes(hold.committed), .text(String(hold.retentionMilliseconds))]
+        }
+        let text =
+            switch (hold != nil, account != nil) {
+            case (false, false): script.text
+            case (true, false): script.held
+            case (false, true): script.counted
+            case (true, true): script.heldCounted
+            }
+        return ["EVAL", .text(text), .text(String(keys.count))] + keys.map(RedisArgument.bytes) + arguments
     }
 
     /// What a held script answers where its key's claim has been taken over.

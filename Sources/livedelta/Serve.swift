@@ -105,13 +105,13 @@ struct Serve: ParsableCommand {
 
     @Option(
         help:
-            "Most sessions one tenant (the namespace a token names) may hold; past it the tenant's own least recently used idle session is evicted, never another tenant's (429 where none is idle)."
+            "Most sessions one tenant (the namespace a token names) may hold. Past it the memory store evicts the tenant's own least recently used idle session, never another tenant's (429 where none is idle); the Redis store answers 429."
     )
     var maxSessionsPerTenant: Int = 1_000
 
     @Option(
         help:
-            "Bytes one tenant's sessions may take, as --max-session-bytes counts them; evicts within the tenant only (429 where nothing is idle)."
+            "Bytes one tenant's sessions may take, as --max-session-bytes counts them. The memory store evicts within the tenant only (429 where nothing is idle); the Redis store answers 429."
     )
     var maxSessionBytesPerTenant: Int = 256 << 20
 
@@ -428,6 +428,8 @@ struct Serve: ParsableCommand {
         limits.idleTimeout = .seconds(sessionIdleTimeout)
         limits.maxItemsPerSession = maxSessionItems
         limits.cachedBytes = maxSessionBytes
+        limits.maxSessionsPerTenant = maxSessionsPerTenant
+        limits.maxBytesPerTenant = maxSessionBytesPerTenant
         logger.notice("sessions in Redis", metadata: ["redis": "\(redis.description)", "key_prefix": "\(sessionKeyPrefix)"])
         let pool = RedisPool(redis)
         return (

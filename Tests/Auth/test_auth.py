@@ -11,6 +11,7 @@ import re
 import socket
 import sys
 import tempfile
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -448,6 +449,98 @@ def test_one_tenant_filling_its_quotas_leaves_the_others_untouched(keys, tmp_pat
             time.sleep(0.05)
     finally:
         server.stop()
+
+
+def redis_command(url, *words):
+    """One command to the Redis at `url`, its reply's first line (enough for the tests' CONFIG SET)."""
+    host, port = url.split("//")[1].split(":")
+    with socket.create_connection((host, int(port)), timeout=10) as connection:
+        connection.sendall((f"*{len(words)}\r\n" + "".join(f"${len(w.encode())}\r\n{w}\r\n" for w in words)).encode())
+        return connection.recv(4096).split(b"\r\n")[0]
+
+
+def test_tenant_quotas_hold_on_redis_across_two_replicas(keys, redis_url, tmp_path):
+    """Quotas counted in Redis in the step that commits: a tenant writing through two replicas
+    at once gets exactly its quota of sessions and bytes, then 429 naming the limit; the other
+    tenant's sessions stay; a delete, and an expiry, give a place back."""
+    flags = keys.flags() + ["--session-store", redis_url, "--session-key-prefix", "quota-test:",
+                            "--max-sessions-per-tenant", "5", "--max-session-bytes-per-tenant", "200000"]
+    replicas = [Server(flags, str(tmp_path / f"quota-{n}.log")) for n in range(2)]
+    try:
+        x, v = hs256(keys, tenant="x"), hs256(keys, tenant="v")
+        assert replicas[0].request("PUT", "/sessions/kept", {"items": [1, 2, 3]}, token=v)[0] == 201
+        results = [None] * 24
+
+        def create(n):
+            results[n] = replicas[n % 2].request("PUT", f"/sessions/s{n}", {"items": [n]}, token=x)
+
+        threads = [threading.Thread(target=create, args=(n,)) for n in range(24)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert sorted(status for status, _, _ in results) == [201] * 5 + [429] * 19, [r[0] for r in results]
+        refused = next(body for status, _, body in results if status == 429)
+        assert refused["error"]["code"] == "quota_exceeded" and refused["error"]["limit"] == "max-sessions-per-tenant", refused
+        assert "--max-sessions-per-tenant" in refused["error"]["message"]
+        # The other tenant is untouched, and has its own five.
+        assert replicas[1].request("GET", "/sessions/kept", token=v)[2]["items"] == [1, 2, 3]
+        for n in range(4):
+            assert replicas[n % 2].request("PUT", f"/sessions/v{n}", {"items": [n]}, token=v)[0] == 201
+        # Replacing one of its own sessions needs no new place; a delete gives one back.
+        held = [n for n, (status, _, _) in enumerate(results) if status == 201]
+        assert replicas[1].request("PUT", f"/sessions/s{held[0]}", {"items": [7, 8]}, token=x)[0] == 200
+        assert replicas[0].request("PUT", "/sessions/extra", {"items": [1]}, token=x)[0] == 429
+        assert replicas[0].request("DELETE", f"/sessions/s{held[0]}", token=x)[0] == 204
+        assert replicas[1].request("PUT", "/sessions/extra", {"items": [1]}, token=x)[0] == 201
+        # Bytes: growing a session past the tenant's bytes is refused, naming that limit, and
+        # leaves the session as it was; shrinking is never refused.
+        big = {"items": [{"id": n, "text": "x" * 1000} for n in range(120)]}
+        assert replicas[0].request("POST", f"/sessions/s{held[1]}/update", big, token=x)[0] == 200
+        status, _, body = replicas[1].request("POST", f"/sessions/s{held[2]}/update", big, token=x)
+        assert status == 429 and body["error"]["limit"] == "max-session-bytes-per-tenant", body
+        assert replicas[1].request("GET", f"/sessions/s{held[2]}", token=x)[2]["items"] == [held[2]]
+        assert replicas[1].request("POST", f"/sessions/s{held[1]}/update", {"items": [1]}, token=x)[0] == 200
+        assert replicas[0].request("POST", f"/sessions/s{held[2]}/update", big, token=x)[0] == 200
+    finally:
+        for replica in replicas:
+            replica.stop()
+
+
+def test_expired_sessions_give_their_places_back_on_redis(keys, redis_url, tmp_path):
+    """Redis drops idle sessions without a word: a tenant at its quota gets a place again once
+    its sessions have expired, without deleting them."""
+    flags = keys.flags() + ["--session-store", redis_url, "--session-key-prefix", "expiry-test:",
+                            "--max-sessions-per-tenant", "2", "--session-idle-timeout", "1"]
+    server = Server(flags, str(tmp_path / "expiry.log"))
+    try:
+        token = hs256(keys, tenant="brief")
+        for name in ("one", "two"):
+            assert server.request("PUT", f"/sessions/{name}", {"items": [1]}, token=token)[0] == 201
+        assert server.request("PUT", "/sessions/three", {"items": [1]}, token=token)[0] == 429
+        # Each try reads neither of the others, so they expire; wait for that, not for a time.
+        deadline = time.monotonic() + 30
+        while server.request("PUT", "/sessions/three", {"items": [1]}, token=token)[0] != 201:
+            assert time.monotonic() < deadline, "the expired sessions never gave their places back"
+            time.sleep(0.2)
+    finally:
+        server.stop()
+
+
+def test_a_redis_that_may_evict_sessions_is_warned_of(keys, redis_url, tmp_path):
+    assert redis_command(redis_url, "CONFIG", "SET", "maxmemory", "1gb") == b"+OK"
+    assert redis_command(redis_url, "CONFIG", "SET", "maxmemory-policy", "volatile-lru") == b"+OK"
+    try:
+        server = Server(keys.flags() + ["--session-store", redis_url], str(tmp_path / "evicting.log"))
+        server.stop()
+        log = open(str(tmp_path / "evicting.log")).read()
+        assert "Redis may evict sessions of any tenant" in log and "volatile-lru" in log, log
+    finally:
+        redis_command(redis_url, "CONFIG", "SET", "maxmemory", "0")
+        redis_command(redis_url, "CONFIG", "SET", "maxmemory-policy", "noeviction")
+    server = Server(keys.flags() + ["--session-store", redis_url], str(tmp_path / "quiet.log"))
+    server.stop()
+    assert "Redis may evict" not in open(str(tmp_path / "quiet.log")).read()
 
 
 def test_a_key_removed_from_the_set_refuses_its_tokens_at_the_next_read(keys, tmp_path):

@@ -31,6 +31,12 @@ package final class SharedSessionStore: SessionStore {
         /// Commits that lose to another replica are tried again, at once, up to this many times
         /// in all.
         package var attempts = 16
+        /// Sessions, and their bytes (`SessionFootprint`), of one tenant: counted by storage,
+        /// with every replica's commits, in the step that commits. A tenant at a quota is
+        /// refused (429); storage evicts nothing to make room, since it cannot tell which of a
+        /// tenant's sessions another replica is using.
+        package var maxSessionsPerTenant = 1_000
+        package var maxBytesPerTenant = 256 << 20
 
         package init() {}
     }
@@ -373,7 +379,7 @@ package final class SharedSessionStore: SessionStore {
     ) throws(SessionError) -> CommitOutcome {
         let outcome = try storage.commit(
             session.id, version: session.holder.version, incarnation: incarnation, options: SessionCodec.encode(session.options),
-            data: data, expecting: expected, step: step)
+            data: data, expecting: expected, step: step, footprint: SessionFootprint.of(session.collection))
         if case .parts(let parts) = data { events(.storeWritten(parts.writtenBytes)) }
         return outcome
     }

@@ -19,10 +19,13 @@ package protocol SharedStorage: Sendable {
     /// Stores the session as `version`, `incarnation`, `options` and `data` where what is
     /// stored is still `expected`. Staged data stays staged where the commit did not happen.
     /// Parts that are not `whole` keep the stored parts they do not drop: they come only with
-    /// an expected version, whose parts they were worked out from.
+    /// an expected version, whose parts they were worked out from. `footprint` is what the
+    /// session takes after the commit (`SessionFootprint`), counted against its tenant's bytes:
+    /// the storage refuses a commit that would take the tenant past a quota
+    /// (`SessionError.tenantFull`), in the same step as the compare-and-set.
     func commit(
         _ id: String, version: UInt64, incarnation: String, options: [UInt8], data: CommitData, expecting expected: StoredExpectation,
-        step: StoredStep
+        step: StoredStep, footprint: Int
     ) throws(SessionError) -> CommitOutcome
     /// Deletes the session where it is at `version` (any, where nil).
     func delete(_ id: String, expectingVersion version: UInt64?) throws(SessionError) -> DeleteOutcome
