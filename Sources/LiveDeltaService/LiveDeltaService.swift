@@ -14,6 +14,10 @@ package final class LiveDeltaService: Sendable {
         package var maxItemsInFlight = 8_000_000
         /// Which web origins may call from a browser (`--cors-origins`); none by default.
         package var cors = CORSPolicy.off
+        /// A write's first answer larger than this is not kept under its `Idempotency-Key`: a
+        /// retry is told the write took effect and to read the session (409
+        /// `idempotency_answer_lost`), so a ledger never holds a large delta for a day.
+        package var maxRecordedAnswerBytes = 256 << 10
 
         package init() {}
     }
@@ -43,7 +47,8 @@ package final class LiveDeltaService: Sendable {
         metrics: ServiceMetrics? = nil, access: AccessPolicy = .open, idempotency: (any IdempotencyLedger)? = nil,
         logger: Logger = Logger(label: "livedelta")
     ) {
-        idempotentWrites = IdempotentWrites(ledger: idempotency ?? InMemoryIdempotencyLedger())
+        idempotentWrites = IdempotentWrites(
+            ledger: idempotency ?? InMemoryIdempotencyLedger(), maxAnswerBytes: configuration.maxRecordedAnswerBytes)
         self.configuration = configuration
         self.access = access
         itemBudget = ItemBudget(limit: configuration.maxItemsInFlight)

@@ -182,10 +182,23 @@ struct RouteTable: Sendable {
             service.logger.notice("token refused", metadata: ["reason": "\(rejection)", "path": "\(request.path)"])
         }
         var response: HTTPResponse
-        if route.write, let header = request.header("Idempotency-Key") {
-            let key = try IdempotentWrites.key(header)
+        if route.write, let key = try IdempotentWrites.key(in: request) {
+            // A replay answers without running the handler, so the checks the handler makes of
+            // the token run here first: the session it names must be one the token reaches.
+            if template.contains("{id}") { _ = try parameters.sessionKey() }
             response = try service.idempotentWrites.perform(request, tenant: parameters.grant?.tenant ?? "", key: key) { () throws(APIError) in
                 try route.handler(service, request, parameters)
+            }
+            // A replayed creation names the session it made: the token must reach that one too.
+            if let grant = parameters.grant, response.headers.contains(where: { $0.name == "Idempotent-Replayed" }),
+                let location = response.headers.first(where: { $0.name.equalsIgnoringASCIICase("Location") })?.value,
+                location.hasPrefix("/sessions/")
+            {
+                guard grant.reaches(session: String(location.dropFirst("/sessions/".count))) else {
+                    // Not naming it: the id is what the token may not learn.
+                    throw APIError(
+                        .insufficientScope, message: "the token's sessions claim does not reach the session this Idempotency-Key's request created")
+                }
             }
         } else {
             response = try route.handler(service, request, parameters)

@@ -36,6 +36,9 @@ package struct HTTPRequest: Sendable {
     /// The first value of a header, by case-insensitive name (ASCII, as header names are).
     package func header(_ name: String) -> String? { fields.first(name) }
 
+    /// Every value of a header, by case-insensitive name, in the order sent.
+    package func headerValues(_ name: String) -> [String] { fields.values(name) }
+
     /// Whether the first value of a header is `value`, ignoring the case of ASCII letters.
     package func header(_ name: String, equalsIgnoringASCIICase value: String) -> Bool {
         fields.first(name, equalsIgnoringASCIICase: value)

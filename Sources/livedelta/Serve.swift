@@ -191,6 +191,12 @@ struct Serve: ParsableCommand {
     )
     var idempotencyMaxBytes: Int = 256 << 20
 
+    @Option(
+        help:
+            "A write's first answer larger than this many bytes is not kept under its Idempotency-Key (any store): a retry then gets 409 idempotency_answer_lost, saying the write took effect, with the version in ETag."
+    )
+    var idempotencyMaxAnswerBytes: Int = 256 << 10
+
     @OptionGroup(title: "Access")
     var access: AuthOptions
 
@@ -261,10 +267,10 @@ struct Serve: ParsableCommand {
             throw ValidationError("--stream-opens-per-second must be from 0 to 1000000, --max-unsent-bytes from 1048576 to 1 TiB")
         }
         guard (1...31_536_000).contains(idempotencyRetention), (1...(1 << 40)).contains(idempotencyMaxBytesPerTenant),
-            (idempotencyMaxBytesPerTenant...(1 << 40)).contains(idempotencyMaxBytes)
+            (idempotencyMaxBytesPerTenant...(1 << 40)).contains(idempotencyMaxBytes), (0...(1 << 30)).contains(idempotencyMaxAnswerBytes)
         else {
             throw ValidationError(
-                "--idempotency-retention must be from 1 to 31536000 seconds, --idempotency-max-bytes-per-tenant from 1 to 1 TiB, --idempotency-max-bytes from --idempotency-max-bytes-per-tenant to 1 TiB"
+                "--idempotency-retention must be from 1 to 31536000 seconds, --idempotency-max-bytes-per-tenant from 1 to 1 TiB, --idempotency-max-bytes from --idempotency-max-bytes-per-tenant to 1 TiB, --idempotency-max-answer-bytes from 0 to 1 GiB"
             )
         }
         guard (4_096...(1 << 30)).contains(subscriberBufferBytes), (1...4_096).contains(waitingThreads) else {
@@ -282,6 +288,7 @@ struct Serve: ParsableCommand {
         serviceConfiguration.maxItemsPerRequest = maxItemsPerRequest
         serviceConfiguration.maxItemsInFlight = maxItemsInFlight
         serviceConfiguration.cors = access.cors
+        serviceConfiguration.maxRecordedAnswerBytes = idempotencyMaxAnswerBytes
         let metrics = Self.metrics()
         let (sessions, idempotency) = makeSessionStore(logger: logger, metrics: metrics)
         let accessPolicy: AccessPolicy

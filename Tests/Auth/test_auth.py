@@ -306,6 +306,28 @@ def test_a_sessions_pattern_limits_the_ids_a_token_reaches(server, keys):
     assert server.request("POST", "/sessions", {"items": [1]}, token=phone)[0] == 403
 
 
+def test_a_replay_runs_the_sessions_check_the_first_request_ran(server, keys):
+    """A replayed answer is given only to a token that reaches the session: a user of the same
+    tenant whose sessions claim does not reach it gets 403, as without the key."""
+    owner = hs256(keys, sessions=["user-1-*"])
+    other = hs256(keys, sessions=["user-2-*"])
+    assert server.request("PUT", "/sessions/user-1-feed", {"items": [1]}, token=owner)[0] == 201
+    headers = {"Idempotency-Key": "replay-scope-1"}
+    status, _, first = server.request("POST", "/sessions/user-1-feed/append", {"items": [2]}, token=owner, headers=headers)
+    assert status == 200
+    status, _, body = server.request("POST", "/sessions/user-1-feed/append", {"items": [2]}, token=other, headers=headers)
+    assert status == 403 and body["error"]["code"] == "insufficient_scope", body
+    status, answer_headers, again = server.request("POST", "/sessions/user-1-feed/append", {"items": [2]}, token=owner, headers=headers)
+    assert status == 200 and again == first and answer_headers["Idempotent-Replayed"] == "true"
+    # A created session's replay names it: only a token that reaches that id gets it.
+    wide, narrow = hs256(keys, sessions=["*"]), hs256(keys, sessions=["user-3-*"])
+    headers = {"Idempotency-Key": "replay-scope-2"}
+    status, _, created = server.request("POST", "/sessions", {"items": [1]}, token=wide, headers=headers)
+    assert status == 201
+    status, _, body = server.request("POST", "/sessions", {"items": [1]}, token=narrow, headers=headers)
+    assert status == 403 and created["id"] not in json.dumps(body), body
+
+
 # MARK: - Live streams
 
 

@@ -125,4 +125,33 @@ import Testing
         #expect(later.status == 200 && later.body == answer.body && later.header("Idempotent-Replayed") == "true")
         #expect(try Self.version(try restarted.connection(), "rep") == 1)
     }
+
+    @Test(arguments: StoreKind.allCases) func anAnswerOverTheSizeKeptIsReplayedAsTookEffect(store: StoreKind) throws {
+        let fixture = try Fixture(store, arguments: ["--idempotency-max-answer-bytes", "200"])
+        let connection = fixture.connection
+        #expect(try connection.request("PUT", "/sessions/big", json: #"{"items":[1]}"#).status == 201)
+        let items = (2...200).map(String.init).joined(separator: ",")
+        let first = try Self.post(connection, "/sessions/big/append", "{\"items\":[\(items)]}", key: "big-1")
+        #expect(first.status == 200 && first.body.count > 200)
+        // The retry is told the write took effect, with its version, and writes nothing again.
+        let retry = try Self.post(connection, "/sessions/big/append", "{\"items\":[\(items)]}", key: "big-1")
+        #expect(retry.status == 409 && retry.errorCode == "idempotency_answer_lost", "\(retry.status) \(retry.text)")
+        #expect(retry.header("ETag") == first.header("ETag") && retry.header("Idempotent-Replayed") == "true")
+        #expect(retry.text.contains("--idempotency-max-answer-bytes"))
+        #expect(try Self.version(connection, "big") == 1)
+        // A small answer is kept as it was.
+        let small = try Self.post(connection, "/sessions/big/append", #"{"items":[999]}"#, key: "small-1")
+        #expect(try Self.post(connection, "/sessions/big/append", #"{"items":[999]}"#, key: "small-1").body == small.body)
+    }
+
+    @Test func twoIdempotencyKeysAreRefused() throws {
+        let fixture = try Fixture(.memory)
+        #expect(try fixture.connection.request("PUT", "/sessions/two", json: #"{"items":[1]}"#).status == 201)
+        let reply = try fixture.connection.request(
+            "POST", "/sessions/two/append", body: Array(#"{"items":[2]}"#.utf8),
+            headers: [("Content-Type", "application/json"), ("Idempotency-Key", "a"), ("Idempotency-Key", "b")])
+        #expect(reply.status == 400 && reply.errorCode == "invalid_idempotency_key", "\(reply.status) \(reply.text)")
+        #expect(reply.text.contains("2 Idempotency-Key fields"))
+        #expect(try Self.version(fixture.connection, "two") == 0)
+    }
 }

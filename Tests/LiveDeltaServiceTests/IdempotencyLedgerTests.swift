@@ -70,6 +70,26 @@ import Testing
         #expect(ledger.count == 1)
     }
 
+    @Test func refusedWritesLeaveNothingBehind() throws {
+        let ledger = InMemoryIdempotencyLedger()
+        // Every key let go, one tenant keeping nothing else: the tenant goes whole.
+        for index in 0..<5_000 {
+            #expect(try ledger.claim(tenant: "t", key: "gone-\(index)", fingerprint: first) == .claimed(nil))
+            ledger.release(tenant: "t", key: "gone-\(index)", fingerprint: first, hold: nil)
+        }
+        #expect(ledger.count == 0 && ledger.bytes == 0 && ledger.places == 0)
+        // Beside a kept key, the released keys' places are dropped once they are most of them.
+        _ = try ledger.claim(tenant: "t", key: "kept", fingerprint: first)
+        ledger.record(tenant: "t", key: "kept", fingerprint: first, answer: Self.answer(10))
+        for index in 0..<100_000 {
+            _ = try ledger.claim(tenant: "t", key: "refused-\(index)", fingerprint: first)
+            ledger.release(tenant: "t", key: "refused-\(index)", fingerprint: first, hold: nil)
+        }
+        #expect(ledger.count == 1)
+        #expect(ledger.places <= 2_100, "places kept: \(ledger.places)")
+        #expect(try ledger.claim(tenant: "t", key: "kept", fingerprint: first) == .answered(Self.answer(10)))
+    }
+
     @Test func headerValuesAreReadAsStructuredStringsOrBare() throws {
         #expect(try IdempotentWrites.key("\"abc\"") == "abc")
         #expect(try IdempotentWrites.key("abc") == "abc")

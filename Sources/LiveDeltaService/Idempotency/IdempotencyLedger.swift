@@ -34,6 +34,20 @@ package struct RecordedAnswer: Sendable, Equatable {
             body: response.body)
     }
 
+    /// What is kept in place of `answer` where its body is over `limit` bytes: a 409 that says
+    /// the write took effect and the session is to be read, with the outcome's headers (the
+    /// version in `ETag`, a created session's `Location`).
+    static func notKept(_ answer: RecordedAnswer, limit: Int) -> RecordedAnswer {
+        var kept = RecordedAnswer(
+            APIError(
+                .idempotencyAnswerLost,
+                message:
+                    "the first request with this Idempotency-Key took effect, but its answer (\(answer.body.count) bytes) was larger than answers are kept (\(limit) bytes, --idempotency-max-answer-bytes, LIVEDELTA_IDEMPOTENCY_MAX_ANSWER_BYTES); read the session to see its state now (ETag holds the version the write made)"
+            ).response)
+        kept.headers += answer.headers.filter { $0.name.lowercased() != "content-type" }
+        return kept
+    }
+
     var response: HTTPResponse {
         HTTPResponse(status: status, headers: headers.map { ($0.name, $0.value) } + [("Idempotent-Replayed", "true")], body: body)
     }

@@ -9,6 +9,8 @@ import MicroHTTP
 /// changes.
 struct IdempotentWrites: Sendable {
     let ledger: any IdempotencyLedger
+    /// First answers with a larger body are kept as `RecordedAnswer.notKept`.
+    let maxAnswerBytes: Int
     /// How long a retry waits for the first request with its key to finish.
     var patience: Duration = .seconds(10)
     /// Wakes a retry waiting here when a first request finishes in this process.
@@ -24,6 +26,18 @@ struct IdempotentWrites: Sendable {
         // its type.
         let answer = IdempotencyHold.$current.withValue(hold) { Result { () throws(APIError) in try write() } }
         return try answer.get()
+    }
+
+    /// The key a request names, nil where it names none. Two `Idempotency-Key` fields are
+    /// refused rather than one picked: a proxy and a client may each have added one, and
+    /// whichever the server took, the other's retries would not match it.
+    static func key(in request: HTTPRequest) throws(APIError) -> String? {
+        let values = request.headerValues("Idempotency-Key")
+        guard let first = values.first else { return nil }
+        guard values.count == 1 else {
+            throw invalid("the request has \(values.count) Idempotency-Key fields; send one")
+        }
+        return try key(first)
     }
 
     /// The key a header value names: a structured-field string (`"k"`, RFC 8941) or, as many
@@ -85,7 +99,10 @@ struct IdempotentWrites: Sendable {
                     throw error
                 }
                 if (200..<300).contains(response.status) && response.stream == nil {
-                    ledger.record(tenant: tenant, key: key, fingerprint: fingerprint, answer: RecordedAnswer(response))
+                    let answer = RecordedAnswer(response)
+                    ledger.record(
+                        tenant: tenant, key: key, fingerprint: fingerprint,
+                        answer: answer.body.count <= maxAnswerBytes ? answer : .notKept(answer, limit: maxAnswerBytes))
                 } else {
                     ledger.release(tenant: tenant, key: key, fingerprint: fingerprint, hold: hold)
                 }

@@ -32,6 +32,10 @@ package final class InMemoryIdempotencyLedger: IdempotencyLedger {
         var order: [(key: String, expires: ContinuousClock.Instant)] = []
         var head = 0
         var bytes = 0
+        /// Places in `order` past `head` whose key was released: dropped all at once when they
+        /// are most of it, so that refused writes, each claiming a new key and letting it go,
+        /// leave nothing behind for the retention time.
+        var stale = 0
     }
 
     private struct State {
@@ -52,6 +56,9 @@ package final class InMemoryIdempotencyLedger: IdempotencyLedger {
 
     /// Bytes kept now, all tenants together.
     package var bytes: Int { state.withLockedValue { $0.bytes } }
+
+    /// Places in the tenants' claim orders kept now, stale ones included (for tests).
+    package var places: Int { state.withLockedValue { $0.tenants.values.reduce(0) { $0 + $1.order.count - $1.head } } }
 
     package func claim(tenant: String, key: String, fingerprint: Fingerprint) throws(APIError) -> IdempotencyClaim {
         let now = ContinuousClock.now
@@ -99,10 +106,23 @@ package final class InMemoryIdempotencyLedger: IdempotencyLedger {
 
     package func release(tenant: String, key: String, fingerprint: Fingerprint, hold: IdempotencyHold?) {
         state.withLockedValue { state in
-            guard let entry = state.tenants[tenant]?.entries[key], entry.fingerprint == fingerprint, entry.answer == nil else { return }
-            state.tenants[tenant]?.entries[key] = nil
-            state.tenants[tenant]?.bytes -= entry.bytes
+            guard var ledger = state.tenants.removeValue(forKey: tenant) else { return }
+            guard let entry = ledger.entries[key], entry.fingerprint == fingerprint, entry.answer == nil else {
+                state.tenants[tenant] = ledger
+                return
+            }
+            ledger.entries[key] = nil
+            ledger.bytes -= entry.bytes
             state.bytes -= entry.bytes
+            // A tenant that keeps no key keeps nothing at all.
+            guard !ledger.entries.isEmpty else { return }
+            ledger.stale += 1
+            if ledger.stale > 1024 && ledger.stale * 2 > ledger.order.count - ledger.head {
+                ledger.order = ledger.order[ledger.head...].filter { ledger.entries[$0.key]?.expires == $0.expires }
+                ledger.head = 0
+                ledger.stale = 0
+            }
+            state.tenants[tenant] = ledger
         }
     }
 
@@ -117,7 +137,10 @@ package final class InMemoryIdempotencyLedger: IdempotencyLedger {
     /// Forgets `key` where it is still the claim made with `expires` (not released, not claimed
     /// again since); whether it did.
     private static func forget(_ key: String, claimedUntil expires: ContinuousClock.Instant, in ledger: inout Tenant, total: inout Int) -> Bool {
-        guard let entry = ledger.entries[key], entry.expires == expires else { return false }
+        guard let entry = ledger.entries[key], entry.expires == expires else {
+            ledger.stale = max(0, ledger.stale - 1)
+            return false
+        }
         ledger.entries[key] = nil
         ledger.bytes -= entry.bytes
         total -= entry.bytes
