@@ -1,6 +1,7 @@
 """Idempotency-Keys under a memory bound: 100,000 writes with distinct keys to the real binary,
 the server's resident memory printed as they go, with the keys' bound at 16 MiB and, to compare,
-at 1 GiB (every key kept). Prints figures; asserts nothing.
+at 1 GiB (every key kept); then 100,000 writes refused (412, a stale If-Match) with distinct
+keys, which must leave nothing behind. Prints figures; asserts nothing.
 
 usage: keys.py BINARY"""
 import http.client
@@ -28,7 +29,7 @@ def rss(pid):
     return 0.0
 
 
-def run(bound):
+def run(bound, refused=False):
     port = free_port()
     server = subprocess.Popen([binary, "--host", "127.0.0.1", "--port", str(port), "--log-level", "warning",
                                "--idempotency-max-bytes", str(bound), "--idempotency-max-bytes-per-tenant", str(bound)])
@@ -42,12 +43,17 @@ def run(bound):
     body = json.dumps({"items": [{"id": i, "title": f"item {i}"} for i in range(5)]})
     started = time.time()
     figures = [(0, rss(server.pid))]
+    if refused:
+        connection.request("PUT", "/sessions/keys", body=body, headers={"Content-Type": "application/json"})
+        connection.getresponse().read()
     for write in range(1, WRITES + 1):
-        connection.request("PUT", "/sessions/keys", body=body,
-                           headers={"Content-Type": "application/json", "Idempotency-Key": f"key-{write}"})
+        headers = {"Content-Type": "application/json", "Idempotency-Key": f"key-{write}"}
+        if refused:
+            headers["If-Match"] = '"7"'
+        connection.request("POST" if refused else "PUT", "/sessions/keys/update" if refused else "/sessions/keys", body=body, headers=headers)
         answer = connection.getresponse()
         answer.read()
-        assert answer.status in (200, 201), answer.status
+        assert answer.status in ((412,) if refused else (200, 201)), answer.status
         if write % 25_000 == 0:
             figures.append((write, rss(server.pid)))
     elapsed = time.time() - started
@@ -60,3 +66,6 @@ for bound in [16 << 20, 1 << 30]:
     figures, elapsed = run(bound)
     steps = ", ".join(f"{count:,} keys: {mib:.0f} MiB" for count, mib in figures)
     print(f"idempotency keys, bound {bound >> 20} MiB: resident memory {steps} ({WRITES / elapsed:,.0f} writes/s)")
+figures, elapsed = run(16 << 20, refused=True)
+steps = ", ".join(f"{count:,} keys: {mib:.0f} MiB" for count, mib in figures)
+print(f"idempotency keys of refused writes (412): resident memory {steps} ({WRITES / elapsed:,.0f} writes/s)")

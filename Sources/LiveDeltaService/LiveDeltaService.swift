@@ -139,6 +139,7 @@ package final class LiveDeltaService: Sendable {
 
     /// A body must say it is JSON: `application/json` or any `+json` type, parameters allowed.
     static func requireJSON(_ request: HTTPRequest) throws(APIError) {
+        try requireIdentityCoding(request)
         // The usual spelling, checked without making strings.
         if request.header("Content-Type", equalsIgnoringASCIICase: "application/json") { return }
         let type = request.header("Content-Type").map { $0.prefix { $0 != ";" }.trimmingSpaces.lowercased() } ?? ""
@@ -149,6 +150,21 @@ package final class LiveDeltaService: Sendable {
                     ? "the body needs Content-Type: application/json"
                     : "the body is \(type); it must be application/json")
         }
+    }
+}
+
+extension LiveDeltaService {
+    /// A body is read as sent: one with a content coding (gzip, say) would be read as JSON and
+    /// refused for what it is not, so it is a 415 naming the coding, with `Accept-Encoding`
+    /// saying what is taken (RFC 9110, 15.5.16).
+    static func requireIdentityCoding(_ request: HTTPRequest) throws(APIError) {
+        let codings = request.headerValues("Content-Encoding").flatMap { $0.split(separator: ",") }.map { $0.trimmingSpaces }
+        guard let coding = codings.first(where: { !$0.isEmpty && $0.lowercased() != "identity" }) else { return }
+        var error = APIError(
+            .unsupportedMediaType,
+            message: "the body has Content-Encoding \(coding), which the server does not decode; send it without a content coding")
+        error.headers = [("Accept-Encoding", "identity")]
+        throw error
     }
 }
 

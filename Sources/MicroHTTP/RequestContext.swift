@@ -23,6 +23,8 @@ final class RequestContext {
     /// The answer to a request handled on another thread, waiting for the connection to
     /// resume; made only for such a request.
     var pending: PendingResponse?
+    /// A `HEAD` request: its answer carries no body, and so no stream.
+    var headOnly = false
 
     init(head: RequestHead) {
         self.head = head

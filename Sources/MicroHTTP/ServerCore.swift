@@ -89,7 +89,9 @@ final class ServerCore: Sendable {
         let head = RequestHead(connection, url: url, method: method, version: version)
         let problem = head.problem(maxURILength: configuration.maxURILength, maxHeaderBytes: configuration.maxHeaderBytes)
         let declared = problem == nil ? head.contentLength ?? 0 : 0
+        let headOnly = head.method == "HEAD"
         let context = RequestContext(head: consume head)
+        context.headOnly = headOnly
         state.pointee = Unmanaged.passRetained(context).toOpaque()
         // A head that cannot be framed safely is answered at once, and the connection closed.
         if let problem { return refuse(context, problem, now: connection) }
@@ -133,7 +135,7 @@ final class ServerCore: Sendable {
     private func complete(_ context: RequestContext, on connection: OpaquePointer, progress: ConnectionState?) -> MHD_Result {
         if let response = context.pending?.take() {
             // Resumed: the handler thread has answered.
-            return queue(response, on: connection)
+            return queue(Self.answer(response, headOnly: context.headOnly), on: connection)
         }
         if context.answered { return .YES }
         // From here on no client deadline applies.
@@ -146,7 +148,9 @@ final class ServerCore: Sendable {
         let request = HTTPRequest(method: head.method, path: head.path, fields: head.headers, query: head.query, body: context.body ?? .empty)
         context.body = nil
         let waits = configuration.mayWait(request)
-        guard waits || request.body.count >= configuration.offloadBodySize else { return queue(handler(request), on: connection) }
+        guard waits || request.body.count >= configuration.offloadBodySize else {
+            return queue(Self.answer(handler(request), headOnly: context.headOnly), on: connection)
+        }
         offloaded.add(1, ordering: .relaxed)
         MHD_suspend_connection(connection)
         let suspended = SuspendedConnection(pointer: connection)
@@ -212,6 +216,15 @@ final class ServerCore: Sendable {
         request.release()
         state.pointee = nil
         inFlight.subtract(1, ordering: .releasing)
+    }
+
+    /// The answer as sent: a `HEAD` request's without its stream (let go, so that its writer
+    /// stops), since libmicrohttpd would end the chunked body it does not send with `0` and an
+    /// empty line, which the client would read as the start of the next answer.
+    private static func answer(_ response: HTTPResponse, headOnly: Bool) -> HTTPResponse {
+        guard headOnly, let stream = response.stream else { return response }
+        stream.detach()
+        return HTTPResponse(status: response.status, headers: response.headers)
     }
 
     fileprivate func queue(_ response: HTTPResponse, on connection: OpaquePointer, closing: Bool = false) -> MHD_Result {

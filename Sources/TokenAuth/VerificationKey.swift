@@ -1,6 +1,5 @@
 import ByteJSON
 import Dispatch
-import ExtrasBase64
 import JWTKit
 import Synchronization
 
@@ -139,7 +138,35 @@ extension VerificationKey {
     }
 }
 
-/// RFC 4648 §5 (base64url, no padding), as JWS uses it.
+/// RFC 4648 §5 (base64url) without padding, as JWS uses it (RFC 7515, 2), in its one canonical
+/// spelling: nil for padding, any other character, a length no byte string has, or a last
+/// character whose bits past the data are not zero. A decoder that took those would accept
+/// several spellings of one token (a `=` appended, or another last character), each a
+/// different string to a cache or a log.
 func base64URLDecoded(_ text: ArraySlice<UInt8>) -> [UInt8]? {
-    try? String(decoding: text, as: UTF8.self).base64decoded(options: [.base64UrlAlphabet, .omitPaddingCharacter])
+    guard text.count % 4 != 1 else { return nil }
+    var bytes: [UInt8] = []
+    bytes.reserveCapacity(text.count * 3 / 4)
+    var bits: UInt32 = 0
+    var held = 0
+    for character in text {
+        let value: UInt32
+        switch character {
+        case UInt8(ascii: "A")...UInt8(ascii: "Z"): value = UInt32(character - UInt8(ascii: "A"))
+        case UInt8(ascii: "a")...UInt8(ascii: "z"): value = UInt32(character - UInt8(ascii: "a")) + 26
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): value = UInt32(character - UInt8(ascii: "0")) + 52
+        case UInt8(ascii: "-"): value = 62
+        case UInt8(ascii: "_"): value = 63
+        default: return nil
+        }
+        bits = bits << 6 | value
+        held += 6
+        if held >= 8 {
+            held -= 8
+            bytes.append(UInt8(truncatingIfNeeded: bits >> UInt32(held)))
+            bits &= (1 << UInt32(held)) - 1
+        }
+    }
+    // What is left past the last whole byte is padding of the encoding: zero in its one spelling.
+    return bits == 0 ? bytes : nil
 }

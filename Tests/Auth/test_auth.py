@@ -209,6 +209,23 @@ def test_attacks_are_refused(server, keys):
         assert token not in log
 
 
+def test_only_the_canonical_spelling_of_a_token_is_accepted(server, keys):
+    """base64url without padding, in its one spelling (RFC 7515): padding appended, or a last
+    character that differs only in bits past the data, is another string for one signature."""
+    alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+    token = hs256(keys)
+    assert server.request("POST", "/diff", {"old": [1], "new": [1, 2]}, token=token)[0] == 200
+    head, signature = token.rsplit(".", 1)
+    unused = {2: 4, 3: 2}[len(signature) % 4]  # bits of the last character past the data
+    last = alphabet.index(signature[-1])
+    spellings = [token + "=", token + "==", head + "." + signature + "A"] + [
+        head + "." + signature[:-1] + alphabet[last ^ flip] for flip in range(1, 1 << unused)]
+    payload_head, payload = head.split(".")
+    spellings.append(payload_head + "." + payload + "=" + "." + signature)
+    for spelling in spellings:
+        assert_invalid_token(server, spelling)
+
+
 def test_a_token_within_the_leeway_is_accepted(server, keys):
     now = int(time.time())
     assert server.request("POST", "/diff", {"old": [1], "new": [2]}, token=hs256(keys, exp=now - 5))[0] == 200

@@ -184,6 +184,14 @@ import Testing
         ("POST /diff HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nContent-Length: 21\r\n\r\n", 400, "bad_request"),
         ("GET /health HTTP/1.1\r\n\r\n", 400, "bad_request"),
         ("GET /health HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n", 400, "bad_request"),
+        // A NUL or another control byte in the method or a header value: not read as its end.
+        ("GE\u{0}T /health HTTP/1.1\r\nHost: x\r\n\r\n", 400, "bad_request"),
+        ("GET\u{0} /health HTTP/1.1\r\nHost: x\r\n\r\n", 400, "bad_request"),
+        ("G\u{1}T /health HTTP/1.1\r\nHost: x\r\n\r\n", 400, "bad_request"),
+        ("GET /health HTTP/1.1\r\nHost: x\r\nX-Note: a\u{0}b\r\n\r\n", 400, "bad_request"),
+        ("GET /health HTTP/1.1\r\nX-Note: a\u{0}b\r\nHost: x\r\n\r\n", 400, "bad_request"),
+        ("GET /health HTTP/1.1\nHost: x\nX-Note: a\u{0}b\n\n", 400, "bad_request"),
+        ("GET /health HTTP/1.1\r\nHost: x\r\nX-Note: a\u{1B}b\r\n\r\n", 400, "bad_request"),
         ("GET /" + String(repeating: "a", count: 9_000) + " HTTP/1.1\r\nHost: x\r\n\r\n", 414, "uri_too_long"),
         (
             "GET /health HTTP/1.1\r\nHost: x\r\n" + (0..<40).map { "X-\($0): " + String(repeating: "v", count: 1_000) + "\r\n" }.joined() + "\r\n",
@@ -197,6 +205,43 @@ import Testing
         let reply = try connection.readReply()
         #expect(reply.status == status && reply.errorCode == code && reply.header("Content-Type") == "application/json", "\(reply)")
         try Self.expectServing(server)
+    }
+
+    /// What is allowed around those bytes still passes: white space around a value, a tab and
+    /// UTF-8 inside one, an empty value, bare line feeds, two spaces after the method.
+    @Test func fieldsWithinTheRulesAreServed() throws {
+        let server = try ServerProcess()
+        for head in [
+            "GET /health HTTP/1.1\r\nHost: x\r\nX-Note:   spaced   \r\nX-Empty:\r\nX-Text: a\tb\u{E9}\r\n\r\n",
+            "GET /health HTTP/1.1\nHost: x\nX-Note: v\n\n", "GET  /health HTTP/1.1\r\nHost: x\r\n\r\n",
+        ] {
+            let connection = try server.connection()
+            try connection.send(raw: Array(head.utf8))
+            #expect(try connection.readReply().status == 200, "\(head)")
+        }
+    }
+
+    /// HEAD on an event stream answers its head alone: the next answer on the connection is
+    /// read whole. A body in a content coding is a 415 naming it, not read as JSON.
+    @Test func headOnAStreamSendsNoBodyAndCodedBodiesAre415() throws {
+        let server = try ServerProcess()
+        let connection = try server.connection()
+        #expect(try connection.request("PUT", "/sessions/h", json: #"{"items":[1]}"#).status == 201)
+        for path in ["/sessions/h/events", "/sessions/h/changes?wait=0", "/sessions/h"] {
+            let head = try connection.request("HEAD", path)
+            #expect(head.status == 200 && head.body.isEmpty, "\(path): \(head)")
+            #expect(try connection.request("GET", "/health").json["status"]?.stringValue == "ok", "after HEAD \(path)")
+        }
+        for coding in ["gzip", "identity, br"] {
+            let coded = try connection.request(
+                "POST", "/diff", body: Array(#"{"old":[1],"new":[2]}"#.utf8),
+                headers: [("Content-Type", "application/json"), ("Content-Encoding", coding)])
+            #expect(coded.status == 415 && coded.errorCode == "unsupported_media_type" && coded.header("Accept-Encoding") == "identity", "\(coded)")
+        }
+        let plain = try connection.request(
+            "POST", "/diff", body: Array(#"{"old":[1],"new":[2]}"#.utf8),
+            headers: [("Content-Type", "application/json"), ("Content-Encoding", "identity")])
+        #expect(plain.status == 200)
     }
 
     @Test(arguments: [
