@@ -555,6 +555,15 @@ REFUSALS = [
     ("path nowhere", [{"op": "remove", "path": "/0"}, {"op": "replace", "path": "/7/v", "value": 1}], "patch", 409, "change_conflict", "/1"),
     ("patched item without id", [{"op": "add", "path": "/-", "value": {"v": 1}}], "patch", 422, "missing_id", "/0"),
     ("patched repeated id", [{"op": "add", "path": "/0", "value": {"id": 3}}], "patch", 422, "duplicate_id", "/0"),
+    # The operation that made the item invalid, not an earlier one that wrote at the same place.
+    ("id removed by the last operation", [{"op": "replace", "path": "/0/v", "value": 1}, {"op": "replace", "path": "/1/v", "value": 1},
+                                          {"op": "add", "path": "/-", "value": {"id": 4}}, {"op": "remove", "path": "/1/id"}],
+     "patch", 422, "missing_id", "/3"),
+    ("id removed where nothing else wrote", [{"op": "replace", "path": "/1/v", "value": 1}, {"op": "replace", "path": "/0/v", "value": 1},
+                                             {"op": "remove", "path": "/2/id"}], "patch", 422, "missing_id", "/2"),
+    ("id removed, then the item moved", [{"op": "remove", "path": "/2/id"}, {"op": "add", "path": "/0", "value": {"id": 9}},
+                                         {"op": "move", "from": "/3", "path": "/0"}, {"op": "replace", "path": "/2/v", "value": 5}],
+     "patch", 422, "missing_id", "/0"),
     ("past the item limit", {"operations": [{"op": "insert", "id": n, "item": {"id": n}} for n in range(10, 20)]}, None, 413, "too_many_items", None),
 ]
 

@@ -44,7 +44,8 @@ extension PatchEdit {
         let (read, readOwners) = try written.withUnsafeBufferPointer { text throws(APIError) in
             try reading.items(
                 writtenAt.map { UnsafeBufferPointer(rebasing: text[$0.range]) },
-                origin: { index in culprit(forItemAt: writtenAt[index].position, sectioned: false) }, place: { writtenAt[$0].position })
+                origin: { index in culprit(forItemAt: writtenAt[index].position, sectioned: false, heldCount: held.count) },
+                place: { writtenAt[$0].position })
         }
         var list: [JSONItem] = []
         list.reserveCapacity(patched.count)
@@ -61,7 +62,7 @@ extension PatchEdit {
             }
         }
         let documents = owners.merging(readOwners)
-        let finish = finish(sectioned: false)
+        let finish = finish(sectioned: false, heldCount: held.count)
         guard reading.options.unique else {
             // Occurrences follow the order the patch left: the items with the id of one the patch
             // reached or wrote are numbered again, and paired with the held ones by occurrence.

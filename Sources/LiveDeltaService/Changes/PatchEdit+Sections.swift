@@ -14,6 +14,6 @@ extension PatchEdit {
             return .held(index)
         }
         // A patch may copy a held section's items into another: nothing checked their ids.
-        return try finish(sectioned: true).sections(held: held, result: result, owners: owners, checked: false, place: { $0 })
+        return try finish(sectioned: true, heldCount: held.count).sections(held: held, result: result, owners: owners, checked: false, place: { $0 })
     }
 }

@@ -59,7 +59,7 @@ struct PatchEdit {
         }
         switch (root, sectioned) {
         case (.array, false), (.text, false), (.owned, false), (.object, true), (.text, true), (.owned, true):
-            return try finish(sectioned: sectioned).whole(encoded: root.bytes, sectioned: sectioned)
+            return try finish(sectioned: sectioned, heldCount: current.placeCount).whole(encoded: root.bytes, sectioned: sectioned)
         default:
             throw APIError(
                 .invalidOperation,
@@ -69,18 +69,9 @@ struct PatchEdit {
     }
 
     /// The last step, whose refusals about the result's places go on the operations that
-    /// wrote there.
-    func finish(sectioned: Bool) -> EditFinish {
-        EditFinish(reading: reading) { culprit(forItemAt: $0, sectioned: sectioned) }
-    }
-
-    /// The operation a refusal about the result's item (or section) `index` is put on: the last
-    /// that wrote at that place, else the last that wrote anything.
-    func culprit(forItemAt index: Int, sectioned: Bool) -> JSONPointer {
-        let token = Array(String(index).utf8)
-        let writes = operations.filter { $0.kind != .test && $0.kind != .remove }
-        let place = sectioned ? 1 : 0
-        return (writes.last { $0.path.count > place && $0.path[place] == token } ?? writes.last ?? operations.last)?.pointer ?? JSONPointer()
+    /// wrote there (`heldCount`: the places the list had before the patch).
+    func finish(sectioned: Bool, heldCount: Int) -> EditFinish {
+        EditFinish(reading: reading) { culprit(forItemAt: $0, sectioned: sectioned, heldCount: heldCount) }
     }
 
     /// The most a patch's `copy` operations may write together: what the largest body (32 MiB by

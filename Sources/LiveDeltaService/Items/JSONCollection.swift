@@ -35,6 +35,14 @@ package struct JSONCollection: Sendable {
         }
     }
 
+    /// Its places: items of a flat collection, sections of a sectioned one.
+    var placeCount: Int {
+        switch shape {
+        case .flat(let items): items.count
+        case .sectioned(let sections): sections.count
+        }
+    }
+
     var kindName: String {
         switch shape {
         case .flat: "flat (an array of items)"
