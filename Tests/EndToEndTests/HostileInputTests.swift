@@ -1,5 +1,6 @@
 import ByteJSON
 import Foundation
+import LiveCollections
 import TestSupport
 import Testing
 
@@ -254,6 +255,33 @@ import Testing
         let server = try ServerProcess()
         let reply = try server.connection().request("POST", "/diff", json: body)
         #expect(reply.status == 422 && reply.errorCode == "duplicate_member" && reply.json["error", "pointer"]?.stringValue == pointer, "\(reply)")
+    }
+
+    /// Ids are compared by value: a string by its decoded text, whatever its escapes, as a
+    /// number by its value; in a diff, a session, a keyed operation and a patch alike.
+    @Test(arguments: StoreKind.allCases) func stringIDsAreComparedByTheirText(store: StoreKind) throws {
+        let fixture = try Fixture(store)
+        let connection = fixture.connection
+        let diff = try connection.request("POST", "/diff", json: #"{"old":[{"id":"ab","v":1},"c"],"new":[{"id":"\u0061b","v":2},"\u0063"]}"#)
+        #expect(try indexDelta(diff.json["delta"]) == IndexDelta(reloads: [IndexPair(source: 0, target: 0)]), "\(diff)")
+        let sections = try connection.request(
+            "POST", "/diff", json: #"{"old":{"sections":[{"id":"s","items":[]}]},"new":{"sections":[{"id":"\u0073","items":[]}]}}"#)
+        #expect(sections.json["changeCount"]?.int == 0, "\(sections)")
+        let twice = try connection.request("PUT", "/sessions/ids", json: #"{"items":[{"id":"a"},{"id":"\u0061"}]}"#)
+        #expect(twice.status == 422 && twice.errorCode == "duplicate_id", "\(twice)")
+        #expect(try connection.request("PUT", "/sessions/ids", json: #"{"items":[{"id":"\u0061","v":1}]}"#).status == 201)
+        let updated = try connection.request(
+            "POST", "/sessions/ids/changes", json: #"{"operations":[{"op":"update","id":"a","item":{"id":"a","v":2}}]}"#)
+        #expect(updated.status == 200, "\(updated)")
+        let inserted = try connection.request(
+            "POST", "/sessions/ids/changes", json: #"{"operations":[{"op":"insert","id":"\u0061","item":{"id":"a"}}]}"#)
+        #expect(inserted.status == 422 && inserted.errorCode == "duplicate_id", "\(inserted)")
+        let patched = try connection.request(
+            "POST", "/sessions/ids/changes", body: Array(#"[{"op":"add","path":"/-","value":{"id":"\u0061"}}]"#.utf8),
+            headers: [("Content-Type", "application/json-patch+json")])
+        #expect(patched.status == 422 && patched.errorCode == "duplicate_id", "\(patched)")
+        let update = try connection.request("POST", "/sessions/ids/update", json: #"{"items":[{"id":"\u0061","v":2}]}"#)
+        #expect(update.json["changeCount"]?.int == 0, "\(update)")
     }
 
     @Test func weakTagsNeverMatchAndDotIDsAreRefused() throws {

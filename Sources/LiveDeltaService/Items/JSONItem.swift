@@ -48,11 +48,17 @@ struct StoredID: Sendable {
         occurrence == 0 ? UInt64(hash) : ValueHash.mix(UInt64(hash), UInt64(occurrence))
     }
 
-    /// Whether this id, in `document`, is `other` in `otherDocument`.
+    /// Whether this id, in `document`, is `other` in `otherDocument`. By value: a string's
+    /// canonical bytes are its unescaped text, kept in the body where it was sent without
+    /// escapes and in the arena where it was not, so `"a"` and `"\u0061"` are one id with
+    /// their bytes in different places. An integer is inline wherever it was spelled.
     @inline(__always)
     func same(in document: DocumentRef, as other: StoredID, in otherDocument: DocumentRef) -> Bool {
-        guard hash == other.hash, kind == other.kind, storage == other.storage, bytes.length == other.bytes.length else { return false }
-        if storage == .inline { return bytes.start == other.bytes.start }
+        guard hash == other.hash, kind == other.kind else { return false }
+        if storage == .inline || other.storage == .inline {
+            return storage == other.storage && bytes.inlineValue == other.bytes.inlineValue
+        }
+        guard bytes.length == other.bytes.length else { return false }
         return sameBytes(document.slice(bytes, in: storage), otherDocument.slice(other.bytes, in: other.storage))
     }
 }
