@@ -37,8 +37,12 @@ PARTS = [
      "Classifying 64-byte blocks of JSON into bitmasks: pure Swift, by lane, by multiplication and with ByteLanes's "
      "movemask, and C with SSE2 (MB/s).", ""),
     ("keys", "bench-keys",
-     "Idempotency-Keys in memory: 100,000 keyed appends, the server's resident memory every 25,000, under a small and a large bound.",
-     "Memory bounded by --idempotency-max-bytes, whatever the number of keys."),
+     "Idempotency-Keys in memory: 100,000 keyed appends, the server's resident memory every 25,000, under a small and a large bound; "
+     "then 100,000 keyed writes refused (412).",
+     "Memory bounded by --idempotency-max-bytes, whatever the number of keys; flat under refused writes."),
+    ("sections", "bench-sections",
+     "Sectioned deltas where every item moves to another section: N one-item sections through /diff, each format.",
+     "Every format O(n log n): the time about doubles as N doubles."),
     ("auth", "bench-auth", "Bearer tokens: each algorithm checked in full and remembered; /diff with tokens.",
      "HS256 on the 20-item /diff: ≤ 10% fewer requests/s."),
 ]

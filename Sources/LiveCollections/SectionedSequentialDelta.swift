@@ -168,9 +168,13 @@ extension SectionedDelta {
         let insertedRows = Set(itemDelta.insertions)
         var order = [[ItemPath]](repeating: [], count: finalSizes.count)
         var stayerRanks = [[Int]](repeating: [], count: finalSizes.count)
+        // Grouped once: a walk of every move for each section is quadratic where many sections
+        // each receive a few moved items.
+        var movesInto = [Int: [ItemPathPair]]()
+        for move in itemDelta.moves { movesInto[move.target.section, default: []].append(move) }
         for section in surviving {
             var rows = [ItemPath?](repeating: nil, count: finalSizes[section])
-            for move in itemDelta.moves where move.target.section == section {
+            for move in movesInto[section] ?? [] {
                 guard rows.indices.contains(move.target.item) else { throw ReplayError("item move target \(move.target) is out of range") }
                 rows[move.target.item] = move.source
             }
