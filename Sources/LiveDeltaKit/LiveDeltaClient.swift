@@ -47,7 +47,7 @@ public final class LiveDeltaClient: Sendable {
     public let baseURL: URL
     let session: URLSession
     let tokens: TokenStore
-    /// Tries after the first, for a lost connection or a 429/503.
+    /// Tries after the first, for a lost connection, a 408/429/503, or a keyed write's 504.
     public let retries: Int
 
     /// A client of the server at `baseURL`, through `session` (its configuration serves the live streams too).
@@ -96,8 +96,10 @@ public final class LiveDeltaClient: Sendable {
     }
 
     /// Sends `call`: the token (asked again once after a 401), a key on writes, retries with a
-    /// jittered back-off (`Retry-After` as a floor) where the connection failed or the server
-    /// refused before doing anything. Returns the answer's status, headers and body.
+    /// jittered back-off (`Retry-After` as a floor) where the connection failed, the server
+    /// refused before doing anything (408, 429, 503), or it cannot tell whether a write took
+    /// effect (504 `outcome_unknown`: retried only with the call's key, which answers the
+    /// retry). Returns the answer's status, headers and body.
     public func send(_ call: Call) async throws -> (status: Int, headers: [String: String], body: Data) {
         var call = call
         if call.method != "GET" && call.method != "HEAD" && call.idempotencyKey == nil { call.idempotencyKey = UUID().uuidString }
@@ -134,7 +136,9 @@ public final class LiveDeltaClient: Sendable {
             guard (200..<300).contains(response.statusCode) else {
                 var failure = Self.error(status: response.statusCode, headers: response, body: data)
                 failure.idempotencyKey = call.idempotencyKey
-                if (response.statusCode == 429 || response.statusCode == 503) && attempt < retries {
+                let nothingDone = [408, 429, 503].contains(response.statusCode)
+                let unknown = response.statusCode == 504 && (call.idempotencyKey != nil || call.method == "GET" || call.method == "HEAD")
+                if nothingDone || unknown, attempt < retries {
                     try await Backoff.sleep(max(Backoff.delay(attempt: attempt, first: 0.25, most: 4), failure.retryAfter ?? 0))
                     attempt += 1
                     continue

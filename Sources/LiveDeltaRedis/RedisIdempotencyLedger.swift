@@ -18,6 +18,10 @@ package final class RedisIdempotencyLedger: IdempotencyLedger {
     private let prefix: [UInt8]
     private let retentionMilliseconds: Int
     private let leaseMilliseconds: Int
+    /// How long a claim lasts until it is confirmed (`claim`): a claim whose reply never came
+    /// (Redis paused past the timeout, which then runs it late) lapses this soon, not after
+    /// the whole lease, and a retry of its request runs.
+    private let unconfirmedMilliseconds: Int
     private let logger: Logger
 
     /// `lease`: how long a running request's claim lasts; a write still running then commits
@@ -30,6 +34,7 @@ package final class RedisIdempotencyLedger: IdempotencyLedger {
         prefix = Array((keyPrefix + "idempotency:").utf8)
         retentionMilliseconds = Self.milliseconds(retention)
         leaseMilliseconds = Self.milliseconds(lease)
+        unconfirmedMilliseconds = min(leaseMilliseconds, 2 * Self.milliseconds(redis.configuration.commandTimeout) + 1_000)
         self.logger = logger
     }
 
@@ -52,7 +57,13 @@ package final class RedisIdempotencyLedger: IdempotencyLedger {
         let claim = Self.running(fingerprint)
         let redisKey = redisKey(tenant: tenant, key: key)
         do {
-            reply = try redis.run([["SET", .bytes(redisKey), .bytes(claim), "NX", "GET", "PX", .text(String(leaseMilliseconds))]])[0]
+            reply = try redis.run([["SET", .bytes(redisKey), .bytes(claim), "NX", "GET", "PX", .text(String(unconfirmedMilliseconds))]])[0]
+            // Claimed: the claim is confirmed for the whole lease (where it is still this one).
+            if reply == .null {
+                let extend = "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end return 0"
+                let extended = try redis.run([["EVAL", .text(extend), "1", .bytes(redisKey), .bytes(claim), .text(String(leaseMilliseconds))]])[0]
+                guard extended == .integer(1) else { throw RedisError.reply("the claim lapsed before it was confirmed") }
+            }
         } catch {
             var refusal = APIError(.sessionStoreUnavailable, message: "the session store cannot be reached just now to check the Idempotency-Key")
             refusal.headers = [("Retry-After", "1")]

@@ -162,7 +162,7 @@ final class RedisSharedStorage: SharedStorage {
                 arguments: [expectedVersion, expectedIncarnation, ttl, String(version), incarnation, keep].map(RedisArgument.text) + [.bytes(options)]
                     + [step.rawValue, String(logLength), layout.channel, id].map(RedisArgument.text), account: account))
         let staged: Staged? = if case .staged(let staged) = data { staged as? Staged } else { nil }
-        let reply = try run(commands, on: staged?.lease).last!
+        let reply = try run(commands, on: staged?.lease, writes: true).last!
         let parts = reply.array ?? []
         let stored = parts.count > 1 ? parts[1].integer.map(UInt64.init) : nil
         switch parts.first?.integer {
@@ -200,9 +200,9 @@ final class RedisSharedStorage: SharedStorage {
         arguments.reserveCapacity(arguments.count + parts.removed.count + parts.written.count * 2)
         arguments += parts.removed.map { .bytes(RedisSessionLayout.field($0)) }
         for part in parts.written { arguments += [.bytes(RedisSessionLayout.field(part.name)), .borrowed(part.text)] }
-        let reply = try run([
-            script(RedisScripts.patch, keys: [layout.key(id), layout.logKey(id), layout.followKey(id)], arguments: arguments, account: account)
-        ])[0]
+        let reply = try run(
+            [script(RedisScripts.patch, keys: [layout.key(id), layout.logKey(id), layout.followKey(id)], arguments: arguments, account: account)],
+            writes: true)[0]
         let replies = reply.array ?? []
         let stored = replies.count > 1 ? replies[1].integer.map(UInt64.init) : nil
         if replies.first?.integer == Self.claimTakenOver { throw Self.claimTakenOverError() }
@@ -211,12 +211,13 @@ final class RedisSharedStorage: SharedStorage {
     }
 
     func delete(_ id: String, expectingVersion version: UInt64?) throws(SessionError) -> DeleteOutcome {
-        let reply = try run([
-            script(
-                RedisScripts.delete, keys: [layout.key(id), layout.logKey(id), layout.followKey(id)],
-                arguments: [.text(version.map(String.init) ?? "*"), .text(layout.channel), .text(id)],
-                account: quotas.account(id, footprint: 0, ttl: ttl))
-        ])[0]
+        let reply = try run(
+            [
+                script(
+                    RedisScripts.delete, keys: [layout.key(id), layout.logKey(id), layout.followKey(id)],
+                    arguments: [.text(version.map(String.init) ?? "*"), .text(layout.channel), .text(id)],
+                    account: quotas.account(id, footprint: 0, ttl: ttl))
+            ], writes: true)[0]
         let parts = reply.array ?? []
         switch parts.first?.integer {
         case 1: return .deleted
@@ -338,8 +339,9 @@ final class RedisSharedStorage: SharedStorage {
     /// and checked too, and left out of what is returned). Redis's failures, and error replies
     /// that say it cannot serve now (full, loading, read-only, busy), are `storeUnavailable`
     /// (503, try again); any other error reply means a command this code sent was wrong, and is
-    /// an `internalFailure` (500, logged).
-    private func run(_ commands: [[RedisArgument]], on lease: RedisLease? = nil) throws(SessionError) -> [RedisValue] {
+    /// an `internalFailure` (500, logged). A pipeline that `writes` (commits a session) and was
+    /// sent whole but not answered may still take effect: `outcomeUnknown`.
+    private func run(_ commands: [[RedisArgument]], on lease: RedisLease? = nil, writes: Bool = false) throws(SessionError) -> [RedisValue] {
         let started = ContinuousClock.now
         defer { events(.storeCommand(ContinuousClock.now - started)) }
         let replies: ArraySlice<RedisValue>
@@ -347,6 +349,10 @@ final class RedisSharedStorage: SharedStorage {
             // On a lease, the replies to what it sent earlier come first, and are checked too.
             if let lease { replies = try lease.run(commands)[...] } else { replies = try redis.run(commands)[...] }
         } catch {
+            if writes, case .unanswered = error {
+                events(.storeError)
+                throw .outcomeUnknown(error.description)
+            }
             throw failure(error)
         }
         if failing.exchange(false, ordering: .relaxed) {

@@ -27,6 +27,7 @@ package enum ErrorCode: String, CaseIterable, Sendable {
     case busy = "busy"
     case serverBusy = "server_busy"
     case sessionStoreUnavailable = "session_store_unavailable"
+    case outcomeUnknown = "outcome_unknown"
     case badRequest = "bad_request"
     case uriTooLong = "uri_too_long"
     case headersTooLarge = "headers_too_large"
@@ -65,6 +66,7 @@ package enum ErrorCode: String, CaseIterable, Sendable {
         case .headersTooLarge: 431
         case .internalError: 500
         case .unsupportedTransferCoding: 501
+        case .outcomeUnknown: 504
         case .tooManySessions, .busy, .serverBusy, .sessionStoreUnavailable, .tooManyConnections, .tooManySubscribers: 503
         }
     }

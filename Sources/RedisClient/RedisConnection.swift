@@ -61,7 +61,7 @@ final class RedisConnection {
         replies.reserveCapacity(count)
         for _ in 0..<count {
             var reply: UnsafeMutableRawPointer?
-            guard redisGetReply(context, &reply) == CHIREDIS_OK, let reply else { throw fail() }
+            guard redisGetReply(context, &reply) == CHIREDIS_OK, let reply else { throw Self.unanswered(fail()) }
             let typed = reply.assumingMemoryBound(to: redisReply.self)
             replies.append(Self.value(typed))
             freeReplyObject(reply)
@@ -97,6 +97,15 @@ final class RedisConnection {
         let read = recv(context.pointee.fd, &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT))
         if read < 0 { return errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR }
         return true
+    }
+
+    /// A failure while waiting for replies to commands sent whole.
+    private static func unanswered(_ error: RedisError) -> RedisError {
+        switch error {
+        case .timeout: .unanswered("no reply within the command timeout")
+        case .io(let reason): .unanswered(reason)
+        default: error
+        }
     }
 
     private func fail() -> RedisError {

@@ -34,8 +34,12 @@ package enum RedisError: Error, Sendable, Equatable, CustomStringConvertible {
     case connect(String)
     /// The connection failed, or the reply was not Redis's protocol.
     case io(String)
-    /// No reply within the command timeout, or no connection free within it.
+    /// No reply within the command timeout, or no connection free within it: nothing was
+    /// sent, or what was sent was cut short (Redis runs no command it did not read whole).
     case timeout
+    /// The commands were sent whole and their replies did not come (in time, or the connection
+    /// failed): whether Redis ran them, or will, is not known.
+    case unanswered(String)
     /// Redis answered with an error where the caller needed a value.
     case reply(String)
 
@@ -44,6 +48,7 @@ package enum RedisError: Error, Sendable, Equatable, CustomStringConvertible {
         case .connect(let reason): "cannot connect to Redis: \(reason)"
         case .io(let reason): "Redis connection failed: \(reason)"
         case .timeout: "Redis did not answer in time"
+        case .unanswered(let reason): "Redis did not answer commands sent to it (\(reason)); whether it ran them is not known"
         case .reply(let message): "Redis answered: \(message)"
         }
     }

@@ -154,4 +154,39 @@ import Testing
         #expect(reply.text.contains("2 Idempotency-Key fields"))
         #expect(try Self.version(fixture.connection, "two") == 0)
     }
+
+    /// A write sent to a Redis that stops answering may still land when it resumes: its answer
+    /// is a 504 `outcome_unknown` (retry with the key only), never a 503 that says nothing was
+    /// done. A key whose claim reached Redis only after such a pause is not held for the whole
+    /// lease: a retry with it runs once the unconfirmed claim lapses.
+    @Test func aWriteRedisDidNotAnswerIsReportedUnknownNotRefused() throws {
+        let redis = try RedisProcess()
+        defer { redis.stop() }
+        let server = try ServerProcess(arguments: ["--session-store", redis.url, "--redis-timeout", "300"])
+        let connection = try server.connection()
+        #expect(try connection.request("PUT", "/sessions/paused", json: #"{"items":[1]}"#).status == 201)
+        redis.pause(true)
+        let unknown = try Self.post(connection, "/sessions/paused/append", #"{"items":[2]}"#, key: nil)
+        #expect(unknown.status == 504 && unknown.errorCode == "outcome_unknown", "\(unknown.status) \(unknown.text)")
+        #expect(unknown.header("Retry-After") != nil && unknown.text.contains("Idempotency-Key"))
+        redis.pause(false)
+        // The commit Redis held while stopped lands when it resumes: the write took effect once.
+        let deadline = Date().addingTimeInterval(30)
+        while try Self.version(connection, "paused") != 1 {
+            #expect(Date() < deadline, "the commit sent before the pause never landed")
+            if Date() >= deadline { break }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        #expect(try connection.request("GET", "/sessions/paused").json["items"]?.array?.count == 2)
+
+        // A claim sent while Redis is stopped is not answered: nothing was done (503).
+        redis.pause(true)
+        let unclaimed = try Self.post(connection, "/sessions/paused/append", #"{"items":[3]}"#, key: "late-claim")
+        #expect(unclaimed.status == 503 && unclaimed.errorCode == "session_store_unavailable", "\(unclaimed.status) \(unclaimed.text)")
+        redis.pause(false)
+        // The claim lands late, unconfirmed: a retry waits for it to lapse, then runs.
+        let retried = try Self.post(connection, "/sessions/paused/append", #"{"items":[3]}"#, key: "late-claim")
+        #expect(retried.status == 200, "\(retried.status) \(retried.text)")
+        #expect(try Self.version(connection, "paused") == 2)
+    }
 }

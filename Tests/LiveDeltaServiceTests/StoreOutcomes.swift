@@ -48,6 +48,7 @@ final class StoreOutcomes: Sendable {
         case .optionsChanged: "optionsChanged"
         case .conflict: "conflict"
         case .storeUnavailable: "storeUnavailable"
+        case .outcomeUnknown: "outcomeUnknown"
         case .internalFailure: "internalFailure"
         case .refused: "refused"
         }

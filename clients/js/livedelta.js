@@ -125,8 +125,10 @@ export class LiveDeltaClient {
    * `Idempotency-Key` (one per call, the same on its retries), so the server answers a retry
    * whose first try got through with that first answer and commits nothing. Retried, after a
    * jittered back-off (with `Retry-After` as a floor), where the connection failed, no answer
-   * came within `timeout`, or the server refused before doing anything (429, 503);
-   * `repeatable: false` sends a call once. Resolves with `{status, body, version, location,
+   * came within `timeout`, the server refused before doing anything (408, 429, 503), or it
+   * cannot tell whether a write took effect (504 `outcome_unknown`: retried only where the
+   * call carries its key, so that the retry is answered by it); `repeatable: false` sends a
+   * call once. Resolves with `{status, body, version, location,
    * headers}`; rejects with a `LiveDeltaError`.
    */
   async request(method, path, { body, contentType = JSON_TYPE, ifMatch, idempotencyKey, query, signal, repeatable } = {}) {
@@ -168,7 +170,9 @@ export class LiveDeltaClient {
       if (!response.ok) {
         const error = errorOf(response, text);
         error.idempotencyKey = key;
-        if ((response.status === 429 || response.status === 503) && attempt < this.retries) {
+        const nothingDone = response.status === 408 || response.status === 429 || response.status === 503;
+        const unknown = response.status === 504 && (key !== undefined || !write) && safeToRepeat;
+        if ((nothingDone || unknown) && attempt < this.retries) {
           await delay(Math.max((error.retryAfter ?? 0) * 1000, backoff(attempt, 250, 4000)), signal);
           continue;
         }

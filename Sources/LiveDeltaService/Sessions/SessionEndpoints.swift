@@ -205,6 +205,14 @@ struct SessionEndpoints {
                 .sessionStoreUnavailable, message: "the session store cannot be reached just now; try again shortly")
             apiError.headers = [("Retry-After", "1")]
             return apiError
+        case .outcomeUnknown:
+            var apiError = APIError(
+                .outcomeUnknown,
+                message:
+                    "the write was sent to the session store, which did not answer in time: it may have taken effect, or may yet; retry with the same Idempotency-Key (never without one), or read the session to see"
+            )
+            apiError.headers = [("Retry-After", "1")]
+            return apiError
         }
     }
 

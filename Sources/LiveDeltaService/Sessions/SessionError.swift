@@ -24,8 +24,11 @@ package enum SessionError: Error, Sendable {
     case optionsChanged(DiffOptions)
     /// Other replicas kept committing first, past the store's retries.
     case conflict
-    /// The shared store cannot be reached, or did not answer in time.
+    /// The shared store cannot be reached, or did not answer in time; nothing was done.
     case storeUnavailable(String)
+    /// A write was sent to the shared store and not answered: it may have taken effect, or
+    /// may yet (a Redis paused past the timeout runs it when it resumes).
+    case outcomeUnknown(String)
     /// A failure of the store's own (a 500, logged).
     case internalFailure(String)
     /// An edit refused the change (an operation does not fit the session): nothing was applied.

@@ -35,7 +35,7 @@ public final class LiveDeltaClient {
         this(baseURL, tokens, 2);
     }
 
-    /** As above, trying a failed connection or a 429/503 {@code retries} more times. */
+    /** As above, trying a failed connection, a 408/429/503 or a keyed write's 504 {@code retries} more times. */
     public LiveDeltaClient(String baseURL, TokenProvider tokens, int retries) {
         this.baseURL = baseURL.replaceAll("/+$", "");
         this.tokens = tokens;
@@ -82,8 +82,10 @@ public final class LiveDeltaClient {
 
     /**
      * Sends one call: the token (asked again once after a 401), a key on writes, and retries
-     * with a jittered back-off ({@code Retry-After} as a floor) where the connection failed or
-     * the server refused before doing anything (429, 503).
+     * with a jittered back-off ({@code Retry-After} as a floor) where the connection failed,
+     * the server refused before doing anything (408, 429, 503), or it cannot tell whether a
+     * write took effect (504 {@code outcome_unknown}: retried only with the call's key, which
+     * answers the retry).
      */
     public Answer send(String method, String path, Object body, String contentType, Long ifMatch, String idempotencyKey)
         throws LiveDeltaException {
@@ -121,7 +123,9 @@ public final class LiveDeltaClient {
                 }
                 if (status >= 400) {
                     LiveDeltaException error = error(status, text, connection.getHeaderField("Retry-After"), key);
-                    if ((status == 429 || status == 503) && attempt < retries) {
+                    boolean nothingDone = status == 408 || status == 429 || status == 503;
+                    boolean unknown = status == 504 && (key != null || !write);
+                    if ((nothingDone || unknown) && attempt < retries) {
                         sleep(Math.max(error.retryAfter * 1000, Backoff.delay(attempt, 250, 4000)));
                         continue;
                     }
