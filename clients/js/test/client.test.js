@@ -115,6 +115,34 @@ describe("the client, every call", () => {
     assert.equal(seen[0], seen[1]);
   });
 
+  test("a write whose outcome is unknown (504) is retried with its key only, and committed once", async () => {
+    await client.putSession("js-unknown", []);
+    const keys = [];
+    let unknown = 1;
+    const stalled = new LiveDeltaClient(server.url, {
+      fetch: async (url, init) => {
+        keys.push(init.headers["Idempotency-Key"]);
+        const answer = await fetch(url, init);
+        // The write committed, but the server could not tell (its store did not answer).
+        if (unknown-- > 0) {
+          await answer.arrayBuffer();
+          return new Response(JSON.stringify({ error: { code: "outcome_unknown", message: "not known" } }), {
+            status: 504, headers: { "Retry-After": "0", "Content-Type": "application/json" },
+          });
+        }
+        return answer;
+      },
+    });
+    const answer = await stalled.append("js-unknown", [7]);
+    assert.equal(answer.version, 1);
+    assert.equal(keys.length, 2);
+    assert.equal(keys[0], keys[1]);
+    assert.deepEqual((await client.getSession("js-unknown")).items, [7]);
+    // A call that may not be repeated is not: the 504 reaches the app.
+    unknown = 1;
+    await assert.rejects(stalled.append("js-unknown", [8], undefined, { repeatable: false }), (error) => error.status === 504 && error.code === "outcome_unknown");
+  });
+
   test("a write whose answer is lost is sent again with its key and committed once", async () => {
     await client.putSession("js-lost", []);
     const keys = [];
