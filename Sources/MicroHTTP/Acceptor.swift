@@ -105,6 +105,7 @@ final class Acceptor: Sendable {
             }
             _ = fcntl(client, F_SETFD, FD_CLOEXEC)
             _ = fcntl(client, F_SETFL, fcntl(client, F_GETFL) | O_NONBLOCK)
+            Self.limitUnsent(client)
             switch gate.admit(socket: client, client: ClientAddress(address)) {
             case .admitted: break
             case .serverFull:
@@ -123,6 +124,21 @@ final class Acceptor: Sendable {
             if added != MHD_Result.YES { gate.release(socket: client) }
             next = (next + 1) % daemons.count
         }
+    }
+
+    /// Bytes a connection's socket holds that TCP has not sent yet, at most, before it takes
+    /// more (`TCP_NOTSENT_LOWAT`).
+    static let unsentBytes: Int32 = 128 << 10
+
+    /// Keeps the socket's queue of unsent bytes short, so that it takes more as soon as the
+    /// client reads some: libmicrohttpd's idle timeout runs from its last successful send,
+    /// and without this a socket whose buffer had grown to megabytes took more only once a
+    /// third of it had drained, which a client reading steadily at 40 KB/s needed longer
+    /// than the timeout for (it was cut off mid-answer). Bytes in flight are not limited, so
+    /// a fast client's throughput is not either.
+    private static func limitUnsent(_ socket: Int32) {
+        var bytes = unsentBytes
+        _ = setsockopt(socket, Int32(IPPROTO_TCP), TCP_NOTSENT_LOWAT, &bytes, socklen_t(MemoryLayout<Int32>.size))
     }
 
     /// Answers a connection that is not let in, and closes it. What the client has sent so

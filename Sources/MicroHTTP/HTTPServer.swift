@@ -70,6 +70,9 @@ package final class HTTPServer: Sendable {
         /// Told of each refusal the server makes itself, for counting: it runs on a worker or
         /// the acceptor thread, so it should be quick.
         package var onRefusal: @Sendable (HTTPServerError) -> Void = { _ in }
+        /// Told when a connection is closed mid-request because its client took nothing (read
+        /// nothing of the answer, sent nothing) for `connectionTimeoutSeconds`, for the log.
+        package var onIdleCut: @Sendable () -> Void = {}
         /// How the server's own refusals look.
         package var errorResponse: @Sendable (HTTPServerError) -> HTTPResponse = { error in
             switch error {
@@ -282,9 +285,11 @@ private let accessCallback: MHD_AccessHandlerCallback = { context, connection, u
     }
 }
 
-private let completedCallback: MHD_RequestCompletedCallback = { context, connection, state, _ in
+private let completedCallback: MHD_RequestCompletedCallback = { context, connection, state, termination in
     guard let context else { return }
-    Unmanaged<ServerCore>.fromOpaque(context)._withUnsafeGuaranteedRef { $0.completed(connection, state) }
+    Unmanaged<ServerCore>.fromOpaque(context)._withUnsafeGuaranteedRef {
+        $0.completed(connection, state, timedOut: termination == .REQUEST_TERMINATED_TIMEOUT_REACHED)
+    }
 }
 
 private let connectionCallback: MHD_NotifyConnectionCallback = { context, connection, socketContext, event in

@@ -205,7 +205,8 @@ final class ServerCore: Sendable {
     }
 
     /// libmicrohttpd is done with a request, answered or not.
-    func completed(_ connection: OpaquePointer?, _ state: UnsafeMutablePointer<UnsafeMutableRawPointer?>?) {
+    func completed(_ connection: OpaquePointer?, _ state: UnsafeMutablePointer<UnsafeMutableRawPointer?>?, timedOut: Bool = false) {
+        if timedOut { configuration.onIdleCut() }
         if let connection, let progress = progress(of: connection) {
             progress.finishedRequest()
             gate.finishStream(progress)

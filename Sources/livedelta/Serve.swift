@@ -55,7 +55,9 @@ struct Serve: ParsableCommand {
     var maxItemsInFlight: Int = 8_000_000
 
     @Option(
-        help: "Seconds a connection may send and read nothing (mid-body, or not reading its answer) before it is closed.")
+        help:
+            "Seconds a connection may send and read nothing (mid-body, or not reading its answer) before it is closed; a client reading an answer at any steady rate is never cut."
+    )
     var connectionTimeout: Int = 30
 
     @Option(
@@ -385,6 +387,13 @@ struct Serve: ParsableCommand {
         configuration.mayWait = { service.mayWait($0) }
         configuration.errorResponse = { service.errorResponse($0) }
         configuration.onRefusal = { service.refused($0) }
+        let idle = connectionTimeout
+        let logger = Logger(label: "livedelta")
+        configuration.onIdleCut = {
+            logger.notice(
+                "connection closed mid-request: its client took nothing of the answer for \(idle) s (--connection-timeout); a client must keep reading"
+            )
+        }
         return configuration
     }
 
