@@ -96,6 +96,19 @@ public final class EventStreamClient {
         }
     }
 
+    /// Reads until a comment arrives (true), or anything but a comment or a blank line does
+    /// (false: an event began, or the stream ended): what an idle stream should send.
+    public func nextComment() throws -> Bool {
+        while let line = try nextLine() {
+            if line.hasPrefix(":") {
+                comments += 1
+                return true
+            }
+            if !line.isEmpty { return false }
+        }
+        return false
+    }
+
     /// Reads until the stream ends; false where it did not end within the connection's timeout.
     public func waitForEnd() -> Bool {
         do {
