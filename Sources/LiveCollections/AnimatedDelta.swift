@@ -6,11 +6,16 @@ public struct AnimatedDelta: Sendable, Hashable {
     public var delta: IndexDelta?
     /// Old indices of the items whose id is gone, ascending (known even when `delta` is not).
     public var deletedIndices: [Int]
+    /// The delta wherever it was worked out, also where the thresholds keep it from `delta`
+    /// (a delta worked out from edits, of a collection over `dataCountAnimationThreshold`):
+    /// what a window of a few rows is projected from.
+    @usableFromInline package var exact: IndexDelta?
 
-    @usableFromInline package init(animation: AnimationStyle, delta: IndexDelta?, deletedIndices: [Int]) {
+    @usableFromInline package init(animation: AnimationStyle, delta: IndexDelta?, deletedIndices: [Int], exact: IndexDelta? = nil) {
         self.animation = animation
         self.delta = delta
         self.deletedIndices = deletedIndices
+        self.exact = exact ?? delta
     }
 }
 
@@ -65,7 +70,7 @@ extension AnimationPolicy {
     /// answers for the same change.
     @usableFromInline package func animated(_ delta: IndexDelta, oldCount: Int, newCount: Int) -> AnimatedDelta {
         if exceedsDataCount(oldCount, newCount) {
-            return AnimatedDelta(animation: .reloadSections, delta: nil, deletedIndices: delta.deletions)
+            return AnimatedDelta(animation: .reloadSections, delta: nil, deletedIndices: delta.deletions, exact: delta)
         }
         let proposed = proposedStyle(changeCount: delta.changeCount, coarse: .reloadSections)
         let preferred = delegate?.preferredItemAnimationStyle(for: delta, proposed: proposed) ?? proposed

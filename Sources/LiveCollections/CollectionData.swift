@@ -10,13 +10,17 @@ public struct CollectionUpdate<Item: Sendable>: Sendable {
     public var baseVersion: UInt64
     /// The version after the change (`baseVersion` for a dry run, which commits nothing).
     public var version: UInt64
+    /// The delta wherever it was worked out, also where the thresholds keep it from `delta`
+    /// (see `AnimatedDelta.exact`).
+    @usableFromInline package var exactDelta: IndexDelta?
 
     @usableFromInline package init(
         animation: AnimationStyle, delta: IndexDelta?, deletedItems: [Item],
-        baseVersion: UInt64, version: UInt64
+        baseVersion: UInt64, version: UInt64, exactDelta: IndexDelta? = nil
     ) {
         self.animation = animation
         self.delta = delta
+        self.exactDelta = exactDelta ?? delta
         self.deletedItems = deletedItems
         self.baseVersion = baseVersion
         self.version = version
@@ -118,7 +122,7 @@ public final class CollectionData<Item: UniquelyIdentifiable & Sendable>: Sendab
         try store.write(ifVersion: baseVersion) { current throws(CollectionDataError) in
             let result = CollectionUpdate<Item>(
                 animation: delta.animation, delta: delta.delta, deletedItems: delta.deletedIndices.map { current.value[$0] },
-                baseVersion: current.version, version: current.version + 1)
+                baseVersion: current.version, version: current.version + 1, exactDelta: delta.exact)
             return (newItems, result)
         }
     }

@@ -1,0 +1,58 @@
+import LiveCollections
+import PropertyBased
+import TestSupport
+import Testing
+
+/// A window's projected delta replays the old window's rows to the new window's, by the same
+/// rules as a whole delta, and says exactly which rows inside were reloaded.
+@Suite struct WindowProjectionTests {
+    static let windows = zip(Gen.int(in: 0...45), Gen.int(in: 0...45), Gen.int(in: 0...12))
+
+    @Test func projectedDeltasReplayWindowToWindow() async throws {
+        await propertyCheck(count: 600, input: Gens.flatCase, Self.windows) { flat, window in
+            let delta = try IndexDelta(from: flat.old, to: flat.new)
+            let projection = WindowProjection(delta)
+            let (oldStart, newStart, length) = window
+            let old = Self.clamp(oldStart, length, flat.old.count)
+            let new = Self.clamp(newStart, length, flat.new.count)
+            let oldRows = Array(flat.old[old])
+            let newRows = Array(flat.new[new])
+            let projected = projection.projected(old: old, new: new)
+            let replayed = try projected.replay(old: oldRows, new: newRows)
+            #expect(replayed.map(\.id) == newRows.map(\.id))
+            #expect(replayed == newRows)
+            // Exactly the rows kept inside whose content changed are reloaded.
+            let changed = projected.reloads.filter { oldRows[$0.source].content != newRows[$0.target].content }
+            #expect(changed.count == projected.reloads.count)
+            #expect(projection.isUnchanged(old: old, new: new) == (oldRows == newRows))
+            // Moves inside stay moves; nothing is moved that the whole delta kept in place.
+            #expect(projected.moves.count <= delta.moves.count)
+        }
+    }
+
+    @Test func positionsMapBothWays() async throws {
+        await propertyCheck(count: 400, input: Gens.flatCase) { flat in
+            let delta = try IndexDelta(from: flat.old, to: flat.new)
+            let projection = WindowProjection(delta)
+            for position in flat.old.indices {
+                let now = projection.newPosition(ofOld: position)
+                #expect(now.map { flat.new[$0].id } == (flat.new.contains { $0.id == flat.old[position].id } ? flat.old[position].id : nil))
+                if let now { #expect(projection.oldPosition(ofNew: now) == position) }
+            }
+        }
+    }
+
+    @Test func anInsertAtTheTopShiftsAnOffsetWindowByOneRowEachEdge() throws {
+        let old = (0..<1_000).map { Thing(id: $0) }
+        let new = [Thing(id: -1)] + old
+        let projection = WindowProjection(try IndexDelta(from: old, to: new))
+        let delta = projection.projected(old: 500..<550, new: 500..<550)
+        #expect(delta == IndexDelta(deletions: [49], insertions: [0]))
+        #expect(projection.isUnchanged(old: 500..<550, new: 501..<551))
+    }
+
+    static func clamp(_ start: Int, _ length: Int, _ count: Int) -> Range<Int> {
+        let lower = min(start, count)
+        return lower..<min(count, lower + length)
+    }
+}
