@@ -42,6 +42,7 @@ package enum ErrorCode: String, CaseIterable, Sendable {
     case invalidOperation = "invalid_operation"
     case changeConflict = "change_conflict"
     case testFailed = "test_failed"
+    case anchorNotFound = "anchor_not_found"
     case invalidToken = "invalid_token"
     case insufficientScope = "insufficient_scope"
     case internalError = "internal_error"
@@ -58,7 +59,7 @@ package enum ErrorCode: String, CaseIterable, Sendable {
         case .bodyTooLarge, .tooManyItems, .sessionTooLarge: 413
         case .uriTooLong: 414
         case .unsupportedMediaType: 415
-        case .changeConflict, .testFailed, .idempotencyKeyInUse, .idempotencyAnswerLost: 409
+        case .changeConflict, .testFailed, .idempotencyKeyInUse, .idempotencyAnswerLost, .anchorNotFound: 409
         case .invalidOperation, .invalidShape, .invalidOption, .missingID, .invalidID, .invalidItem, .duplicateID, .duplicateMember,
             .idempotencyKeyReused:
             422

@@ -220,8 +220,9 @@ extension LiveDeltaService {
             service, request, parameters throws(APIError) in
             try service.sessionEndpoints.create(request, id: RouteParameters.sessionKey(SessionEndpoints.newID(), grant: parameters.grant))
         },
-        Route(method: "GET", template: "/sessions/{id}", scope: .sessionsRead, mayWait: true) { service, _, parameters throws(APIError) in
-            try service.sessionEndpoints.show(id: parameters.sessionKey())
+        Route(method: "GET", template: "/sessions/{id}", scope: .sessionsRead, mayWait: true) { service, request, parameters throws(APIError) in
+            try service.sessionEndpoints.show(
+                id: parameters.sessionKey(), window: WindowRequest.parse(request, maxRows: service.live.limits.maxWindowRows))
         },
         Route(method: "PUT", template: "/sessions/{id}", scope: .sessionsWrite, write: true, mayWait: true) {
             service, request, parameters throws(APIError) in

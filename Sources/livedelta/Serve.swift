@@ -156,6 +156,9 @@ struct Serve: ParsableCommand {
     @Option(help: "Seconds between heartbeat comments on an idle event stream.")
     var heartbeatInterval: Int = 15
 
+    @Option(help: "The most rows a window of a session (`limit`, read or followed) may ask for, overscan not counted.")
+    var maxWindowRows: Int = 1_000
+
     @Option(help: "Versions a followed session keeps for subscribers that resume (the latest always).")
     var liveHistory: Int = 256
 
@@ -254,6 +257,7 @@ struct Serve: ParsableCommand {
         guard (0...1_000_000).contains(maxSubscribers), (1...1_000_000).contains(maxSubscribersPerSession) else {
             throw ValidationError("--max-subscribers must be from 0 to 1000000, --max-subscribers-per-session from 1 to 1000000")
         }
+        guard (1...100_000).contains(maxWindowRows) else { throw ValidationError("--max-window-rows must be from 1 to 100000") }
         guard (1...3_600).contains(heartbeatInterval), (1...1_000_000).contains(liveHistory), (1...(1 << 40)).contains(liveHistoryBytes) else {
             throw ValidationError(
                 "--heartbeat-interval must be from 1 to 3600 seconds, --live-history from 1 to 1000000, --live-history-bytes from 1 to 1 TiB")
@@ -415,6 +419,7 @@ struct Serve: ParsableCommand {
         live.historyBytes = liveHistoryBytes
         live.subscriberBufferBytes = subscriberBufferBytes
         live.maxUnsentBytes = maxUnsentBytes
+        live.maxWindowRows = maxWindowRows
         return live
     }
 

@@ -10,10 +10,12 @@ struct LiveEndpoints {
     private struct Request {
         var format: DeltaFormat?
         var changes: ChangeDetail?
-        var token: LivePosition?
+        var token: WindowToken?
         var coalesce = false
+        var window: WindowRequest?
 
-        init(_ request: HTTPRequest) throws(APIError) {
+        init(_ request: HTTPRequest, maxWindowRows: Int) throws(APIError) {
+            window = try WindowRequest.parse(request, maxRows: maxWindowRows)
             (format, changes) = try request.spellingParameters()
             switch request.query("catchUp") {
             case nil, "replay": coalesce = false
@@ -24,7 +26,7 @@ struct LiveEndpoints {
             // `since` its URL was first opened with. A token the server cannot read, or no
             // longer knows, is answered with a reset: never with silence.
             let given = request.header("Last-Event-ID") ?? request.query("since")
-            token = given.flatMap { LivePosition(token: $0.trimmingSpaces.description) }
+            token = given.flatMap { WindowToken(token: $0.trimmingSpaces.description) }
         }
 
         func spelling(_ options: DiffOptions) -> LiveSpelling {
@@ -35,7 +37,7 @@ struct LiveEndpoints {
     /// - Parameter expires: when the subscriber's token expires (seconds since 1970): the
     ///   stream ends then with an `expired` event, and the client resumes with a new token.
     func events(_ request: HTTPRequest, id: String, expires: Int64?) throws(APIError) -> HTTPResponse {
-        let asked = try Request(request)
+        let asked = try Request(request, maxWindowRows: hub.limits.maxWindowRows)
         let stream = HTTPStream(maxBuffered: hub.limits.subscriberBufferBytes, budget: hub.unsent)
         // A client's reconnection delay, before any event.
         stream.write(Array("retry: \(hub.limits.retryMilliseconds)\n\n".utf8))
@@ -50,7 +52,7 @@ struct LiveEndpoints {
     }
 
     func changes(_ request: HTTPRequest, id: String, expires: Int64?) throws(APIError) -> HTTPResponse {
-        let asked = try Request(request)
+        let asked = try Request(request, maxWindowRows: hub.limits.maxWindowRows)
         let wait: Int
         if let text = request.query("wait") {
             guard let seconds = Int(text), (0...hub.limits.maxWaitSeconds).contains(seconds) else {
@@ -83,7 +85,7 @@ struct LiveEndpoints {
         let subscriber: LiveSubscriber
         do throws(LiveHub.SubscribeError) {
             subscriber = try hub.subscribe(
-                id: id, spelling: asked.spelling, sink: sink, from: asked.token, coalesce: asked.coalesce,
+                id: id, spelling: asked.spelling, sink: sink, from: asked.token, window: asked.window, coalesce: asked.coalesce,
                 snapshot: { () throws(SessionError) in
                     // Followed before it is read: no step committed after the read goes unlogged.
                     store.follow([id])
@@ -104,6 +106,7 @@ struct LiveEndpoints {
     private func refusal(_ error: LiveHub.SubscribeError, id: String) -> APIError {
         switch error {
         case .session(let failure): return sessions.translate(failure, location: .sessionBody)
+        case .window(let refusal): return refusal.apiError(id: id)
         case .stopping:
             var apiError = APIError(.tooManySubscribers, message: "the server is stopping; reconnect to another")
             apiError.headers = [("Retry-After", "1")]

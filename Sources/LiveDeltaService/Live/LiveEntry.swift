@@ -24,6 +24,8 @@ final class LiveEntry: Sendable {
     let bytes: Int
     private let rendered = NIOLockedValueBox<[LiveSpelling: LiveEvent]>([:])
     private let resetEvent = NIOLockedValueBox<LiveEvent?>(nil)
+    /// What windowed subscribers are sent for this step (see LiveEntry+Window.swift).
+    let windows = WindowCache()
 
     private init(_ kind: Kind, at position: LivePosition, sequence: UInt64, bytes: Int) {
         self.kind = kind

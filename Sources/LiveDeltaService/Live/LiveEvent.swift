@@ -55,6 +55,8 @@ struct LiveEvent: Sendable {
         case reset
         /// One step, as an update to that version answered it.
         case delta
+        /// A window's rows did not change, but where they are or the session's total did.
+        case window
         /// The session was deleted or expired: nothing more will come.
         case end
         /// The server is stopping: reconnect (to another replica) and resume.

@@ -181,10 +181,11 @@ final class LiveFeed: Sendable {
     /// shared store's feed learns of steps a little after they commit, so `read` may be newer
     /// than the feed: the subscriber then starts from `read` alone, and the feed's steps up to
     /// it are passed over for it, while the other subscribers go on undisturbed.
-    func join(_ subscriber: LiveSubscriber, from token: LivePosition?, coalesce: Bool, read: SessionSnapshot, logged: [LoggedState] = [])
+    func join(_ subscriber: LiveSubscriber, from given: WindowToken?, coalesce: Bool, read: SessionSnapshot, logged: [LoggedState] = [])
         -> Joined
     {
-        state.withLockedValue { state -> Joined in
+        let token = given?.position
+        return state.withLockedValue { state -> Joined in
             guard !state.removed else { return .removed }
             guard state.subscribers.count < limits.subscribers else { return .full }
             let seeded = state.log.isEmpty
@@ -211,6 +212,18 @@ final class LiveFeed: Sendable {
             }
             let readPosition = LivePosition(incarnation: read.incarnation, version: read.version)
             let ahead = readPosition.incarnation == latest.position.incarnation && readPosition.version > latest.position.version
+            if let request = subscriber.window {
+                let now = ahead ? read : latest.state ?? read
+                let events = Self.startWindow(subscriber, request, from: given, now: now, read: read, log: state.log)
+                subscriber.delivered = latest.sequence
+                guard subscriber.sink.send(events, reaching: subscriber.token) else {
+                    onLeave(1)
+                    return .joined(seeded: seeded)
+                }
+                state.subscribers[ObjectIdentifier(subscriber)] = subscriber
+                state.idleSince = nil
+                return .joined(seeded: seeded)
+            }
             var events = Self.catchUp(from: token, to: latest, log: state.log, spelling: subscriber.spelling, coalesce: coalesce)
             subscriber.position = latest.position
             // A subscriber the feed would reset anyway starts from the newer read instead; one
@@ -221,7 +234,7 @@ final class LiveFeed: Sendable {
                 subscriber.position = readPosition
             }
             subscriber.delivered = latest.sequence
-            guard subscriber.sink.send(events, reaching: subscriber.position) else {
+            guard subscriber.sink.send(events, reaching: subscriber.token) else {
                 onLeave(1)
                 return .joined(seeded: seeded)
             }
@@ -301,7 +314,8 @@ final class LiveFeed: Sendable {
                     return nil
                 }
                 var work: [(LiveSubscriber, [LiveEntry])] = []
-                for subscriber in state.subscribers.values where subscriber.delivered < latest.sequence {
+                let now = monotonicNow()
+                for subscriber in state.subscribers.values where subscriber.delivered < latest.sequence || subscriber.placed?.isDue(now) == true {
                     // The log is in sequence order and a subscriber is usually a step or two
                     // behind: its steps are found from the end, not by a walk of the whole log.
                     var start = state.log.count
@@ -323,6 +337,7 @@ final class LiveFeed: Sendable {
     /// Only the drain pass moves a joined subscriber's place; it is read and written under the
     /// lock all the same, as `tick` reads it.
     private func deliver(_ entries: [LiveEntry], to subscriber: LiveSubscriber) -> Bool {
+        if subscriber.window != nil { return deliverWindow(entries, to: subscriber) }
         var position = state.withLockedValue { _ in subscriber.position }
         var events: [LiveEvent] = []
         for entry in entries {
@@ -342,8 +357,11 @@ final class LiveFeed: Sendable {
             }
             position = entry.position
         }
-        state.withLockedValue { _ in subscriber.position = position }
-        return subscriber.sink.send(events, reaching: position)
+        let token = state.withLockedValue { _ in
+            subscriber.position = position
+            return subscriber.token
+        }
+        return subscriber.sink.send(events, reaching: token)
     }
 
     /// Drops subscribers (those already dropped are passed over).
@@ -361,8 +379,16 @@ final class LiveFeed: Sendable {
 
     /// Heartbeats and poll deadlines; drops subscribers that are gone. Returns how many left.
     func tick(now: Int64) -> Int {
-        let subscribers = state.withLockedValue { state in state.subscribers.values.map { ($0, $0.position) } }
-        let gone = subscribers.filter { !$0.0.sink.tick(now: now, position: $0.1) }.map(\.0)
+        let (subscribers, wake) = state.withLockedValue { state in
+            let subscribers = state.subscribers.values.map { ($0, $0.token) }
+            // Windows told nothing but a total for a while are sent it by a fan-out pass, in
+            // order with their other events.
+            guard !state.draining, state.subscribers.values.contains(where: { $0.placed?.isDue(now) == true }) else { return (subscribers, false) }
+            state.draining = true
+            return (subscribers, true)
+        }
+        if wake, !fanOut.run({ self.drain() }) { state.withLockedValue { $0.draining = false } }
+        let gone = subscribers.filter { !$0.0.sink.tick(now: now, token: $0.1) }.map(\.0)
         if !gone.isEmpty { remove(gone) }
         return gone.count
     }
@@ -390,6 +416,14 @@ final class LiveFeed: Sendable {
     }
 
     var subscriberCount: Int { state.withLockedValue { $0.subscribers.count } }
+
+    /// Runs `body` under the feed's lock (what subscribers' places are read and written under).
+    func underLock<T>(_ body: () -> T) -> T { state.withLockedValue { _ in body() } }
+
+    /// The session at `position`, where the feed still holds it.
+    func state(at position: LivePosition) -> SessionSnapshot? {
+        state.withLockedValue { state in state.log.last { $0.position == position }?.state }
+    }
 
     /// The latest state the feed holds, and how many steps it keeps.
     var history: (latest: LivePosition?, versions: Int, bytes: Int) {

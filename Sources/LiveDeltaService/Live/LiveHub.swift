@@ -48,6 +48,8 @@ package final class LiveHub: SessionObserver {
         package var lingerSeconds = 300
         /// The longest long poll, in seconds.
         package var maxWaitSeconds = 60
+        /// The most rows a window (read or followed) may ask for, overscan not counted.
+        package var maxWindowRows = 1_000
 
         package init() {}
     }
@@ -124,6 +126,7 @@ package final class LiveHub: SessionObserver {
         case full(Full)
         case stopping
         case session(SessionError)
+        case window(WindowRefusal)
     }
 
     /// Which limit a refused subscriber met.
@@ -136,9 +139,10 @@ package final class LiveHub: SessionObserver {
     /// from `token`.
     /// `spelling` is worked out from the session's options once they are known.
     func subscribe(
-        id: String, spelling: (DiffOptions) -> LiveSpelling, sink: any LiveSink, from token: LivePosition?, coalesce: Bool,
-        snapshot: () throws(SessionError) -> SessionSnapshot
+        id: String, spelling: (DiffOptions) -> LiveSpelling, sink: any LiveSink, from given: WindowToken?, window: WindowRequest? = nil,
+        coalesce: Bool, snapshot: () throws(SessionError) -> SessionSnapshot
     ) throws(SubscribeError) -> LiveSubscriber {
+        let token = given?.position
         guard !stopping.load(ordering: .relaxed) else { throw .stopping }
         try admit(id)
         var subscriber: LiveSubscriber?
@@ -157,11 +161,21 @@ package final class LiveHub: SessionObserver {
                 // The store says whether the session exists, and its state seeds an empty feed.
                 do throws(SessionError) {
                     let session = try snapshot()
-                    subscriber = LiveSubscriber(spelling: spelling(session.options), sink: sink)
+                    subscriber = LiveSubscriber(spelling: spelling(session.options), sink: sink, window: window)
                     read = session
                 } catch {
                     left(1, id: id)
                     throw .session(error)
+                }
+                // A window the session cannot have, or whose anchor it does not hold, is refused
+                // here, as a read of it would be.
+                if let window, let session = read {
+                    do throws(WindowRefusal) {
+                        _ = try PlacedWindow.place(window, in: session.collection, options: session.options)
+                    } catch {
+                        left(1, id: id)
+                        throw .window(error)
+                    }
                 }
             }
             guard let subscriber, let session = read else { break }
@@ -172,7 +186,7 @@ package final class LiveHub: SessionObserver {
             if let token, token.incarnation == session.incarnation, token.version < session.version, feed.isEmpty {
                 logged = history(id, token.incarnation, token.version)
             }
-            switch feed.join(subscriber, from: token, coalesce: coalesce, read: session, logged: logged) {
+            switch feed.join(subscriber, from: given, coalesce: coalesce, read: session, logged: logged) {
             case .joined(let seeded):
                 if seeded { started(id) }
                 return subscriber

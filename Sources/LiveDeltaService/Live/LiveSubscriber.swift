@@ -4,14 +4,14 @@ import Synchronization
 
 /// Where a subscriber's events go: an event stream, or one long-poll answer.
 protocol LiveSink: AnyObject, Sendable {
-    /// Sends events that bring the subscriber to `position`; false where the sink is gone or
-    /// done (the subscriber is then dropped).
-    func send(_ events: [LiveEvent], reaching position: LivePosition?) -> Bool
+    /// Sends events that bring the subscriber to the place `token` resumes from; false where
+    /// the sink is gone or done (the subscriber is then dropped).
+    func send(_ events: [LiveEvent], reaching token: String?) -> Bool
     /// Ends the sink after what it was sent (`events` last).
     func finish(with events: [LiveEvent])
     /// Called about once a second: a stream sends a heartbeat when idle, a poll answers empty
     /// at its deadline. False where the sink is gone or done.
-    func tick(now: Int64, position: LivePosition?) -> Bool
+    func tick(now: Int64, token: String?) -> Bool
 }
 
 /// One subscriber of a feed. Its place is kept under the feed's lock.
@@ -25,10 +25,47 @@ final class LiveSubscriber: Sendable {
     // nonisolated(unsafe): read and written only under the feed's lock.
     nonisolated(unsafe) var position: LivePosition?
 
-    init(spelling: LiveSpelling, sink: any LiveSink) {
+    /// The rows it follows; nil for the whole session.
+    let window: WindowRequest?
+    /// Where its window is at `position`, and what it was told of it.
+    // nonisolated(unsafe): read and written only under the feed's lock.
+    nonisolated(unsafe) var placed: WindowState?
+
+    init(spelling: LiveSpelling, sink: any LiveSink, window: WindowRequest? = nil) {
         self.spelling = spelling
         self.sink = sink
+        self.window = window
     }
+
+    /// The token its client resumes from: its position, and its window's rows there.
+    var token: String? {
+        guard let position else { return nil }
+        guard let placed else { return position.token }
+        return WindowToken(position: LivePosition(incarnation: position.incarnation, version: placed.told), rows: placed.toldRows).token
+    }
+}
+
+/// A windowed subscriber's window, as the feed moves it along the steps.
+struct WindowState: Sendable {
+    var window: PlacedWindow
+    /// The version its client was last sent: a step that changes nothing in the window is
+    /// not sent on its own, only the total, at most once a second (`pendingSince`).
+    var told: UInt64
+    /// The rows it held then.
+    var toldRows: Range<Int>
+    /// When the window first changed in nothing but its place or total since it was last told
+    /// (monotonic nanoseconds); nil where it was told everything.
+    var pendingSince: Int64?
+    /// When it was last sent such a total alone.
+    var lastTotal: Int64 = 0
+    /// A keyset window's anchor's id (JSON text), to find it again after a reset.
+    var anchorID: String?
+
+    /// Totals alone go at most once a second.
+    static let totalInterval: Int64 = 1_000_000_000
+
+    /// Whether a total is waiting and may be sent now.
+    func isDue(_ now: Int64) -> Bool { pendingSince != nil && now - lastTotal >= Self.totalInterval }
 }
 
 /// Events as `text/event-stream` on an HTTP stream, with comment heartbeats while idle.
@@ -46,7 +83,7 @@ final class EventStreamSink: LiveSink {
         lastWrite.store(now, ordering: .relaxed)
     }
 
-    func send(_ events: [LiveEvent], reaching position: LivePosition?) -> Bool {
+    func send(_ events: [LiveEvent], reaching token: String?) -> Bool {
         guard !events.isEmpty else { return stream.isOpen }
         // Each event goes as it was rendered, shared with every stream it goes to, not copied.
         lastWrite.store(monotonicNow(), ordering: .relaxed)
@@ -58,12 +95,12 @@ final class EventStreamSink: LiveSink {
         stream.close()
     }
 
-    func tick(now: Int64, position: LivePosition?) -> Bool {
+    func tick(now: Int64, token: String?) -> Bool {
         guard stream.isOpen else { return false }
         if let expiry, now >= expiry {
             // Said, not a silent cut: the client reconnects with a new token and resumes from
             // this id, losing nothing.
-            finish(with: [LiveEvent(name: .expired, id: position?.token, data: Array(#"{"reason":"token_expired"}"#.utf8))])
+            finish(with: [LiveEvent(name: .expired, id: token, data: Array(#"{"reason":"token_expired"}"#.utf8))])
             return false
         }
         guard now - lastWrite.load(ordering: .relaxed) >= heartbeat else { return true }
@@ -86,23 +123,23 @@ final class LongPollSink: LiveSink {
         self.deadline = deadline
     }
 
-    func send(_ events: [LiveEvent], reaching position: LivePosition?) -> Bool {
+    func send(_ events: [LiveEvent], reaching token: String?) -> Bool {
         guard !events.isEmpty else { return !done.load(ordering: .relaxed) && stream.isOpen }
-        answer(events, next: position)
+        answer(events, next: token)
         return false
     }
 
     func finish(with events: [LiveEvent]) { answer(events, next: nil) }
 
-    func tick(now: Int64, position: LivePosition?) -> Bool {
+    func tick(now: Int64, token: String?) -> Bool {
         guard now >= deadline else { return !done.load(ordering: .relaxed) && stream.isOpen }
-        answer([], next: position)
+        answer([], next: token)
         return false
     }
 
     /// The answer is written as parts: each event as its feed rendered it for every poll,
     /// shared, between a few bytes of this poll's own.
-    private func answer(_ events: [LiveEvent], next: LivePosition?) {
+    private func answer(_ events: [LiveEvent], next: String?) {
         guard !done.exchange(true, ordering: .relaxed) else { return }
         var parts = [Self.opening]
         for (index, event) in events.enumerated() {
@@ -111,7 +148,7 @@ final class LongPollSink: LiveSink {
         }
         var writer = JSONWriter()
         writer.raw("],\"next\":")
-        if let next { writer.string(next.token) } else { writer.raw("null") }
+        if let next { writer.string(next) } else { writer.raw("null") }
         writer.raw("}")
         parts.append(StreamBytes(writer.bytes))
         stream.write(parts)

@@ -43,9 +43,20 @@ struct SessionEndpoints {
         return HTTPResponse(status: created ? 201 : 200, headers: headers(version: 0, location: created ? id : nil), body: writer.bytes)
     }
 
-    func show(id: String) throws(APIError) -> HTTPResponse {
+    /// The session whole, or the rows of `window`, with the token a subscriber of that window
+    /// resumes from (so that it starts without a reset).
+    func show(id: String, window: WindowRequest? = nil) throws(APIError) -> HTTPResponse {
         let snapshot = try sessions { () throws(SessionError) in try store.snapshot(id: id) }
-        return HTTPResponse(status: 200, headers: headers(version: snapshot.version), body: snapshot.json)
+        guard let window else { return HTTPResponse(status: 200, headers: headers(version: snapshot.version), body: snapshot.json) }
+        let placed: PlacedWindow
+        do throws(WindowRefusal) {
+            placed = try PlacedWindow.place(window, in: snapshot.collection, options: snapshot.options)
+        } catch {
+            throw error.apiError(id: id)
+        }
+        return HTTPResponse(
+            status: 200, headers: headers(version: snapshot.version),
+            body: snapshot.windowJSON(placed, token: snapshot.windowToken(placed).token))
     }
 
     func delete(_ request: HTTPRequest, id: String) throws(APIError) -> HTTPResponse {

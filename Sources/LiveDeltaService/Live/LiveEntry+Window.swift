@@ -1,0 +1,65 @@
+import LiveCollections
+
+import struct NIOConcurrencyHelpers.NIOLockedValueBox
+
+/// What one step keeps for windowed subscribers: its delta's projection, made once for all of
+/// them, and the events it sent, shared by subscribers with the same window (every offset
+/// window at one offset, say), up to a bound: thousands of distinct windows each get their
+/// own event, which is not kept.
+final class WindowCache: Sendable {
+    struct Key: Hashable {
+        var spelling: LiveSpelling
+        var old: Range<Int>
+        var new: PlacedWindow
+        var baseVersion: UInt64
+    }
+
+    fileprivate let projection = NIOLockedValueBox<WindowProjection??>(nil)
+    fileprivate let events = NIOLockedValueBox<[Key: LiveEvent]>([:])
+    fileprivate let resets = NIOLockedValueBox<[PlacedWindow: LiveEvent]>([:])
+    static let kept = 64
+}
+
+extension LiveEntry {
+    /// The change's exact flat delta, projected: nil for a step that is not a flat change, or
+    /// whose delta was not worked out (a whole update over the data-count threshold).
+    var projection: WindowProjection? {
+        windows.projection.withLockedValue { kept in
+            if let kept { return kept }
+            var made: WindowProjection?
+            if case .change(let change) = kind, case .flat(let update, _, _) = change.outcome, let delta = update.exactDelta {
+                made = WindowProjection(delta)
+            }
+            kept = .some(made)
+            return made
+        }
+    }
+
+    /// A window's reset to the state after this step.
+    func windowReset(_ window: PlacedWindow) -> LiveEvent? {
+        guard let state else { return nil }
+        if let event = windows.resets.withLockedValue({ $0[window] }) { return event }
+        let event = WindowEvents.reset(state, window)
+        windows.resets.withLockedValue { if $0.count < WindowCache.kept { $0[window] = event } }
+        return event
+    }
+
+    /// The delta of this change seen through a window: from the rows `old` held (at
+    /// `baseVersion`, which this change follows or leaves unchanged since) to `new`'s.
+    func windowDelta(from old: Range<Int>, to new: PlacedWindow, baseVersion: UInt64, spelling: LiveSpelling) -> LiveEvent? {
+        guard case .change(let change) = kind, case .flat(_, let before, let after) = change.outcome, let projection else {
+            return windowReset(new)
+        }
+        let key = WindowCache.Key(spelling: spelling, old: old, new: new, baseVersion: baseVersion)
+        if let event = windows.events.withLockedValue({ $0[key] }) { return event }
+        let delta = projection.projected(old: old, new: new.rows)
+        let deleted = change.options.includeDeletedItems ? old.filter { projection.newPosition(ofOld: $0) == nil }.map { before[$0] } : []
+        let step = WindowEvents.Step(
+            delta: delta, oldRows: Array(before[old]), newRows: Array(after[new.rows]), deleted: deleted, baseVersion: baseVersion)
+        guard let event = WindowEvents.delta(step, to: new, in: change.after, owners: change.owners, spelling: spelling) else {
+            return windowReset(new)
+        }
+        windows.events.withLockedValue { if $0.count < WindowCache.kept { $0[key] = event } }
+        return event
+    }
+}

@@ -1,0 +1,117 @@
+import ByteJSON
+import LiveCollections
+
+/// Windowed subscribers: each is given the deltas of its rows alone, projected from each
+/// step's delta (see `WindowProjection`), and where a step changes nothing in its rows, the
+/// new total at most once a second.
+extension LiveFeed {
+    /// What starts a windowed subscriber at `now`: one delta from the rows its token says it
+    /// holds (a reconnection, a scroll to another window) where the feed still holds the state
+    /// they were read from, else the window's rows whole. Sets its place.
+    static func startWindow(
+        _ subscriber: LiveSubscriber, _ request: WindowRequest, from token: WindowToken?, now: SessionSnapshot, read: SessionSnapshot,
+        log: [LiveEntry]
+    ) -> [LiveEvent] {
+        let window =
+            (try? PlacedWindow.place(request, in: now.collection, options: now.options))
+            ?? PlacedWindow.replace(request, anchorID: nil, in: now.collection, options: now.options)
+        guard let window, case .flat(let items) = now.collection.shape else { return [] }
+        let position = LivePosition(incarnation: now.incarnation, version: now.version)
+        subscriber.position = position
+        subscriber.placed = WindowState(window: window, told: now.version, toldRows: window.rows, anchorID: window.anchorID(in: items))
+        guard let token, let rows = token.rows, token.position.incarnation == now.incarnation, token.position.version <= now.version else {
+            return [WindowEvents.reset(now, window)]
+        }
+        let then: SessionSnapshot? =
+            token.position == position
+            ? now
+            : token.position.version == read.version ? read : log.last { $0.position == token.position }?.state
+        guard let then, case .flat(let held) = then.collection.shape, rows.upperBound <= held.count else {
+            return [WindowEvents.reset(now, window)]
+        }
+        if token.position == position && rows == window.rows { return [] }
+        let event = WindowEvents.catchUp(
+            from: Array(held[rows]), baseVersion: then.version, owners: then.collection.owners, to: window, in: now,
+            spelling: subscriber.spelling)
+        return [event ?? WindowEvents.reset(now, window)]
+    }
+
+    /// Sends a windowed subscriber the steps after its place, through its window; false where
+    /// it is gone or done.
+    func deliverWindow(_ entries: [LiveEntry], to subscriber: LiveSubscriber) -> Bool {
+        guard let request = subscriber.window else { return false }
+        var (position, placed) = underLock { (subscriber.position, subscriber.placed) }
+        guard var place = placed else { return false }
+        var events: [LiveEvent] = []
+        var current: SessionSnapshot?
+        for entry in entries {
+            if let position, entry.position.incarnation == position.incarnation, entry.position.version <= position.version { continue }
+            if let end = entry.end() {
+                guard entry.position.incarnation == position?.incarnation else { continue }
+                subscriber.sink.finish(with: events + [end])
+                return false
+            }
+            guard let after = entry.state, case .flat(let items) = after.collection.shape else { continue }
+            let follows = position.map { entry.position.incarnation == $0.incarnation && entry.baseVersion == $0.version } ?? false
+            if follows, let projection = entry.projection {
+                let next = place.window.advanced(by: projection, oldCount: place.window.total, newCount: items.count)
+                if Self.reanchored(place.window, next, projection) { place.anchorID = next.anchorID(in: items) }
+                if projection.isUnchanged(old: place.window.rows, new: next.rows) {
+                    place.pendingSince = place.pendingSince ?? monotonicNow()
+                    place.window = next
+                } else if let event = entry.windowDelta(
+                    from: place.window.rows, to: next, baseVersion: place.told, spelling: subscriber.spelling)
+                {
+                    events.append(event)
+                    place = WindowState(window: next, told: after.version, toldRows: next.rows, lastTotal: place.lastTotal, anchorID: place.anchorID)
+                }
+            } else if let window = PlacedWindow.replace(request, anchorID: place.anchorID, in: after.collection, options: after.options),
+                let reset = entry.windowReset(window)
+            {
+                // A gap, or a new life: the window's rows, whole.
+                events = [reset]
+                place = WindowState(
+                    window: window, told: after.version, toldRows: window.rows, lastTotal: place.lastTotal, anchorID: window.anchorID(in: items))
+            }
+            position = entry.position
+            current = after
+        }
+        let now = monotonicNow()
+        if place.isDue(now), let position {
+            if let state = current ?? self.state(at: position), let total = Self.total(place, in: state, spelling: subscriber.spelling) {
+                events.append(total)
+                place = WindowState(window: place.window, told: state.version, toldRows: place.window.rows, lastTotal: now, anchorID: place.anchorID)
+            }
+        }
+        let token = underLock {
+            subscriber.position = position
+            subscriber.placed = place
+            return subscriber.token
+        }
+        return subscriber.sink.send(events, reaching: token)
+    }
+
+    /// Whether a keyset window's anchor item changed (its own was deleted).
+    private static func reanchored(_ before: PlacedWindow, _ after: PlacedWindow, _ projection: WindowProjection) -> Bool {
+        guard before.request.isKeyset else { return false }
+        guard before.anchor >= 0, before.anchor < before.total else { return after.anchor >= 0 && after.anchor < after.total }
+        return projection.newPosition(ofOld: before.anchor) == nil
+    }
+
+    /// A `window` event: from the version the subscriber was last told to `state` its rows are
+    /// the same, and this says where they are now and how many rows the session has.
+    private static func total(_ place: WindowState, in state: SessionSnapshot, spelling: LiveSpelling) -> LiveEvent? {
+        guard case .flat(let items) = state.collection.shape else { return nil }
+        var writer = JSONWriter(capacity: 160)
+        writer.raw("{")
+        writer.member("id", first: true)
+        writer.string(String(SessionNamespace.shown(state.id)))
+        writer.member("version")
+        writer.unsigned(UInt(state.version))
+        writer.member("baseVersion")
+        writer.unsigned(UInt(place.told))
+        writer.windowMember(place.window, items: items)
+        writer.raw("}")
+        return LiveEvent(name: .window, id: state.windowToken(place.window).token, data: writer.bytes)
+    }
+}
