@@ -76,6 +76,7 @@ const DEFAULT_OPTIONS = { idKey: "id", sectionIdKey: "id", itemsKey: "items", un
 export class LiveArray {
   constructor(data) {
     this.version = null;
+    this.window = null;
     this.items = null;
     this.sections = null;
     this.options = { ...DEFAULT_OPTIONS };
@@ -92,6 +93,18 @@ export class LiveArray {
     this.version = data.version ?? null;
     this.items = data.sections ? null : [...(data.items ?? [])];
     this.sections = data.sections ? data.sections.map((section) => ({ ...section })) : null;
+    // A window's rows: where they are in the session, and its total.
+    this.window = data.window ?? null;
+    return this;
+  }
+
+  /** A window event: the same rows at a new version, somewhere else or among another total. */
+  moveWindow(data) {
+    if (this.version !== null && data.baseVersion !== this.version) {
+      fail(`the window event starts at version ${data.baseVersion}, the list is at ${this.version}`);
+    }
+    this.version = data.version;
+    this.window = data.window ?? this.window;
     return this;
   }
 
@@ -106,6 +119,7 @@ export class LiveArray {
     if (this.sectioned) this.sections = result;
     else this.items = result;
     this.version = data.version ?? this.version;
+    this.window = data.window ?? this.window;
     return this;
   }
 

@@ -116,7 +116,25 @@ export interface SessionAnswer extends DeltaAnswer {
   sectionCount?: number;
 }
 
-/** A session whole, as GET and a `reset` event give it. */
+/** Where a window's rows are: its first row's position, its rows, the session's rows, and a keyset window's anchor (null at an edge). */
+export interface WindowPlace {
+  offset: number;
+  count: number;
+  total: number;
+  after?: JSONValue | null;
+  before?: JSONValue | null;
+}
+
+/** The rows of a flat session to read or follow: `limit` rows from `offset`, or after or before an item (by id), with `overscan` rows more each side. */
+export interface Window {
+  limit: number;
+  offset?: number;
+  after?: JSONValue;
+  before?: JSONValue;
+  overscan?: number;
+}
+
+/** A session whole, as GET and a `reset` event give it (a window's rows, for a window). */
 export interface SessionState {
   id: string;
   version: number;
@@ -125,6 +143,18 @@ export interface SessionState {
   options: SessionOptions;
   items?: Item[];
   sections?: Section[];
+  /** For a window: where its rows are. */
+  window?: WindowPlace;
+  /** For a window read: the token to follow it from without a reset. */
+  token?: string;
+}
+
+/** A window event: its rows are unchanged at `version`; where they are or the total changed. */
+export interface WindowEvent {
+  id: string;
+  version: number;
+  baseVersion: number;
+  window: WindowPlace;
 }
 
 /** A delta event: the answer the update to `version` gave, in the follower's format. */
@@ -134,6 +164,8 @@ export interface DeltaEvent extends DeltaAnswer {
   baseVersion: number;
   items?: Item[];
   sections?: Section[];
+  /** For a window: where its rows are after the delta. */
+  window?: WindowPlace;
 }
 
 export type TokenSource = string | ((context: { refresh: boolean }) => string | null | undefined | Promise<string | null | undefined>);
@@ -230,15 +262,21 @@ export interface FollowOptions {
   pollWait?: number;
   /** Let go of the connection while the page is hidden. */
   pauseWhenHidden?: boolean;
+  /** Follow these rows alone (see `moveWindow` to scroll). */
+  window?: Window;
   onReset?: (data: SessionState, info: { first: boolean; reason: string }) => void;
   onDelta?: (data: DeltaEvent) => void;
+  onWindow?: (data: WindowEvent) => void;
   onEnd?: (reason: "deleted" | "expired" | "evicted" | string) => void;
   onStop?: (error: LiveDeltaError) => void;
   onState?: (state: FollowState, detail: { version: number | null; delay?: number; error?: unknown; reason?: string }) => void;
 }
 
-export interface LiveOptions extends Omit<FollowOptions, "onReset" | "onDelta"> {
-  onChange?: (collection: LiveArray, event: { type: "reset" | "delta"; version: number | null; first?: boolean; reason?: string; data?: DeltaEvent }) => void;
+export interface LiveOptions extends Omit<FollowOptions, "onReset" | "onDelta" | "onWindow"> {
+  onChange?: (
+    collection: LiveArray,
+    event: { type: "reset" | "delta" | "window"; version: number | null; first?: boolean; reason?: string; data?: DeltaEvent | WindowEvent },
+  ) => void;
 }
 
 /** Follows one session's events (see the module's documentation and docs/clients.md). */
@@ -258,6 +296,8 @@ export class Follower {
   array?: LiveArray;
   /** Reads the session afresh and gives it as a reset. */
   reread(reason: string): void;
+  /** Follows another window: one delta from the rows held to the new window's, not a reset. */
+  moveWindow(window: Window): void;
   close(): void;
 }
 
@@ -276,7 +316,7 @@ export class LiveDeltaClient {
   diff(old: Collection, next: Collection, options?: DiffOptions, call?: { signal?: AbortSignal }): Promise<DeltaAnswer>;
   createSession(collection: Collection, options?: DiffOptions, call?: CallOptions): Promise<SessionAnswer>;
   putSession(id: string, collection: Collection, options?: DiffOptions, call?: CallOptions): Promise<SessionAnswer>;
-  getSession(id: string, call?: CallOptions): Promise<SessionState>;
+  getSession(id: string, call?: CallOptions & { window?: Window }): Promise<SessionState>;
   update(id: string, collection: Collection, options?: DiffOptions, call?: CallOptions): Promise<SessionAnswer>;
   append(id: string, collection: Collection, options?: DiffOptions, call?: CallOptions): Promise<SessionAnswer>;
   delta(id: string, collection: Collection, options?: DiffOptions, call?: CallOptions): Promise<SessionAnswer>;
@@ -294,10 +334,14 @@ export class LiveArray {
   items: Item[] | null;
   sections: Section[] | null;
   options: SessionOptions;
+  /** For a window: where its rows are. */
+  window: WindowPlace | null;
   readonly sectioned: boolean;
   reset(data: SessionState): this;
   /** Throws a DeltaMismatch, changing nothing, where the delta does not fit. */
   apply(data: DeltaEvent): this;
+  /** A window event: the same rows at its version. */
+  moveWindow(data: WindowEvent): this;
 }
 
 /** Reads `text/event-stream` bytes into events. */
@@ -307,6 +351,8 @@ export class EventStreamParser {
 }
 
 export function backoff(attempt: number, first?: number, most?: number): number;
+/** A window's query parameters (ids as JSON); throws a TypeError for a window the server would refuse by its shape. */
+export function windowQuery(window?: Window): Record<string, string | number>;
 export function jsonEqual(a: unknown, b: unknown): boolean;
 export function itemId(item: Item, idKey?: string): JSONValue | undefined;
 export function itemKeys(items: Item[], options?: { idKey?: string; unique?: boolean }, seen?: Map<string, number>): string[];

@@ -226,9 +226,15 @@ export class LiveDeltaClient {
     return this.#answer("PUT", LiveDeltaClient.sessionPath(id), { ...call, body: { ...collectionBody(collection), options } });
   }
 
-  /** `GET /sessions/{id}`: items or sections, version, counts, options. */
-  getSession(id, call = {}) {
-    return this.#answer("GET", LiveDeltaClient.sessionPath(id), call);
+  /**
+   * `GET /sessions/{id}`: items or sections, version, counts, options; with `window` (see
+   * `windowQuery`), that window's rows, where they are (`window`) and the `token` to follow it
+   * from.
+   */
+  getSession(id, { window, ...call } = {}) {
+    const query = new URLSearchParams(Object.entries(windowQuery(window)).map(([key, value]) => [key, String(value)]));
+    const suffix = window ? `?${query}` : "";
+    return this.#answer("GET", LiveDeltaClient.sessionPath(id) + suffix, call);
   }
 
   /** `POST /sessions/{id}/update`: commits the whole new collection; answers its delta. */
@@ -278,6 +284,10 @@ export class LiveDeltaClient {
     const array = new LiveArray();
     const follower = new Follower(this, id, {
       ...options, onState, onEnd, onStop,
+      onWindow: (data) => {
+        array.moveWindow(data);
+        onChange(array, { type: "window", version: array.version, data });
+      },
       onReset: (data, info) => {
         array.reset(data);
         onChange(array, { type: "reset", version: array.version, ...info });
@@ -360,8 +370,27 @@ export class EventStreamParser {
 
 /** Reads an event id `<life>.<version>`. */
 function position(id) {
-  const match = typeof id === "string" && /^([0-9a-z]+)\.(\d+)$/.exec(id);
+  // A window's token also says which rows it holds: `<life>.<version>~<first>-<rows>`.
+  const match = typeof id === "string" && /^([0-9a-z]+)\.(\d+)(?:~\d+-\d+)?$/.exec(id);
   return match ? { life: match[1], version: Number(match[2]) } : null;
+}
+
+/**
+ * The query parameters of a window: `{limit}` with at most one of `offset`, `after` and
+ * `before` (an item's id), and `overscan`. Ids go as JSON, so that `"7"` and `7` stay apart.
+ */
+export function windowQuery(window) {
+  if (!window) return {};
+  const { offset, after, before, limit, overscan } = window;
+  if (!Number.isInteger(limit) || limit < 1) throw new TypeError("a window needs a limit: a whole number of rows from 1");
+  const placed = [offset, after, before].filter((value) => value !== undefined);
+  if (placed.length > 1) throw new TypeError("offset, after and before each place a window: give one of them");
+  const query = { limit };
+  if (offset !== undefined) query.offset = offset;
+  if (after !== undefined) query.after = JSON.stringify(after);
+  if (before !== undefined) query.before = JSON.stringify(before);
+  if (overscan !== undefined) query.overscan = overscan;
+  return query;
 }
 
 /**
@@ -440,9 +469,26 @@ export class Follower {
     this.controller?.abort("reread");
   }
 
+  /**
+   * Follows another window (the user scrolled): the follower reconnects at once with its
+   * token and the new window, and the server sends one delta from the rows it holds to the
+   * new window's, not a reset.
+   */
+  moveWindow(window) {
+    windowQuery(window);
+    this.options.window = window;
+    this.moving = true;
+    this.controller?.abort("move");
+    this.wake?.();
+  }
+
   async #fresh(reason) {
-    const data = await this.client.getSession(this.id);
+    const data = await this.client.getSession(this.id, { window: this.options.window });
     this.version = data.version;
+    if (data.token) {
+      this.lastId = data.token;
+      this.life = position(data.token)?.life ?? this.life;
+    }
     this.options.onReset?.(data, { first: false, reason });
   }
 
@@ -469,6 +515,10 @@ export class Follower {
         if (error instanceof LiveDeltaError && !error.transient) return this.#stop(error);
         retryAfter = error?.retryAfter;
         this.lastError = error;
+      }
+      if (this.moving) {
+        this.moving = false;
+        continue;
       }
       if (this.stopped || this.pendingReread || this.controller.signal.reason === "hidden") continue;
       if (this.shutdownDelay !== undefined) {
@@ -498,8 +548,8 @@ export class Follower {
   }
 
   #query(extra) {
-    const { format, changes, catchUp } = this.options;
-    const query = { format, changes, catchUp, ...extra };
+    const { format, changes, catchUp, window } = this.options;
+    const query = { format, changes, catchUp, ...windowQuery(window), ...extra };
     if (this.lastId) query.since = this.lastId;
     return `?${new URLSearchParams(Object.entries(query).filter(([, v]) => v !== undefined))}`;
   }
@@ -631,7 +681,8 @@ export class Follower {
       }
       case "delta": {
         const at = position(id);
-        if (this.version !== null && at && at.life === this.life && data.version <= this.version) {
+        // (A window's scroll at the same version starts from that version: it is not shown yet.)
+        if (this.version !== null && at && at.life === this.life && data.version <= this.version && data.baseVersion !== this.version) {
           // Already shown (a resumed stream replays from an older id after a fresh read).
           this.lastId = id;
           return;
@@ -648,6 +699,17 @@ export class Follower {
         this.lastId = id ?? this.lastId;
         this.version = data.version;
         this.options.onDelta?.(data);
+        return;
+      }
+      case "window": {
+        // A window's rows did not change; where they are, or the session's total, did.
+        if (this.version === null || data.baseVersion !== this.version) {
+          this.lastId = id ?? this.lastId;
+          return this.reread(`a window event from version ${data.baseVersion} arrived at version ${this.version}`);
+        }
+        this.lastId = id ?? this.lastId;
+        this.version = data.version;
+        this.options.onWindow?.(data);
         return;
       }
       case "end":

@@ -2,7 +2,7 @@
 // where a declaration and the module drift apart in a way a user would meet, this stops compiling.
 import {
   LiveDeltaClient, LiveDeltaError, LiveArray, DeltaMismatch, applyPatch, keyedReplay, itemKeys, jsonEqual,
-  type DeltaEvent, type KeyedOperation, type SessionState,
+  windowQuery, type DeltaEvent, type KeyedOperation, type SessionState, type WindowEvent, type WindowPlace,
 } from "livedelta";
 import { LiveList, renderItem, textOf } from "livedelta/dom";
 
@@ -34,6 +34,17 @@ async function main(container: HTMLElement): Promise<void> {
     onReset: (data, info) => console.log(data.items, info.first),
   });
   follower.close();
+  // A window of a long feed: read, followed, scrolled.
+  const page: SessionState = await client.getSession("feed-42", { window: { offset: 100, limit: 50 } });
+  const place: WindowPlace | undefined = page.window;
+  const windowed = client.live("feed-42", {
+    window: { after: "item-7", limit: 50, overscan: 10 },
+    since: page.token,
+    onChange: (collection, event) => console.log(collection.window?.total, event.type === "window"),
+  });
+  windowed.moveWindow({ offset: 150, limit: 50 });
+  client.follow("feed-42", { window: { before: 3, limit: 20 }, onWindow: (data: WindowEvent) => console.log(data.window.offset) }).close();
+  console.log(place?.offset, windowQuery({ limit: 5 }).limit);
   await live.done;
   const patched: number[] = applyPatch([1, 2], [{ op: "remove", path: "/0" }]);
   console.log(replayed, items, patched, itemKeys([1, 1], { unique: false }), jsonEqual(1, 1), textOf({}), new DeltaMismatch("x").message);
