@@ -71,9 +71,10 @@ extension LiveDeltaClient {
         try await decoded(SessionAnswer.self, self.write("PUT", Self.sessionPath(id), try Self.body(collection.members(options: options)), write))
     }
 
-    /// `GET /sessions/{id}`.
-    public func session<Item>(_ id: String, as type: Item.Type = Item.self) async throws -> SessionState<Item> {
-        try await decoded(SessionState<Item>.self, Call(method: "GET", path: Self.sessionPath(id)))
+    /// `GET /sessions/{id}`: the session whole, or the rows of `window` (with where they are,
+    /// and the `token` to follow that window from).
+    public func session<Item>(_ id: String, as type: Item.Type = Item.self, window: Window? = nil) async throws -> SessionState<Item> {
+        try await decoded(SessionState<Item>.self, Call(method: "GET", path: Self.sessionPath(id), query: window?.queryItems ?? []))
     }
 
     /// `POST /sessions/{id}/update`: commits the new collection; answers its delta.

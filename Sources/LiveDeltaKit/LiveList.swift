@@ -16,6 +16,8 @@ public final class LiveList<Item: Codable & Sendable & Equatable> {
     public enum Change {
         case reset
         case delta(DeltaAnswer, oldItems: [Item], oldSections: [LiveSection<Item>])
+        /// A window's rows are the same; where they are (`window`) or the total changed.
+        case window
     }
 
     /// The items of a flat session (empty for a sectioned one).
@@ -33,6 +35,12 @@ public final class LiveList<Item: Codable & Sendable & Equatable> {
     public private(set) var resumeToken: String?
     /// Set where a delta did not fit: read the session (`follow` does so by itself).
     public private(set) var needsFreshRead = false
+    /// For a window (`FollowOptions.window`): where its rows (`items`) are in the session.
+    public private(set) var window: WindowPlace?
+    /// The window `follow` follows; `moveWindow` changes it.
+    public private(set) var followedWindow: Window?
+    /// The connection `follow` is reading, ended by `moveWindow` to open the next.
+    private var connection_: Task<Bool, any Error>?
     /// Called after each change, with what it was.
     public var onChange: ((Change) -> Void)?
     /// Called after every update taken (a change or the connection's state), for
@@ -56,9 +64,21 @@ public final class LiveList<Item: Codable & Sendable & Equatable> {
             items = state.items ?? []
             sections = state.sections ?? []
             version = state.version
-            resumeToken = state.eventID ?? resumeToken
+            window = state.window
+            resumeToken = state.eventID ?? state.token ?? resumeToken
             needsFreshRead = false
             onChange?(.reset)
+            return true
+        case .window(let event):
+            guard version == event.baseVersion else {
+                needsFreshRead = true
+                return false
+            }
+            willChange()
+            version = event.version
+            window = event.window
+            resumeToken = event.eventID ?? resumeToken
+            onChange?(.window)
             return true
         case .delta(let event):
             guard version == event.baseVersion, fits(event) else {
@@ -69,6 +89,7 @@ public final class LiveList<Item: Codable & Sendable & Equatable> {
             let (oldItems, oldSections) = (items, sections)
             if isSectioned { sections = event.sections ?? [] } else { items = event.items ?? [] }
             version = event.version
+            window = event.window ?? window
             resumeToken = event.eventID ?? resumeToken
             onChange?(.delta(event.answer, oldItems: oldItems, oldSections: oldSections))
             return true
@@ -97,16 +118,35 @@ public final class LiveList<Item: Codable & Sendable & Equatable> {
     /// Follows session `id` with `client` and takes every update, until the task is cancelled
     /// or the session ends (returned) or following stops for good (thrown).
     /// A delta that does not fit what is shown starts following afresh, from the session whole.
+    ///
+    /// With `options.window` it follows those rows alone; `moveWindow` scrolls.
     public func follow(_ id: String, with client: LiveDeltaClient, options: FollowOptions = FollowOptions()) async throws {
         var options = options
+        followedWindow = options.window
         do {
             while !Task.isCancelled {
-                var refused = false
-                for try await update in client.follow(id, as: Item.self, options: options) {
-                    if !take(update) {
-                        refused = true
-                        break
+                let window = followedWindow
+                options.window = window
+                let stream = client.follow(id, as: Item.self, options: options)
+                let connection = Task { @MainActor [weak self] () throws -> Bool in
+                    for try await update in stream {
+                        guard let self, !Task.isCancelled else { return false }
+                        if !self.take(update) { return true }
                     }
+                    return false
+                }
+                connection_ = connection
+                let refused = try await withTaskCancellationHandler {
+                    try await connection.value
+                } onCancel: {
+                    connection.cancel()
+                }
+                connection_ = nil
+                if Task.isCancelled { return }
+                if followedWindow != window {
+                    // A scroll: from the rows shown, one delta to the new window's.
+                    options.since = resumeToken
+                    continue
                 }
                 guard refused else { return }
                 // Without a resume token the server starts with the session whole (a reset).
@@ -115,6 +155,15 @@ public final class LiveList<Item: Codable & Sendable & Equatable> {
         } catch FollowEnd.ended {
             return
         }
+    }
+
+    /// Follows another window (the user scrolled): `follow` reconnects at once with the resume
+    /// token and `window`, and the server sends one delta from the rows shown to the new
+    /// window's, not a reset.
+    public func moveWindow(_ window: Window) {
+        guard window != followedWindow else { return }
+        followedWindow = window
+        connection_?.cancel()
     }
 }
 

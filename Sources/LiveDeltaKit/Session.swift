@@ -88,8 +88,12 @@ public struct SessionState<Item: Codable & Sendable>: Codable, Sendable {
     public var sections: [LiveSection<Item>]?
     /// The live event's id, a resume token (`FollowOptions.since`); nil for a read.
     public var eventID: String?
+    /// For a window: where its rows (`items`) are.
+    public var window: WindowPlace?
+    /// For a read of a window: the token to follow it from without a reset.
+    public var token: String?
 
-    enum CodingKeys: String, CodingKey { case id, version, options, items, sections }
+    enum CodingKeys: String, CodingKey { case id, version, options, items, sections, window, token }
 }
 
 /// A live `delta` event in the `batch` format: the delta from `baseVersion` to `version`, and
@@ -107,8 +111,10 @@ public struct DeltaEvent<Item: Codable & Sendable>: Codable, Sendable {
     public var sections: [LiveSection<Item>]?
     /// The event's id, a resume token (`FollowOptions.since`).
     public var eventID: String?
+    /// For a window: where its rows are after the delta.
+    public var window: WindowPlace?
 
-    enum CodingKeys: String, CodingKey { case version, baseVersion, items, sections }
+    enum CodingKeys: String, CodingKey { case version, baseVersion, items, sections, window }
 
     /// Reads a section or an event: its members, and what it carries.
     public init(from decoder: any Decoder) throws {
@@ -117,6 +123,7 @@ public struct DeltaEvent<Item: Codable & Sendable>: Codable, Sendable {
         baseVersion = try container.decode(Int.self, forKey: .baseVersion)
         items = try container.decodeIfPresent([Item].self, forKey: .items)
         sections = try container.decodeIfPresent([LiveSection<Item>].self, forKey: .sections)
+        window = try container.decodeIfPresent(WindowPlace.self, forKey: .window)
         answer = try DeltaAnswer(from: decoder)
     }
 
@@ -127,6 +134,7 @@ public struct DeltaEvent<Item: Codable & Sendable>: Codable, Sendable {
         try container.encode(baseVersion, forKey: .baseVersion)
         try container.encodeIfPresent(items, forKey: .items)
         try container.encodeIfPresent(sections, forKey: .sections)
+        try container.encodeIfPresent(window, forKey: .window)
         try answer.encode(to: encoder)
     }
 }

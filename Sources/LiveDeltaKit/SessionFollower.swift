@@ -11,6 +11,8 @@ public enum LiveUpdate<Item: Codable & Sendable>: Sendable {
     case reset(SessionState<Item>, reason: String)
     /// One version: its `baseVersion` is the version given before.
     case delta(DeltaEvent<Item>)
+    /// A window's rows are unchanged at a new version: where they are, or the total, changed.
+    case window(WindowEvent)
     /// The connection's state, for the screen.
     case connection(ConnectionState)
 }
@@ -40,6 +42,8 @@ public struct FollowOptions: Sendable {
     public var since: String?
     /// Seconds a long poll waits.
     public var pollWait = 20
+    /// Follow these rows alone (`LiveList.moveWindow` scrolls).
+    public var window: Window?
 
     /// The defaults: events, a 45 s watchdog, back-off from 1 s to 32 s.
     public init() {}
@@ -100,8 +104,10 @@ final class Follower<Item: Codable & Sendable>: Sendable {
             Position(lastID: options.since, life: options.since.flatMap { Self.life(of: $0) }, version: Self.version(of: options.since)))
     }
 
-    static func life(of id: String) -> String? { id.split(separator: ".").dropLast().joined(separator: ".").nilIfEmpty }
-    static func version(of id: String?) -> Int? { id.flatMap { $0.split(separator: ".").last.flatMap { Int($0) } } }
+    // A window's token also says which rows it holds: `<life>.<version>~<first>-<rows>`.
+    static func life(of id: String) -> String? { place(id).split(separator: ".").dropLast().joined(separator: ".").nilIfEmpty }
+    static func version(of id: String?) -> Int? { id.flatMap { place($0).split(separator: ".").last.flatMap { Int($0) } } }
+    private static func place(_ id: String) -> Substring { id.prefix { $0 != "~" } }
 
     func run() async {
         while !Task.isCancelled {
@@ -111,8 +117,15 @@ final class Follower<Item: Codable & Sendable>: Sendable {
                     defer { state.fresh = nil }
                     return state.fresh
                 }) {
-                    let state: SessionState<Item> = try await client.session(id)
-                    position.withLock { $0.version = state.version }
+                    let state: SessionState<Item> = try await client.session(id, window: options.window)
+                    position.withLock {
+                        $0.version = state.version
+                        // A window's read says where to follow it from.
+                        if let token = state.token {
+                            $0.lastID = token
+                            $0.life = Self.life(of: token)
+                        }
+                    }
                     output.yield(.reset(state, reason: reason))
                 }
                 switch options.transport {
@@ -153,7 +166,7 @@ final class Follower<Item: Codable & Sendable>: Sendable {
 
     /// The request that opens a stream or a poll, with the token and the resume token.
     private func request(_ route: String, query extra: [URLQueryItem], accept: String) async throws -> URLRequest {
-        var query = [URLQueryItem(name: "format", value: "batch")] + extra
+        var query = [URLQueryItem(name: "format", value: "batch")] + (options.window?.queryItems ?? []) + extra
         if let since = position.value.lastID { query.append(URLQueryItem(name: "since", value: since)) }
         var request = URLRequest(url: client.url(LiveDeltaClient.sessionPath(id, route), query: query))
         request.setValue(accept, forHTTPHeaderField: "Accept")
@@ -275,7 +288,8 @@ final class Follower<Item: Codable & Sendable>: Sendable {
             let verdict = position.withLock { position -> DeltaVerdict in
                 let life = event.id.flatMap(Self.life(of:))
                 defer { position.lastID = event.id ?? position.lastID }
-                if let version = position.version, life == position.life, delta.version <= version { return .skip }
+                // (A window's scroll at the same version starts from that version: not given yet.)
+                if let version = position.version, life == position.life, delta.version <= version, delta.baseVersion != version { return .skip }
                 guard let version = position.version, delta.baseVersion == version, life == nil || life == position.life else {
                     return .reread("a delta from version \(delta.baseVersion) arrived at version \(position.version.map(String.init) ?? "none")")
                 }
@@ -291,6 +305,20 @@ final class Follower<Item: Codable & Sendable>: Sendable {
                 position.withLock { $0.fresh = reason }
                 return true
             }
+        case "window":
+            var moved = try JSONDecoder().decode(WindowEvent.self, from: data)
+            moved.eventID = event.id
+            let fits = position.withLock { position -> Bool in
+                position.lastID = event.id ?? position.lastID
+                guard position.version == moved.baseVersion else { return false }
+                position.version = moved.version
+                return true
+            }
+            guard fits else {
+                position.withLock { $0.fresh = "a window event from version \(moved.baseVersion) arrived at another" }
+                return true
+            }
+            output.yield(.window(moved))
         case "end":
             throw FollowEnd.ended(reason: (try? JSONDecoder().decode(EndData.self, from: data))?.reason ?? "ended")
         case "shutdown":

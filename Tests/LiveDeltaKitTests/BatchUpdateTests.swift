@@ -126,6 +126,7 @@ struct Row: Codable, Sendable, Equatable {
                         } else {
                             BatchUpdater.apply(answer, from: oldItems, to: list.items, on: view) { data.value = [$0] }
                         }
+                    case .window: break
                     }
                 }
                 return (list, view, data)

@@ -202,6 +202,7 @@ final class Journal: @unchecked Sendable {  // guarded by `lock`
         switch update {
         case .reset(let state, let reason): line = "reset to \(state.version) (\(reason))"
         case .delta(let event): line = "delta \(event.baseVersion)→\(event.version)\(taken ? "" : " refused")"
+        case .window(let event): line = "window \(event.baseVersion)→\(event.version)\(taken ? "" : " refused")"
         case .connection(let state): line = "\(state)"
         }
         lock.withLock { lines.append(line) }

@@ -37,6 +37,7 @@ func documentedFollow() async throws {
         switch change {
         case .reset: print("show", list.items)
         case .delta(let answer, let oldItems, _): print("animate", answer, "from", oldItems, "to", list.items)
+        case .window: print("rows", list.window?.offset ?? 0, "of", list.window?.total ?? 0)  // a window's place changed
         }
     }
     try await list.follow("feed-42", with: client)  // until the session ends, or the task is cancelled

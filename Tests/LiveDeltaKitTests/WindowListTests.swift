@@ -1,0 +1,73 @@
+import Foundation
+import LiveDeltaKit
+import TestSupport
+import Testing
+
+/// A windowed LiveList against the real binary: 30 rows of a 600-row session followed through
+/// commits near and inside the window and through scrolls; every batch goes through the
+/// adapter into the UIKit-rules double, which breaks no rule and ends on the window's rows.
+@Suite struct WindowListTests {
+    typealias Box = BatchUpdateTests.Box
+
+    @Test func aWindowedListDrivesTheViewThroughCommitsAndScrolls() async throws {
+        let server = try ServerProcess()
+        defer { _ = server.stop() }
+        let client = LiveDeltaClient(baseURL: URL(string: "http://127.0.0.1:\(server.port)")!)
+        var random = BatchUpdateTests.Seeded(state: 11)
+        var rows = (0..<600).map { Row(id: $0, v: 0) }
+        var nextID = 1_000
+        _ = try await client.putSession("window", .items(rows))
+        let (list, view, data) = await MainActor.run { () -> (LiveList<Row>, UIKitRulesDouble<Row>, Box<[[Row]]>) in
+            let list = LiveList<Row>()
+            let data = Box<[[Row]]>([])
+            let view = UIKitRulesDouble<Row>(showing: []) { data.value }
+            list.onChange = { change in
+                switch change {
+                case .reset:
+                    data.value = [list.items]
+                    view.reloadData()
+                case .delta(let answer, let oldItems, _):
+                    BatchUpdater.apply(answer, from: oldItems, to: list.items, on: view) { data.value = [$0] }
+                case .window: break
+                }
+            }
+            return (list, view, data)
+        }
+        var options = FollowOptions()
+        options.window = Window(.offset(100), limit: 30)
+        let following = Task { try await list.follow("window", with: client, options: options) }
+        var offset = 100
+        for round in 0..<60 {
+            // A few rows removed, inserted, moved and changed, most of them around the window.
+            for _ in 0..<Int.random(in: 1...4, using: &random) {
+                let at = min(rows.count - 1, max(0, offset + Int.random(in: -20...50, using: &random)))
+                switch Int.random(in: 0..<4, using: &random) {
+                case 0: rows.remove(at: at)
+                case 1:
+                    rows.insert(Row(id: nextID, v: 0), at: at)
+                    nextID += 1
+                case 2: rows.insert(rows.remove(at: at), at: min(rows.count, max(0, at + Int.random(in: -40...40, using: &random))))
+                default: rows[at].v += 1
+                }
+            }
+            let answer = try await client.update("window", to: .items(rows))
+            if round % 6 == 5 {
+                offset = Int.random(in: 0...550, using: &random)
+                await list.moveWindow(Window(.offset(offset), limit: 30))
+            }
+            let deadline = Date().addingTimeInterval(15)
+            // Commits that change none of its rows reach it as a total, within about a second.
+            func reached() async -> Bool { await MainActor.run { list.version == answer.version && list.window?.offset == offset } }
+            while await !reached(), Date() < deadline { try await Task.sleep(nanoseconds: 2_000_000) }
+            #expect(await reached(), "round \(round)")
+        }
+        following.cancel()
+        let (violations, shown, expected, reloads, items) = await MainActor.run {
+            (view.violations, view.shown, data.value, view.reloads, list.items)
+        }
+        #expect(violations == [])
+        #expect(shown == expected)
+        #expect(items == Array(rows[offset..<offset + 30]))
+        #expect(reloads == 1, "only the first reset reloads: every commit and every scroll animates")
+    }
+}
