@@ -120,16 +120,25 @@ final class LiveFeed: Sendable {
         return try? SessionRules.update(session, to: after.collection, condition: .any, commit: true, created: false)
     }
 
+    /// A change committed on this replica of a shared store, taken only where it follows the
+    /// latest step the feed holds (else the steps read back from storage bring it, in order).
+    func publishChained(_ change: SessionChange) {
+        append { sequence, latest in
+            guard let latest, !latest.isEnd, latest.position == LivePosition(incarnation: change.incarnation, version: change.baseVersion)
+            else { return nil }
+            return LiveEntry(change: change, sequence: sequence)
+        }
+    }
+
     func publishEnd(_ reason: SessionEnd, incarnation: String) {
         append { sequence, _ in LiveEntry(end: reason, at: LivePosition(incarnation: incarnation, version: .max), sequence: sequence) }
     }
 
-    /// Takes the entry `make` makes (given its sequence number and the latest entry) where it
-    /// follows what the feed holds, and wakes the fan-out.
-    private func append(_ make: (UInt64, LiveEntry?) -> LiveEntry) {
+    /// Takes the entry `make` makes (given its sequence number and the latest entry; nil for
+    /// none) where it follows what the feed holds, and wakes the fan-out.
+    private func append(_ make: (UInt64, LiveEntry?) -> LiveEntry?) {
         let wake = state.withLockedValue { state -> Bool in
-            let entry = make(state.nextSequence, state.log.last)
-            guard Self.takes(entry, after: state.log.last) else { return false }
+            guard let entry = make(state.nextSequence, state.log.last), Self.takes(entry, after: state.log.last) else { return false }
             state.nextSequence += 1
             state.log.append(entry)
             state.logBytes += entry.bytes

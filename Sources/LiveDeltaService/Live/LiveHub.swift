@@ -102,6 +102,8 @@ package final class LiveHub: SessionObserver {
 
     package func replaced(_ snapshot: SessionSnapshot) { feed(snapshot.id)?.publish(snapshot) }
 
+    package func committedHere(_ change: SessionChange) { feed(change.id)?.publishChained(change) }
+
     package func ended(id: String, incarnation: String, reason: SessionEnd) { feed(id)?.publishEnd(reason, incarnation: incarnation) }
 
     package func stored(_ snapshot: SessionSnapshot, appended: Bool, baseVersion: UInt64?) {

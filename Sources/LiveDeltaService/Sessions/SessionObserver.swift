@@ -15,6 +15,11 @@ package protocol SessionObserver: Sendable {
     /// A step read back from shared storage, as the session after it: the observer works out
     /// the change from what it holds at `baseVersion` (nil: unknown), or starts from it whole.
     func stored(_ snapshot: SessionSnapshot, appended: Bool, baseVersion: UInt64?)
+    /// A change a shared store committed on this replica, told as soon as it commits: the
+    /// observer takes it where it follows the step it holds (the step read back from storage
+    /// later is then the same version, passed over), for its delta is the writer's own, where a
+    /// step read back would be worked out again (and, over the data-count threshold, not at all).
+    func committedHere(_ change: SessionChange)
     /// Whether it wants a session's steps: it holds the session, from a read, and follows it.
     func follows(id: String) -> Bool
     /// The sessions it follows now.

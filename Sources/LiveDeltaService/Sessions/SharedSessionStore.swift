@@ -338,6 +338,9 @@ package final class SharedSessionStore: SessionStore {
             case .committed:
                 session.storedParts = parts
                 remember(session, stored)
+                if incarnation != nil, let observer = observer.withLockedValue({ $0 }), observer.follows(id: id) {
+                    observer.committedHere(change)
+                }
                 return change
             case .conflict(let current):
                 events(.conflict)
