@@ -167,7 +167,10 @@ let package = Package(
         // Token checks in process, each algorithm, with and without the cache (bench-auth).
         .executableTarget(name: "TokenBenchmark", dependencies: ["TokenAuth"], path: "Benchmarks/TokenBenchmark"),
         // The subscriber side of bench-live: thousands of event streams read on one epoll thread.
-        .executableTarget(name: "LiveSubscribers", path: "Benchmarks/LiveSubscribers"),
+        .executableTarget(name: "LiveSubscribers", dependencies: ["BenchStreams"], path: "Benchmarks/LiveSubscribers"),
+        // The subscriber side of bench-windows: thousands of windows of one session.
+        .executableTarget(name: "WindowSubscribers", dependencies: ["BenchStreams"], path: "Benchmarks/WindowSubscribers"),
+        .target(name: "BenchStreams", path: "Benchmarks/BenchStreams"),
         // Starts and stops a server ten times in one process; a test checks no thread is left.
         .executableTarget(
             name: "ThreadLifecycle",

@@ -1,0 +1,143 @@
+// What the compiled stream readers of the live benchmarks share (bench-live, bench-windows):
+// sockets to the local server, thousands of event streams read on one thread with poll(2), and
+// a blocking keep-alive connection for writes.
+import Glibc
+
+/// Writes straight to a descriptor: unbuffered, so the caller sees `ready` at once.
+public func say(_ text: String, to descriptor: Int32 = 1) {
+    var bytes = Array((text + "\n").utf8)
+    _ = bytes.withUnsafeMutableBytes { write(descriptor, $0.baseAddress, $0.count) }
+}
+
+public func now() -> Double {
+    var time = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &time)
+    return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
+}
+
+public func connectLocal(_ port: UInt16) -> Int32 {
+    let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_port = port.bigEndian
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    let connected = withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+            connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+        }
+    }
+    if connected != 0 {
+        say("connect: \(String(cString: strerror(errno)))", to: 2)
+        exit(1)
+    }
+    var on: Int32 = 1
+    setsockopt(descriptor, Int32(IPPROTO_TCP), TCP_NODELAY, &on, socklen_t(MemoryLayout<Int32>.size))
+    return descriptor
+}
+
+public func sendAll(_ descriptor: Int32, _ text: String) {
+    var bytes = Array(text.utf8)
+    var sent = 0
+    while sent < bytes.count {
+        let written = bytes[sent...].withUnsafeMutableBytes { send(descriptor, $0.baseAddress, $0.count, 0) }
+        if written <= 0 { say("send failed", to: 2); exit(1) }
+        sent += written
+    }
+    bytes.removeAll()
+}
+
+public func firstIndex(of needle: [UInt8], in haystack: [UInt8]) -> Int? {
+    guard haystack.count >= needle.count else { return nil }
+    for start in 0...(haystack.count - needle.count) where haystack[start] == needle[0] {
+        if haystack[start..<start + needle.count].elementsEqual(needle) { return start }
+    }
+    return nil
+}
+
+/// The subscribers' sockets under poll(2); reads whatever is ready and notes, per socket, the
+/// first time a marker went by. A marker split across two reads is found in the kept tail.
+public final class Subscribers {
+    public var descriptors: [pollfd] = []
+    var tails: [Int32: [UInt8]] = [:]
+    public var open = Set<Int32>()
+    /// Bytes read from each subscriber so far.
+    public var received: [Int32: Int] = [:]
+    var buffer = [UInt8](repeating: 0, count: 1 << 18)
+
+    public init() {}
+
+    public func add(_ descriptor: Int32) {
+        _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) | O_NONBLOCK)
+        descriptors.append(pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0))
+        open.insert(descriptor)
+        tails[descriptor] = []
+    }
+
+    /// Reads until each of `watched` still open (every open subscriber when nil) has shown
+    /// `marker`, or `deadline` passes; returns when the first and the last did, and how many did.
+    public func await(_ marker: String, among watched: Set<Int32>? = nil, deadline: Double) -> (first: Double?, last: Double?, reached: Int) {
+        let needle = Array(marker.utf8)
+        return watch(among: watched, deadline: deadline) { text, _ in firstIndex(of: needle, in: text) != nil }
+    }
+
+    /// Reads until each of `watched` still open (every open subscriber when nil) has read text
+    /// that `shows` (given what came in its last read, after the tail of the reads before it,
+    /// and where the new bytes start), or `deadline` passes.
+    public func watch(among watched: Set<Int32>? = nil, deadline: Double, shows: ([UInt8], Int) -> Bool) -> (
+        first: Double?, last: Double?, reached: Int
+    ) {
+        var waiting = watched ?? open
+        var seen = 0
+        var first: Double?
+        var last: Double?
+        while !waiting.isEmpty && now() < deadline {
+            if poll(&descriptors, nfds_t(descriptors.count), 200) <= 0 { continue }
+            for index in descriptors.indices where descriptors[index].revents != 0 {
+                let descriptor = descriptors[index].fd
+                descriptors[index].revents = 0
+                let read = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
+                if read < 0 { continue }
+                if read == 0 {
+                    // Closed by the server (refused or dropped): it will not see the marker.
+                    close(descriptor)
+                    descriptors[index].fd = -1  // poll skips it from now on
+                    open.remove(descriptor)
+                    waiting.remove(descriptor)
+                    continue
+                }
+                received[descriptor, default: 0] += read
+                let tail = tails[descriptor, default: []]
+                let text = tail + buffer[0..<read]
+                if waiting.contains(descriptor) && shows(text, tail.count) {
+                    waiting.remove(descriptor)
+                    seen += 1
+                    last = now()
+                    if first == nil { first = last }
+                }
+                tails[descriptor] = Array(text.suffix(96))
+            }
+        }
+        return (first, last, seen)
+    }
+}
+
+/// A blocking keep-alive connection for the writer's updates.
+public func request(_ descriptor: Int32, _ method: String, _ path: String, _ body: String) -> String {
+    sendAll(
+        descriptor, "\(method) \(path) HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)")
+    var received: [UInt8] = []
+    var chunk = [UInt8](repeating: 0, count: 65536)
+    while true {
+        let read = chunk.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
+        if read <= 0 { say("the writer's connection closed", to: 2); exit(1) }
+        received += chunk[0..<read]
+        guard let headEnd = firstIndex(of: Array("\r\n\r\n".utf8), in: received) else { continue }
+        let head = String(decoding: received[..<headEnd], as: UTF8.self).lowercased()
+        guard let line = head.split(separator: "\r\n").first(where: { $0.hasPrefix("content-length:") }),
+            let length = Int(line.dropFirst("content-length:".count).filter { $0 != " " })
+        else { continue }
+        if received.count - (headEnd + 4) >= length {
+            return String(decoding: received[(headEnd + 4)...], as: UTF8.self)
+        }
+    }
+}

@@ -1,0 +1,118 @@
+// The subscriber side of `make bench-windows`: holds many windows of one session (each its own
+// event stream, 50 rows), runs one kind of commit a number of times, and times each from the
+// moment it is sent to the moment the first and the last subscriber it concerns have read it.
+//
+// Usage: WindowSubscribers PORT SESSION SUBSCRIBERS KIND SPACING MODE ROUNDS VERSION
+//   KIND: `after` (subscriber k follows the 50 rows after item k*SPACING) or `offset` (from row
+//   k*SPACING). The session's items are {"id": position, ...} when it starts.
+//   MODE: `outside` (update one item outside every window), `inside` (update 100 items, each in
+//   another subscriber's window), `top` (insert an item at the top).
+//   VERSION: the session's version before the first round.
+// Prints `ready N` once every subscriber has its reset, waits for a line on standard input, runs
+// ROUNDS commits, prints `committed`, then one JSON object: {"subscribed", "first": [s], "last": [s],
+// "answer": [s], "deltas", "windows", "bytes"} (deltas and window events read, bytes read
+// after the resets).
+import BenchStreams
+import Glibc
+
+let arguments = CommandLine.arguments
+guard arguments.count == 9, let port = UInt16(arguments[1]), let count = Int(arguments[3]), let spacing = Int(arguments[5]),
+    let rounds = Int(arguments[7]), let startVersion = Int(arguments[8])
+else {
+    print("usage: WindowSubscribers PORT SESSION SUBSCRIBERS after|offset SPACING outside|inside|top ROUNDS VERSION")
+    exit(2)
+}
+let session = arguments[2]
+let kind = arguments[4]
+let mode = arguments[6]
+
+let subscribers = Subscribers()
+var byIndex: [Int32] = []
+for batchStart in stride(from: 0, to: count, by: 250) {
+    var batch = Set<Int32>()
+    for index in batchStart..<min(count, batchStart + 250) {
+        let descriptor = connectLocal(port)
+        sendAll(descriptor, "GET /sessions/\(session)/events?format=keyed&limit=50&\(kind)=\(index * spacing) HTTP/1.1\r\nHost: x\r\n\r\n")
+        subscribers.add(descriptor)
+        batch.insert(descriptor)
+        byIndex.append(descriptor)
+    }
+    _ = subscribers.await("event: reset", among: batch, deadline: now() + 30)
+}
+let atStart = subscribers.received
+say("ready \(subscribers.open.count)")
+_ = readLine()
+
+/// Counts each of `markers` in what `subscribers` reads from now until `seconds` pass.
+func occurrences(of markers: [String], in subscribers: Subscribers, for seconds: Double) -> [Int] {
+    var counts = [Int](repeating: 0, count: markers.count)
+    let needles = markers.map { Array($0.utf8) }
+    _ = subscribers.watch(deadline: now() + seconds) { text, newFrom in
+        for (index, needle) in needles.enumerated() {
+            var start = 0
+            while let found = firstIndex(of: needle, in: Array(text[start...])) {
+                // A marker that starts in the kept tail was counted when it was read.
+                if start + found >= newFrom { counts[index] += 1 }
+                start += found + needle.count
+            }
+        }
+        return false
+    }
+    return counts
+}
+
+/// Whether the text shows the event that brings a window to `version` as a delta.
+func showsDelta(_ text: [UInt8], version: Int) -> Bool {
+    let needle = Array(".\(version)~".utf8)
+    guard let at = firstIndex(of: needle, in: text) else { return false }
+    return firstIndex(of: Array("event: delta".utf8), in: Array(text[at...].prefix(64))) != nil
+}
+
+let writer = connectLocal(port)
+var firsts: [Double] = []
+var lasts: [Double] = []
+var answers: [Double] = []
+var topID = 0
+for round in 1...rounds {
+    let version = startVersion + round
+    let body: String
+    var concerned: Set<Int32>?
+    switch mode {
+    case "outside":
+        // Rows 51 to 99 after each anchor are in no window.
+        let id = (round * 7 % count) * spacing + 75
+        body = "{\"operations\":[{\"op\":\"update\",\"id\":\(id),\"item\":{\"id\":\(id),\"title\":\"row \(id)\",\"v\":\(round)}}]}"
+    case "inside":
+        let chosen = (0..<100).map { (round * 100 + $0 * (count / 100)) % count }
+        concerned = Set(chosen.map { byIndex[$0] })
+        let operations = chosen.map { index in
+            let id = index * spacing + 1 + round % 50
+            return "{\"op\":\"update\",\"id\":\(id),\"item\":{\"id\":\(id),\"title\":\"row \(id)\",\"v\":\(round)}}"
+        }
+        body = "{\"operations\":[\(operations.joined(separator: ","))]}"
+    default:
+        let id = -round
+        body = "{\"operations\":[{\"op\":\"insert\",\"id\":\(id),\"item\":{\"id\":\(id),\"title\":\"top\",\"v\":0},\"before\":\(topID)}]}"
+        topID = id
+    }
+    let started = now()
+    _ = request(writer, "POST", "/sessions/\(session)/changes", body)
+    answers.append(now() - started)
+    if mode == "outside" { continue }
+    let (first, last, reached) = subscribers.watch(among: concerned, deadline: now() + 20) { text, _ in showsDelta(text, version: version) }
+    if reached < (concerned?.count ?? subscribers.open.count) {
+        say("\((concerned?.count ?? subscribers.open.count) - reached) subscribers did not get version \(version) within 20 s", to: 2)
+    }
+    if let first, let last {
+        firsts.append(first - started)
+        lasts.append(last - started)
+    }
+}
+say("committed")
+// What else arrived: rows (deltas) and totals (window events), for a second and a half.
+let counts = occurrences(of: ["event: delta", "event: window"], in: subscribers, for: mode == "outside" ? 1.5 : 0.1)
+let bytes = subscribers.received.reduce(0) { $0 + $1.value - (atStart[$1.key] ?? 0) }
+func list(_ values: [Double]) -> String { "[" + values.map { "\($0)" }.joined(separator: ",") + "]" }
+print(
+    "{\"subscribed\":\(subscribers.open.count),\"first\":\(list(firsts)),\"last\":\(list(lasts)),\"answer\":\(list(answers)),"
+        + "\"deltas\":\(counts[0]),\"windows\":\(counts[1]),\"bytes\":\(bytes)}")

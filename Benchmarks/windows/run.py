@@ -1,0 +1,199 @@
+"""make bench-windows: live windows of a 1,000,000-item session, memory store and Redis.
+
+Prints: a 50-row window's first read (GET, p50 over 200 offsets) and its reset on the wire;
+a 10-row scroll of it on the wire (keyed); 10,000 subscribers on distinct keyset windows and a
+one-item commit outside all of them (the server's CPU per commit beside the same commit with
+no subscribers, and the rows they were sent: none); a commit inside 100 of them (to the last of
+those, p50 and p99 over 40 commits); 10,000 offset windows and an insert at the top, which
+shifts every one (to the last subscriber, p50 and p99 over 40). Figures only; nothing is
+asserted. Needs redis-server for the Redis part.
+"""
+import json
+import os
+import resource
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+
+binary = sys.argv[1] if len(sys.argv) > 1 else ".build/release/livedelta"
+helper = os.path.join(os.path.dirname(binary), "WindowSubscribers")
+sys.stdout.reconfigure(line_buffering=True)
+soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+ITEMS = int(os.environ.get("ITEMS", 1_000_000))
+SUBSCRIBERS = int(os.environ.get("SUBSCRIBERS", 10_000))
+TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start(extra=()):
+    port = free_port()
+    flags = ["--max-subscribers", "20000", "--max-subscribers-per-session", "20000", "--max-subscribers-per-tenant", "20000",
+             "--max-connections", "1000", "--max-connections-per-client", "21000", "--stream-opens-per-second", "0",
+             "--max-session-items", "2000000", "--max-body-size", "100000000", "--max-session-bytes", str(8 << 30),
+             "--max-session-bytes-per-tenant", str(8 << 30), "--live-history-bytes", str(1 << 30)]
+    process = subprocess.Popen([binary, "--host", "127.0.0.1", "--port", str(port), "--log-level", "warning", *flags, *extra],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    for _ in range(400):
+        try:
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=1).read()
+            return process, port
+        except OSError:
+            time.sleep(0.05)
+    raise SystemExit("the server did not start")
+
+
+def cpu_seconds(pid):
+    with open(f"/proc/{pid}/stat") as stat:
+        fields = stat.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / TICKS
+
+
+class Connection:
+    """One HTTP/1.1 keep-alive connection."""
+
+    def __init__(self, port):
+        self.socket = socket.create_connection(("127.0.0.1", port))
+        self.socket.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+    def request(self, method, path, body=b""):
+        head = f"{method} {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
+        self.socket.sendall(head.encode() + body)
+        data = b""
+        while b"\r\n\r\n" not in data:
+            data += self.socket.recv(1 << 20)
+        head, _, rest = data.partition(b"\r\n\r\n")
+        length = int([line.split(b":")[1] for line in head.split(b"\r\n") if line.lower().startswith(b"content-length")][0])
+        while len(rest) < length:
+            rest += self.socket.recv(1 << 20)
+        return json.loads(rest)
+
+
+def first_event(port, path, headers=""):
+    """The first event a stream sends (after `retry:`), as the bytes it takes on the wire."""
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as s:
+        s.sendall(f"GET {path} HTTP/1.1\r\nHost: x\r\n{headers}\r\n".encode())
+        data = b""
+        while True:
+            data += s.recv(1 << 16)
+            body = data.partition(b"\r\n\r\n")[2]
+            # Chunked: the event is the chunk after the one with `retry:`.
+            text = body.replace(b"\r\n", b"\n")
+            events = [part for part in text.split(b"\n\n") if b"event:" in part]
+            if events:
+                event = events[0]
+                return len(event) + 2, event
+
+
+def percentile(values, fraction):
+    values = sorted(values)
+    return values[max(0, min(len(values) - 1, int(round(fraction * len(values))) - 1))]
+
+
+def create(port):
+    items = [{"id": i, "title": f"row {i}", "v": 0} for i in range(ITEMS)]
+    started = time.perf_counter()
+    answer = Connection(port).request("PUT", "/sessions/big", json.dumps({"items": items}, separators=(",", ":")).encode())
+    return answer["version"], time.perf_counter() - started
+
+
+def reads(port, store):
+    connection = Connection(port)
+    latencies = []
+    for k in range(200):
+        offset = (k * 7919) % (ITEMS - 50)
+        started = time.perf_counter()
+        answer = connection.request("GET", f"/sessions/big?offset={offset}&limit=50")
+        latencies.append(time.perf_counter() - started)
+        assert len(answer["items"]) == 50
+    middle = ITEMS // 2
+    size, reset = first_event(port, f"/sessions/big/events?format=keyed&offset={middle}&limit=50")
+    token = [line for line in reset.split(b"\n") if line.startswith(b"id: ")][0][4:].decode()
+    scroll, _ = first_event(port, f"/sessions/big/events?format=keyed&offset={middle + 10}&limit=50", f"Last-Event-ID: {token}\r\n")
+    print(f"  {store}: a 50-row window's first read p50 {statistics.median(latencies) * 1000:.2f} ms, p99 {percentile(latencies, 0.99) * 1000:.2f} ms"
+          f" (the first {latencies[0] * 1000:.1f} ms); its reset {size} bytes on the wire; a 10-row scroll {scroll} bytes (keyed)")
+
+
+def helper_run(port, version, kind, mode, rounds, pid):
+    client = subprocess.Popen([helper, str(port), "big", str(SUBSCRIBERS), kind, "100", mode, str(rounds), str(version)],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    ready = client.stdout.readline().split()
+    before = cpu_seconds(pid)
+    client.stdin.write("go\n")
+    client.stdin.flush()
+    line = client.stdout.readline()
+    while line and line.strip() != "committed":
+        line = client.stdout.readline()
+    if not line:
+        raise SystemExit(f"WindowSubscribers {kind} {mode} stopped (exit {client.wait()})")
+    spent = cpu_seconds(pid) - before
+    figures = json.loads(client.stdout.readline())
+    client.wait()
+    figures["held"] = int(ready[1]) if len(ready) == 2 else 0
+    figures["cpu"] = spent
+    return figures
+
+
+def outside_alone(port, rounds):
+    """The same one-item commits as `outside`, with no subscribers: what a commit costs itself."""
+    connection = Connection(port)
+    version = None
+    for round_ in range(1, rounds + 1):
+        id_ = (round_ * 7 % SUBSCRIBERS) * 100 + 75
+        body = json.dumps({"operations": [{"op": "update", "id": id_, "item": {"id": id_, "title": f"row {id_}", "v": round_}}]})
+        version = connection.request("POST", "/sessions/big/changes", body.encode())["version"]
+    return version
+
+
+def run(store, extra=()):
+    process, port = start(extra)
+    try:
+        version, seconds = create(port)
+        print(f"{store} store: {ITEMS:,} items created in {seconds:.1f} s")
+        reads(port, store)
+        rounds = 50
+        before = cpu_seconds(process.pid)
+        version = outside_alone(port, rounds)
+        alone = (cpu_seconds(process.pid) - before) / rounds
+        figures = helper_run(port, version, "after", "outside", rounds, process.pid)
+        version += rounds
+        print(f"  {figures['held']:,} keyset windows, a one-item commit outside all of them: {figures['cpu'] / rounds * 1000:.2f} ms of CPU"
+              f" a commit ({alone * 1000:.2f} ms with no subscribers; {TICKS} ticks a second); rows sent: {figures['deltas']} deltas,"
+              f" then {figures['windows']:,} window events (totals) within 1.5 s")
+        figures = helper_run(port, version, "after", "inside", 40, process.pid)
+        version += 40
+        last = figures["last"]
+        print(f"  a commit inside 100 of them: to the last of those p50 {statistics.median(last) * 1000:.1f} ms,"
+              f" p99 {percentile(last, 0.99) * 1000:.1f} ms (answer p50 {statistics.median(figures['answer']) * 1000:.1f} ms)")
+        figures = helper_run(port, version, "offset", "top", 40, process.pid)
+        last = figures["last"]
+        print(f"  {figures['held']:,} offset windows, an insert at the top (every window shifts): to the last subscriber"
+              f" p50 {statistics.median(last) * 1000:.1f} ms, p99 {percentile(last, 0.99) * 1000:.1f} ms"
+              f" (to the first p50 {statistics.median(figures['first']) * 1000:.1f} ms; {figures['bytes'] / 40 / max(figures['held'], 1):.0f} bytes a window a commit)")
+    finally:
+        process.terminate()
+        process.wait()
+
+
+run("memory")
+if os.environ.get("STORES") == "memory":
+    raise SystemExit(0)
+directory = tempfile.mkdtemp()
+redis_port = free_port()
+redis = subprocess.Popen(["redis-server", "--port", str(redis_port), "--save", "", "--appendonly", "no", "--dir", directory],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+try:
+    time.sleep(0.5)
+    run("Redis", ["--session-store", f"redis://127.0.0.1:{redis_port}"])
+finally:
+    redis.terminate()
+    redis.wait()
