@@ -224,6 +224,15 @@ public final class LiveDeltaClient {
         return send("GET", sessionPath(id, ""), null, null, null, null).object();
     }
 
+    /**
+     * {@code GET /sessions/{id}} of a window: its rows ({@code items}), where they are
+     * ({@code window}: offset, count, total) and the {@code token} to follow it from.
+     */
+    public Map<String, Object> getSession(String id, Window window) throws LiveDeltaException {
+        if (window == null) return getSession(id);
+        return send("GET", sessionPath(id, "") + "?" + window.query().substring(1), null, null, null, null).object();
+    }
+
     /** {@code POST /sessions/{id}/update}; {@code ifMatch} and {@code idempotencyKey} may be null. */
     public Map<String, Object> update(String id, Object collection, Long ifMatch, String idempotencyKey) throws LiveDeltaException {
         return send("POST", sessionPath(id, "/update"), collection(collection, null), "application/json", ifMatch, idempotencyKey).object();

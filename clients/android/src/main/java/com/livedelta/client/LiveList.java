@@ -51,6 +51,7 @@ public final class LiveList {
     private List<Row> rows = new ArrayList<>();
     private long version = -1;
     private String itemsKey = "items";
+    private Map<String, Object> window;
 
     public LiveList(ListUpdateCallback callback) {
         this.callback = callback;
@@ -64,6 +65,34 @@ public final class LiveList {
     /** The version shown; -1 before the first. */
     public long version() {
         return version;
+    }
+
+    /**
+     * For a window: the session's row the first of {@link #rows()} is (an adapter showing the
+     * whole list with placeholders adds it to the callback's positions); 0 otherwise.
+     */
+    public int windowOffset() {
+        return window != null && window.get("offset") instanceof Number ? ((Number) window.get("offset")).intValue() : 0;
+    }
+
+    /** For a window: the session's rows; otherwise the rows shown. */
+    public int total() {
+        return window != null && window.get("total") instanceof Number ? ((Number) window.get("total")).intValue() : rows.size();
+    }
+
+    /** For a window: where its rows are ({@code offset}, {@code count}, {@code total}, the anchor); null otherwise. */
+    public Map<String, Object> window() {
+        return window;
+    }
+
+    /** A {@code window} event: the same rows at a new version, somewhere else or among another total. */
+    @SuppressWarnings("unchecked")
+    public boolean moveWindow(Map<String, Object> event) {
+        Object base = event.get("baseVersion");
+        if (!(base instanceof Number) || ((Number) base).longValue() != version) return false;
+        version = ((Number) event.get("version")).longValue();
+        if (event.get("window") instanceof Map) window = (Map<String, Object>) event.get("window");
+        return true;
     }
 
     /** The rows of a session (GET's answer, a {@code reset} event, or a delta's collection). */
@@ -96,6 +125,7 @@ public final class LiveList {
         int old = rows.size();
         rows = rowsOf(session, itemsKey);
         version = ((Number) session.get("version")).longValue();
+        window = session.get("window") instanceof Map ? (Map<String, Object>) session.get("window") : null;
         if (old > 0) callback.onRemoved(0, old);
         if (!rows.isEmpty()) callback.onInserted(0, rows.size());
     }
@@ -122,6 +152,7 @@ public final class LiveList {
         if (!replayed.equals(next)) return false;
         rows = next;
         version = ((Number) event.get("version")).longValue();
+        if (event.get("window") instanceof Map) window = (Map<String, Object>) event.get("window");
         for (Object[] call : calls) {
             switch ((String) call[0]) {
                 case "insert": callback.onInserted((Integer) call[1], (Integer) call[2]); break;

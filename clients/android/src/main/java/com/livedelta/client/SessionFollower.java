@@ -39,6 +39,9 @@ public final class SessionFollower {
 
         /** {@code connecting}, {@code live}, {@code reconnecting}. */
         default void onState(String state) {}
+
+        /** A window's rows are unchanged at a new version; where they are, or the total, changed. */
+        default void onWindow(Map<String, Object> event) {}
     }
 
     /** A listener that keeps a {@link LiveList}, which dispatches each change to its callback. */
@@ -52,6 +55,11 @@ public final class SessionFollower {
             @Override
             public boolean onDelta(Map<String, Object> event) {
                 return list.apply(event);
+            }
+
+            @Override
+            public void onWindow(Map<String, Object> event) {
+                list.moveWindow(event);
             }
         };
     }
@@ -69,6 +77,9 @@ public final class SessionFollower {
     private int failures;
     private volatile boolean reread;
     private volatile boolean longPolling;
+    private volatile Window window;
+    /** The window was moved: open the next connection at once, from the rows shown. */
+    private volatile boolean moving;
 
     /** A follower of session {@code id}, from {@code since} (a resume token kept from before, or null). */
     public SessionFollower(LiveDeltaClient client, String id, String since, Executor executor, Listener listener) {
@@ -83,7 +94,28 @@ public final class SessionFollower {
         this.heartbeatTimeoutMillis = heartbeatTimeoutMillis;
         this.lastId = since;
         // Resuming from a token: the app shows its version, and deltas chain from it.
-        if (since != null && since.matches("[0-9a-z]+\\.\\d+")) version = Long.parseLong(since.substring(since.lastIndexOf('.') + 1));
+        // A window's token also says which rows it holds: <life>.<version>~<first>-<rows>.
+        String place = since == null ? null : since.split("~", 2)[0];
+        if (place != null && place.matches("[0-9a-z]+\\.\\d+")) version = Long.parseLong(place.substring(place.lastIndexOf('.') + 1));
+    }
+
+    /** Follows these rows alone; call before {@link #start()} (and {@link #moveWindow} after). */
+    public SessionFollower window(Window window) {
+        this.window = window;
+        return this;
+    }
+
+    /**
+     * Follows another window (the user scrolled): the follower reconnects at once with its
+     * resume token and the new window, and the server sends one delta from the rows shown to the
+     * new window's, which the list dispatches like any other.
+     */
+    public void moveWindow(Window window) {
+        if (window.equals(this.window)) return;
+        this.window = window;
+        moving = true;
+        HttpURLConnection open = connection;
+        if (open != null) open.disconnect();
     }
 
     /**
@@ -128,12 +160,18 @@ public final class SessionFollower {
             try {
                 if (reread) {
                     reread = false;
-                    Map<String, Object> session = client.getSession(id);
+                    Map<String, Object> session = client.getSession(id, window);
                     version = ((Number) session.get("version")).longValue();
+                    // A window's read says where to follow it from.
+                    if (session.get("token") instanceof String) lastId = (String) session.get("token");
                     deliver(() -> listener.onReset(session));
                 }
                 deliver(() -> listener.onState("connecting"));
                 int status = longPolling ? poll(refreshed) : stream(refreshed);
+                if (moving) {
+                    moving = false;
+                    continue;
+                }
                 if (status == 401 && !refreshed && client.tokens != null) {
                     refreshed = true;
                     client.token(true);
@@ -151,6 +189,7 @@ public final class SessionFollower {
             } catch (Shutdown shutdown) {
                 wait = shutdown.delay * (1 + Math.random());
             } catch (Reread asked) {
+                moving = false;
                 continue;
             } catch (Ended ended) {
                 running = false;
@@ -200,7 +239,8 @@ public final class SessionFollower {
      * (ask for a new token and open again); throws what any other answer says.
      */
     private HttpURLConnection open(String route, String extra, int readTimeout, String accept, boolean refreshed) throws IOException, LiveDeltaException {
-        String query = "?format=sequential" + extra + (lastId != null ? "&since=" + URLEncoder.encode(lastId, "UTF-8") : "");
+        Window asked = window;
+        String query = "?format=sequential" + (asked != null ? asked.query() : "") + extra + (lastId != null ? "&since=" + URLEncoder.encode(lastId, "UTF-8") : "");
         HttpURLConnection open = (HttpURLConnection) new URL(client.baseURL + LiveDeltaClient.sessionPath(id, route) + query).openConnection();
         connection = open;
         open.setConnectTimeout(10_000);
@@ -222,7 +262,7 @@ public final class SessionFollower {
 
     /** What a broken connection means: nothing when stopping, a fresh read when the app asked for one, else a retry. */
     private LiveDeltaException broken(IOException failure) throws Reread {
-        if (reread) throw new Reread();
+        if (reread || moving) throw new Reread();
         return new LiveDeltaException(0, "network_error", "the connection broke: " + failure, null, -1, null);
     }
 
@@ -271,7 +311,11 @@ public final class SessionFollower {
             HttpURLConnection open = null;
             try {
                 // A poll answers within its wait (20 s); past that and the watchdog's grace it is given up.
-                open = open("/changes", "&wait=20", 20_000 + heartbeatTimeoutMillis, "application/json", refreshed);
+                // A windowed follower's polls wait 5 s: a poll cannot be cut short here (the
+                // platform's HttpURLConnection sends a GET cut before its answer again), so a
+                // scroll takes effect when the poll under way ends.
+                int seconds = window != null ? 5 : 20;
+                open = open("/changes", "&wait=" + seconds, seconds * 1000 + heartbeatTimeoutMillis, "application/json", refreshed);
                 if (open == null) return 401;
                 Map<String, Object> page = (Map<String, Object>) Json.parse(LiveDeltaClient.read(open.getInputStream()));
                 for (Object raw : (java.util.List<Object>) page.get("events")) {
@@ -309,7 +353,8 @@ public final class SessionFollower {
                 long next = ((Number) data.get("version")).longValue();
                 long base = ((Number) data.get("baseVersion")).longValue();
                 lastId = eventId != null ? eventId : lastId;
-                if (version >= 0 && next <= version) return;
+                // (A window's scroll at the same version starts from that version: not given yet.)
+                if (version >= 0 && next <= version && base != version) return;
                 if (version < 0 || base != version || !(data.get("sequential") instanceof java.util.List)) {
                     reread = true;
                     throw new Reread();
@@ -324,6 +369,18 @@ public final class SessionFollower {
                         if (open != null) open.disconnect();
                     }
                 });
+                return;
+            }
+            case "window": {
+                long next = ((Number) data.get("version")).longValue();
+                long base = ((Number) data.get("baseVersion")).longValue();
+                lastId = eventId != null ? eventId : lastId;
+                if (base != version) {
+                    reread = true;
+                    throw new Reread();
+                }
+                version = next;
+                deliver(() -> listener.onWindow(data));
                 return;
             }
             case "end":
