@@ -28,6 +28,7 @@ let mode = arguments[6]
 
 let subscribers = Subscribers()
 var byIndex: [Int32] = []
+var started = 0
 for batchStart in stride(from: 0, to: count, by: 250) {
     var batch = Set<Int32>()
     for index in batchStart..<min(count, batchStart + 250) {
@@ -37,10 +38,13 @@ for batchStart in stride(from: 0, to: count, by: 250) {
         batch.insert(descriptor)
         byIndex.append(descriptor)
     }
-    _ = subscribers.await("event: reset", among: batch, deadline: now() + 30)
+    let (_, _, reset) = subscribers.await("event: reset", among: batch, deadline: now() + 30)
+    started += reset
 }
 let atStart = subscribers.received
-say("ready \(subscribers.open.count)")
+// Held and started from their reset; a subscriber refused (or never answered) is left out.
+say("ready \(started)")
+if started < count { say("\(count - started) of \(count) subscribers got no reset", to: 2) }
 _ = readLine()
 
 /// Counts each of `markers` in what `subscribers` reads from now until `seconds` pass.

@@ -27,14 +27,14 @@ public struct WindowProjection: Sendable {
     /// Where the item at old position `old` is now; nil where it was deleted.
     public func newPosition(ofOld old: Int) -> Int? {
         if Self.contains(delta.deletions, old) { return nil }
-        if let move = Self.find(delta.moves, old, by: \.source) { return move.target }
+        if let move = Self.find(delta.moves, old, bySource: true) { return move.target }
         return Self.place(rank: old - Self.countBelow(left, old), skipping: entered)
     }
 
     /// Where the item at new position `new` was; nil where it was inserted.
     public func oldPosition(ofNew new: Int) -> Int? {
         if Self.contains(delta.insertions, new) { return nil }
-        if let move = Self.find(movesByTarget, new, by: \.target) { return move.source }
+        if let move = Self.find(movesByTarget, new, bySource: false) { return move.source }
         return Self.place(rank: new - Self.countBelow(entered, new), skipping: left)
     }
 
@@ -66,7 +66,7 @@ public struct WindowProjection: Sendable {
                 deletions.append(position - old.lowerBound)
                 continue
             }
-            if Self.find(delta.moves, position, by: \.source) != nil {
+            if Self.find(delta.moves, position, bySource: true) != nil {
                 moves.append(IndexPair(source: position - old.lowerBound, target: now - new.lowerBound))
             }
         }
@@ -107,9 +107,12 @@ public struct WindowProjection: Sendable {
         return index < sorted.count && sorted[index] == value
     }
 
-    private static func find(_ pairs: [IndexPair], _ value: Int, by key: KeyPath<IndexPair, Int>) -> IndexPair? {
-        let index = firstAtLeast(pairs.count) { pairs[$0][keyPath: key] >= value }
-        return index < pairs.count && pairs[index][keyPath: key] == value ? pairs[index] : nil
+    /// The pair whose source (or target) is `value`, in pairs sorted by it. (No key path: this
+    /// runs for every row of every window a commit reaches.)
+    private static func find(_ pairs: [IndexPair], _ value: Int, bySource: Bool) -> IndexPair? {
+        let index = firstAtLeast(pairs.count) { (bySource ? pairs[$0].source : pairs[$0].target) >= value }
+        guard index < pairs.count else { return nil }
+        return (bySource ? pairs[index].source : pairs[index].target) == value ? pairs[index] : nil
     }
 
     /// The first index in `0..<count` where `holds` is true, for a predicate false then true.

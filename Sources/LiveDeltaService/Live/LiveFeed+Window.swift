@@ -38,7 +38,7 @@ extension LiveFeed {
 
     /// Sends a windowed subscriber the steps after its place, through its window; false where
     /// it is gone or done.
-    func deliverWindow(_ entries: [LiveEntry], to subscriber: LiveSubscriber) -> Bool {
+    func deliverWindow(_ entries: ArraySlice<LiveEntry>, to subscriber: LiveSubscriber) -> Bool {
         guard let request = subscriber.window else { return false }
         var (position, placed) = underLock { (subscriber.position, subscriber.placed) }
         guard var place = placed else { return false }
@@ -83,10 +83,12 @@ extension LiveFeed {
                 place = WindowState(window: place.window, told: state.version, toldRows: place.window.rows, lastTotal: now, anchorID: place.anchorID)
             }
         }
-        let token = underLock {
+        // The token is spelled only where there is something to send: most windows a commit
+        // reaches are told nothing.
+        let token = underLock { () -> String? in
             subscriber.position = position
             subscriber.placed = place
-            return subscriber.token
+            return events.isEmpty ? nil : subscriber.token
         }
         return subscriber.sink.send(events, reaching: token)
     }

@@ -317,19 +317,20 @@ final class LiveFeed: Sendable {
     /// time per feed (`draining`), so each subscriber's events keep their order.
     private func drain() {
         while true {
-            let work = state.withLockedValue { state -> [(LiveSubscriber, [LiveEntry])]? in
+            let work = state.withLockedValue { state -> [(LiveSubscriber, ArraySlice<LiveEntry>)]? in
                 guard let latest = state.log.last else {
                     state.draining = false
                     return nil
                 }
-                var work: [(LiveSubscriber, [LiveEntry])] = []
+                var work: [(LiveSubscriber, ArraySlice<LiveEntry>)] = []
                 let now = monotonicNow()
                 for subscriber in state.subscribers.values where subscriber.delivered < latest.sequence || subscriber.placed?.isDue(now) == true {
                     // The log is in sequence order and a subscriber is usually a step or two
                     // behind: its steps are found from the end, not by a walk of the whole log.
                     var start = state.log.count
                     while start > 0 && state.log[start - 1].sequence > subscriber.delivered { start -= 1 }
-                    work.append((subscriber, Array(state.log[start...])))
+                    // A slice shares the log's storage: no copy per subscriber.
+                    work.append((subscriber, state.log[start...]))
                     subscriber.delivered = latest.sequence
                 }
                 if work.isEmpty { state.draining = false }
@@ -345,7 +346,7 @@ final class LiveFeed: Sendable {
     /// Sends `entries` (a subscriber's missed steps, in order); false where it is gone or done.
     /// Only the drain pass moves a joined subscriber's place; it is read and written under the
     /// lock all the same, as `tick` reads it.
-    private func deliver(_ entries: [LiveEntry], to subscriber: LiveSubscriber) -> Bool {
+    private func deliver(_ entries: ArraySlice<LiveEntry>, to subscriber: LiveSubscriber) -> Bool {
         if subscriber.window != nil { return deliverWindow(entries, to: subscriber) }
         var position = state.withLockedValue { _ in subscriber.position }
         var events: [LiveEvent] = []
