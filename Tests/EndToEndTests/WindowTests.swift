@@ -371,6 +371,19 @@ import Testing
         #expect(quiet.json["events"]?.array?.isEmpty == true, "\(quiet)")
     }
 
+    /// A windowed stream of a session replaced by a sectioned one closes; following it again is
+    /// refused, saying why.
+    @Test func aSessionReplacedBySectionsClosesItsWindows() throws {
+        let fixture = try Fixture(.memory)
+        let session = try Session(connection: fixture.connection, name: "becomes", rows: (0..<10).map { Row(id: $0, v: 0) })
+        let follower = try WindowFollower(port: fixture.server.port, session: "becomes", format: "batch", query: "offset=2&limit=3")
+        #expect(try follower.follow(until: 0, of: session.incarnation))
+        #expect(try fixture.connection.request("PUT", "/sessions/becomes", json: #"{"sections":[{"id":"a","items":[{"id":1}]}]}"#).status == 200)
+        #expect(try follower.next() == nil)
+        let again = try fixture.connection.request("GET", "/sessions/becomes/events?offset=2&limit=3")
+        #expect(again.status == 400 && again.json["error"]?["parameter"]?.stringValue == "limit", "\(again)")
+    }
+
     /// Windows a session cannot have, or that ask too much, are refused naming the parameter.
     @Test func badWindowsAreRefusedNamingTheParameter() throws {
         let fixture = try Fixture(.memory, arguments: ["--max-window-rows", "100"])

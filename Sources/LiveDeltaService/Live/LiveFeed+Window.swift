@@ -51,7 +51,13 @@ extension LiveFeed {
                 subscriber.sink.finish(with: events + [end])
                 return false
             }
-            guard let after = entry.state, case .flat(let items) = after.collection.shape else { continue }
+            guard let after = entry.state else { continue }
+            guard case .flat(let items) = after.collection.shape else {
+                // Replaced by a sectioned session, which has no windows: the stream closes, and
+                // the client's reconnection is refused saying so (400), never left silent.
+                subscriber.sink.finish(with: events)
+                return false
+            }
             let follows = position.map { entry.position.incarnation == $0.incarnation && entry.baseVersion == $0.version } ?? false
             if follows, let projection = entry.projection {
                 let next = place.window.advanced(by: projection, oldCount: place.window.total, newCount: items.count)
