@@ -121,7 +121,7 @@ struct PlacedWindow: Sendable, Hashable {
         case .offset: return PlacedWindow(request, anchor: 0, total: items.count)
         case .after(let id), .before(let id):
             guard options.unique else { throw .notUnique }
-            guard let position = try? ItemLookup(id: id, options: options)?.position(in: items) else { throw .unknownAnchor(id) }
+            guard let position = ItemLookup(id: id, options: options)?.position(in: items) else { throw .unknownAnchor(id) }
             return PlacedWindow(request, anchor: position, total: items.count)
         }
     }
