@@ -7,13 +7,14 @@ import LiveCollections
 extension LiveFeed {
     /// What starts a windowed subscriber at `now`: one delta from the rows its token says it
     /// holds (a reconnection, a scroll to another window) where the feed still holds the state
-    /// they were read from, else the window's rows whole. Sets its place.
+    /// they were read from, else the window's rows whole. Sets its place (`placed`, where the
+    /// caller placed it in `now` already).
     static func startWindow(
-        _ subscriber: LiveSubscriber, _ request: WindowRequest, from token: WindowToken?, now: SessionSnapshot, read: SessionSnapshot,
-        log: [LiveEntry]
+        _ subscriber: LiveSubscriber, _ request: WindowRequest, placed: PlacedWindow?, from token: WindowToken?, now: SessionSnapshot,
+        read: SessionSnapshot, log: [LiveEntry]
     ) -> [LiveEvent] {
         let window =
-            (try? PlacedWindow.place(request, in: now.collection, options: now.options))
+            placed ?? (try? PlacedWindow.place(request, in: now.collection, options: now.options))
             ?? PlacedWindow.replace(request, anchorID: nil, in: now.collection, options: now.options)
         guard let window, case .flat(let items) = now.collection.shape else { return [] }
         let position = LivePosition(incarnation: now.incarnation, version: now.version)

@@ -190,9 +190,10 @@ final class LiveFeed: Sendable {
     /// shared store's feed learns of steps a little after they commit, so `read` may be newer
     /// than the feed: the subscriber then starts from `read` alone, and the feed's steps up to
     /// it are passed over for it, while the other subscribers go on undisturbed.
-    func join(_ subscriber: LiveSubscriber, from given: WindowToken?, coalesce: Bool, read: SessionSnapshot, logged: [LoggedState] = [])
-        -> Joined
-    {
+    func join(
+        _ subscriber: LiveSubscriber, from given: WindowToken?, coalesce: Bool, read: SessionSnapshot, readWindow: PlacedWindow? = nil,
+        logged: [LoggedState] = []
+    ) -> Joined {
         let token = given?.position
         return state.withLockedValue { state -> Joined in
             guard !state.removed else { return .removed }
@@ -223,7 +224,8 @@ final class LiveFeed: Sendable {
             let ahead = readPosition.incarnation == latest.position.incarnation && readPosition.version > latest.position.version
             if let request = subscriber.window {
                 let now = ahead ? read : latest.state ?? read
-                let events = Self.startWindow(subscriber, request, from: given, now: now, read: read, log: state.log)
+                let placed = now.incarnation == read.incarnation && now.version == read.version ? readWindow : nil
+                let events = Self.startWindow(subscriber, request, placed: placed, from: given, now: now, read: read, log: state.log)
                 subscriber.delivered = latest.sequence
                 guard subscriber.sink.send(events, reaching: subscriber.token) else {
                     onLeave(1)

@@ -149,6 +149,9 @@ package final class LiveHub: SessionObserver {
         try admit(id)
         var subscriber: LiveSubscriber?
         var read: SessionSnapshot?
+        // The window placed in the read (finding a keyset anchor walks the items): the join
+        // takes it where the feed is at the read.
+        var readWindow: PlacedWindow?
         for _ in 0..<4 {
             let feed = feeds.withLockedValue { feeds in
                 if let feed = feeds[id] { return feed }
@@ -173,7 +176,7 @@ package final class LiveHub: SessionObserver {
                 // here, as a read of it would be.
                 if let window, let session = read {
                     do throws(WindowRefusal) {
-                        _ = try PlacedWindow.place(window, in: session.collection, options: session.options)
+                        readWindow = try PlacedWindow.place(window, in: session.collection, options: session.options)
                     } catch {
                         left(1, id: id)
                         throw .window(error)
@@ -188,7 +191,7 @@ package final class LiveHub: SessionObserver {
             if let token, token.incarnation == session.incarnation, token.version < session.version, feed.isEmpty {
                 logged = history(id, token.incarnation, token.version)
             }
-            switch feed.join(subscriber, from: given, coalesce: coalesce, read: session, logged: logged) {
+            switch feed.join(subscriber, from: given, coalesce: coalesce, read: session, readWindow: readWindow, logged: logged) {
             case .joined(let seeded):
                 if seeded { started(id) }
                 return subscriber
