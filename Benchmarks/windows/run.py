@@ -38,7 +38,7 @@ def free_port():
 def start(extra=()):
     port = free_port()
     flags = ["--max-subscribers", "20000", "--max-subscribers-per-session", "20000", "--max-subscribers-per-tenant", "20000",
-             "--max-connections", "1000", "--max-connections-per-client", "21000", "--stream-opens-per-second", "0",
+             "--max-connections", "21000", "--max-connections-per-client", "21000", "--stream-opens-per-second", "0",
              "--max-session-items", "2000000", "--max-body-size", "100000000", "--max-session-bytes", str(8 << 30),
              "--max-session-bytes-per-tenant", str(8 << 30), "--live-history-bytes", str(1 << 30)]
     process = subprocess.Popen([binary, "--host", "127.0.0.1", "--port", str(port), "--log-level", "warning", *flags, *extra],
