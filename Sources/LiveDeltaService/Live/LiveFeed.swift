@@ -222,24 +222,19 @@ final class LiveFeed: Sendable {
             }
             let readPosition = LivePosition(incarnation: read.incarnation, version: read.version)
             let ahead = readPosition.incarnation == latest.position.incarnation && readPosition.version > latest.position.version
+            var events: [LiveEvent]
             if let request = subscriber.window {
                 let now = ahead ? read : latest.state ?? read
                 let placed = now.incarnation == read.incarnation && now.version == read.version ? readWindow : nil
-                let events = Self.startWindow(subscriber, request, placed: placed, from: given, now: now, read: read, log: state.log)
-                subscriber.delivered = latest.sequence
-                guard subscriber.sink.send(events, reaching: subscriber.token) else {
-                    onLeave(1)
-                    return .joined(seeded: seeded)
-                }
-                state.subscribers[ObjectIdentifier(subscriber)] = subscriber
-                state.idleSince = nil
-                return .joined(seeded: seeded)
+                events = Self.startWindow(subscriber, request, placed: placed, from: given, now: now, read: read, log: state.log)
+            } else {
+                events = Self.catchUp(from: token, to: latest, log: state.log, spelling: subscriber.spelling, coalesce: coalesce)
+                subscriber.position = latest.position
             }
-            var events = Self.catchUp(from: token, to: latest, log: state.log, spelling: subscriber.spelling, coalesce: coalesce)
-            subscriber.position = latest.position
             // A subscriber the feed would reset anyway starts from the newer read instead; one
-            // whose missed steps the feed holds gets them, and the rest as they arrive.
-            if ahead, events.first?.name == .reset {
+            // whose missed steps the feed holds gets them, and the rest as they arrive. (A window
+            // started from the newer state already.)
+            if subscriber.window == nil, ahead, events.first?.name == .reset {
                 let start = LiveEntry(state: read, sequence: 0)
                 events = token == readPosition ? [] : start.reset().map { [$0] } ?? []
                 subscriber.position = readPosition
