@@ -112,8 +112,7 @@ import Testing
             try poll.send(raw: Array("GET /sessions/big/changes HTTP/1.1\r\nHost: x\r\n\r\n".utf8))
             polls.append(poll)
         }
-        usleep(1_500_000)
-        // Every poll is being answered (its head has come), none refused.
+        // Every poll is being answered (its head comes; reading it waits for it), none refused.
         for poll in polls {
             let (status, _, _) = try poll.readHead()
             #expect(status == 200)
