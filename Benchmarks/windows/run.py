@@ -75,6 +75,9 @@ class Connection:
         length = int([line.split(b":")[1] for line in head.split(b"\r\n") if line.lower().startswith(b"content-length")][0])
         while len(rest) < length:
             rest += self.socket.recv(1 << 20)
+        status = int(head.split(b" ", 2)[1])
+        if status >= 400:
+            raise SystemExit(f"{method} {path} answered {status}: {rest[:500].decode(errors='replace')}")
         return json.loads(rest)
 
 

@@ -74,27 +74,30 @@ struct RedisScript: Sendable {
 /// given against the stored one, in Redis's single thread, before it writes.
 enum RedisScripts {
     /// Lua shared by the scripts: commands over long lists in chunks (Lua's `unpack` has a
-    /// limit), a session's collection joined from its parts, and a committed step logged and
-    /// announced where the session is followed.
+    /// limit), and a committed step logged and announced where the session is followed. A step
+    /// logs `k` (its kind), `g`, `v`, `b` (the version before) and `o`, and then either what it
+    /// changed (`m` the manifest after, `q` the one before, each part written as `p<name>` with
+    /// its text, each part dropped as `x<name>` with the text it had), or a small collection
+    /// written whole as `d`, or `r`: read the session (a large collection written whole, or too
+    /// many parts changed to log in one entry). A large session is never logged whole: on a
+    /// session of a million items, copying it into the log took Redis past a second a commit,
+    /// and every client waited.
     private static let common = """
         local function chunked(command, key, list)
           for i = 1, #list, 1000 do redis.call(command, key, unpack(list, i, math.min(i + 999, #list))) end
         end
         local function document(key)
-          local stored = redis.call('HMGET', key, 's', 'm', 'd')
-          if not stored[2] then return stored[3] or '' end
+          local stored = redis.call('HMGET', key, 's', 'm')
           local names, texts = {}, {}
-          for name in string.gmatch(stored[2], '([^:,]+):') do names[#names + 1] = 'p' .. name end
+          for name in string.gmatch(stored[2] or '', '([^:,]+):') do names[#names + 1] = 'p' .. name end
           for i = 1, #names, 1000 do
             for _, text in ipairs(redis.call('HMGET', key, unpack(names, i, math.min(i + 999, #names)))) do texts[#texts + 1] = text end
           end
           if stored[1] == 's' then return '{"sections":[' .. table.concat(texts, ',') .. ']}' end
           return '[' .. table.concat(texts, ',') .. ']'
         end
-        local function logged(key, log, followed, ttl, step, incarnation, version, base, options, length, channel, id)
-          if redis.call('EXISTS', followed) == 0 then return end
-          redis.call('XADD', log, 'MAXLEN', '~', length, '*', 'k', step, 'g', incarnation, 'v', version, 'b', base, 'o', options,
-            'd', document(key))
+        local function logged(log, ttl, length, channel, id, entry)
+          redis.call('XADD', log, 'MAXLEN', '~', length, '*', unpack(entry))
           redis.call('PEXPIRE', log, ttl)
           redis.call('PUBLISH', channel, id)
         end
@@ -108,8 +111,8 @@ enum RedisScripts {
     /// with a number, the idle timeout in ms, the new version, the new incarnation, "1" to keep
     /// the new collection where the commit does not happen (it is staged, and may be tried
     /// again) or "0" to drop it, the options, the step (`StoredStep`), the log's length, the
-    /// channel, the id. Where the session is followed, the step is logged (the session after
-    /// it, whole) and the id announced. Returns {1, the version replaced or ""} where the
+    /// channel, the id, "1" to log the collection whole (it is small) or "0" to log that it is to
+    /// be read. Where the session is followed, the step is logged and the id announced. Returns {1, the version replaced or ""} where the
     /// new value took the session's place, {0, current version or ""} where the stored session
     /// was not the one expected, {-1} where the new collection is gone (expired, or Redis
     /// restarted).
@@ -130,7 +133,11 @@ enum RedisScripts {
             redis.call('HSET', KEYS[2], 'v', ARGV[4], 'g', ARGV[5], 'o', ARGV[7])
             redis.call('RENAME', KEYS[2], KEYS[1])
             redis.call('PEXPIRE', KEYS[1], ARGV[3])
-            logged(KEYS[1], KEYS[3], KEYS[4], ARGV[3], ARGV[8], ARGV[5], ARGV[4], current[1] or '', ARGV[7], ARGV[9], ARGV[10], ARGV[11])
+            if redis.call('EXISTS', KEYS[4]) == 1 then
+              logged(KEYS[3], ARGV[3], ARGV[9], ARGV[10], ARGV[11],
+                {'k', ARGV[8], 'g', ARGV[5], 'v', ARGV[4], 'b', current[1] or '', 'o', ARGV[7],
+                 ARGV[12] == '1' and 'd' or 'r', ARGV[12] == '1' and document(KEYS[1]) or '1'})
+            end
             return {1, current[1] or ''}
             """)
 
@@ -144,16 +151,42 @@ enum RedisScripts {
     static let patch = RedisScript(
         counting: RedisTenantQuotas.counting,
         common + """
-            local current = redis.call('HMGET', KEYS[1], 'v', 'g')
+            local current = redis.call('HMGET', KEYS[1], 'v', 'g', 'm')
             if current[1] ~= ARGV[1] or current[2] ~= ARGV[2] then return {0, current[1] or ''} end
             local dropped = tonumber(ARGV[11])
             local fields, values = {}, {'v', ARGV[4], 'o', ARGV[5], 'm', ARGV[10]}
             for i = 12, 11 + dropped do fields[#fields + 1] = ARGV[i] end
             for i = 12 + dropped, #ARGV do values[#values + 1] = ARGV[i] end
+            local entry
+            if redis.call('EXISTS', KEYS[3]) == 1 then
+              entry = {'k', ARGV[6], 'g', current[2], 'v', ARGV[4], 'b', current[1], 'o', ARGV[5]}
+              -- An entry's fields go to XADD through unpack, which takes some 8,000 values.
+              local changes = {}
+              if current[3] and #fields + (#values - 6) / 2 <= 3000 then
+                changes = {'m', ARGV[10], 'q', current[3]}
+                for i = 1, #fields, 1000 do
+                  local texts = redis.call('HMGET', KEYS[1], unpack(fields, i, math.min(i + 999, #fields)))
+                  for j = 1, #texts do
+                    if not texts[j] then changes = nil break end
+                    changes[#changes + 1] = 'x' .. string.sub(fields[i + j - 1], 2)
+                    changes[#changes + 1] = texts[j]
+                  end
+                  if not changes then break end
+                end
+              else
+                changes = nil
+              end
+              if changes then
+                for i = 7, #values do changes[#changes + 1] = values[i] end
+              else
+                changes = {'r', '1'}
+              end
+              for i = 1, #changes do entry[#entry + 1] = changes[i] end
+            end
             chunked('HDEL', KEYS[1], fields)
             chunked('HSET', KEYS[1], values)
             redis.call('PEXPIRE', KEYS[1], ARGV[3])
-            logged(KEYS[1], KEYS[2], KEYS[3], ARGV[3], ARGV[6], current[2], ARGV[4], current[1], ARGV[5], ARGV[7], ARGV[8], ARGV[9])
+            if entry then logged(KEYS[2], ARGV[3], ARGV[7], ARGV[8], ARGV[9], entry) end
             return {1, current[1]}
             """)
 

@@ -44,44 +44,53 @@ final class RedisSharedStorage: SharedStorage {
     func read(_ id: String, via staged: (any StagedData)?) throws(SessionError) -> StoredSession? {
         let key = RedisArgument.bytes(layout.key(id))
         let replies = try run([["HGETALL", key], ["PEXPIRE", key, .text(ttl)]], on: Self.lease(staged))
+        let fields = Self.fields(replies[0])
+        if fields[Array("m".utf8)] == nil, let data = fields[Array("d".utf8)],
+            let version = fields[Array("v".utf8)].flatMap({ UInt64(String(decoding: $0, as: UTF8.self)) }), let options = fields[Array("o".utf8)]
+        {
+            // Stored whole by an earlier version; parts at its next commit.
+            return StoredSession(
+                version: version, incarnation: fields[Array("g".utf8)].map { String(decoding: $0, as: UTF8.self) } ?? "", options: options,
+                data: data)
+        }
+        guard let parted = try Self.parted(fields, id: id) else { return nil }
+        guard let stored = parted.stored else { throw .storeUnavailable("the stored session \(id) lacks a part") }
+        return stored
+    }
+
+    func readParts(_ id: String) throws(SessionError) -> PartedSession? {
+        try Self.parted(Self.fields(try run([["HGETALL", .bytes(layout.key(id))]])[0]), id: id)
+    }
+
+    /// A hash's fields by name.
+    private static func fields(_ reply: RedisValue) -> [[UInt8]: [UInt8]] {
         var fields: [[UInt8]: [UInt8]] = [:]
-        let values = replies[0].array ?? []
+        let values = reply.array ?? []
         for index in stride(from: 0, to: values.count - 1, by: 2) {
             if let name = values[index].bytes, let value = values[index + 1].bytes { fields[name] = value }
         }
+        return fields
+    }
+
+    /// A session's hash as parts; nil where there is no session, or it is stored whole.
+    private static func parted(_ fields: [[UInt8]: [UInt8]], id: String) throws(SessionError) -> PartedSession? {
         func field(_ name: String) -> [UInt8]? { fields[Array(name.utf8)] }
-        guard let version = field("v").flatMap({ UInt64(String(decoding: $0, as: UTF8.self)) }), let options = field("o") else { return nil }
+        guard let version = field("v").flatMap({ UInt64(String(decoding: $0, as: UTF8.self)) }), let options = field("o"),
+            let manifest = field("m")
+        else { return nil }
         let incarnation = field("g").map { String(decoding: $0, as: UTF8.self) } ?? ""
-        guard let manifest = field("m") else {
-            guard let data = field("d") else { return nil }
-            return StoredSession(version: version, incarnation: incarnation, options: options, data: data)
-        }
         guard let parts = RedisSessionLayout.parts(manifest),
             let shape = field("s").flatMap({ StoredShape(rawValue: String(decoding: $0, as: UTF8.self)) })
         else { throw .storeUnavailable("the stored session \(id) has a manifest that cannot be read") }
-        var texts: [[UInt8]] = []
+        var texts: [String: [UInt8]] = [:]
         texts.reserveCapacity(parts.count)
         for part in parts {
             guard let text = fields[RedisSessionLayout.field(part.name)] else {
                 throw .storeUnavailable("the stored session \(id) lacks its part \(part.name)")
             }
-            texts.append(text)
+            texts[part.name] = text
         }
-        return StoredSession(version: version, incarnation: incarnation, options: options, data: Self.joined(texts, shape), parts: parts)
-    }
-
-    /// A collection's text from its parts'.
-    private static func joined(_ texts: [[UInt8]], _ shape: StoredShape) -> [UInt8] {
-        let (opening, closing) = (shape.opening, shape.closing)
-        var data: [UInt8] = []
-        data.reserveCapacity(texts.reduce(opening.utf8CodeUnitCount + closing.utf8CodeUnitCount) { $0 + $1.count + 1 })
-        data.append(contentsOf: UnsafeBufferPointer(start: opening.utf8Start, count: opening.utf8CodeUnitCount))
-        for (index, text) in texts.enumerated() {
-            if index > 0 { data.append(UInt8(ascii: ",")) }
-            data.append(contentsOf: text)
-        }
-        data.append(contentsOf: UnsafeBufferPointer(start: closing.utf8Start, count: closing.utf8CodeUnitCount))
-        return data
+        return PartedSession(version: version, incarnation: incarnation, options: options, shape: shape, manifest: parts, texts: texts)
     }
 
     func options(of id: String) -> [UInt8]? {
@@ -160,7 +169,8 @@ final class RedisSharedStorage: SharedStorage {
             script(
                 RedisScripts.commit, keys: [layout.key(id), next, layout.logKey(id), layout.followKey(id)],
                 arguments: [expectedVersion, expectedIncarnation, ttl, String(version), incarnation, keep].map(RedisArgument.text) + [.bytes(options)]
-                    + [step.rawValue, String(logLength), layout.channel, id].map(RedisArgument.text), account: account))
+                    + [step.rawValue, String(logLength), layout.channel, id, footprint <= Self.loggedWhole ? "1" : "0"].map(RedisArgument.text),
+                account: account))
         let staged: Staged? = if case .staged(let staged) = data { staged as? Staged } else { nil }
         let reply = try run(commands, on: staged?.lease, writes: true).last!
         let parts = reply.array ?? []
@@ -178,6 +188,13 @@ final class RedisSharedStorage: SharedStorage {
         default: throw .storeUnavailable("the new value for session \(id) was lost from Redis before its commit")
         }
     }
+
+    /// The largest session (as `SessionFootprint` counts it) whose collection, written whole,
+    /// is logged whole for other replicas: from its text they take the step exactly, even where
+    /// more commits follow at once. A larger one is logged as to be read: copying it into the
+    /// log would hold Redis for everyone, and a replica that reads it after a later commit
+    /// has its subscribers reset.
+    private static let loggedWhole = 1 << 20
 
     /// Writes a whole collection's parts to a key of their own, expiring in a minute so that
     /// they do not linger should this process die before a commit takes them.
@@ -257,19 +274,38 @@ final class RedisSharedStorage: SharedStorage {
         return cursor == nil ? steps.reversed() : steps
     }
 
-    /// A stream entry, `[id, [field, value, ...]]`, as a step.
+    /// A stream entry, `[id, [field, value, ...]]`, as a step (`RedisScripts.common` says what
+    /// it holds).
     private static func step(_ entry: RedisValue) -> LoggedStep? {
         guard let parts = entry.array, parts.count == 2, let cursor = parts[0].bytes, let values = parts[1].array else { return nil }
         var fields: [String: [UInt8]] = [:]
+        var written: [String: [UInt8]] = [:]
+        var dropped: [String: [UInt8]] = [:]
         for index in stride(from: 0, to: values.count - 1, by: 2) {
-            if let name = values[index].bytes, let value = values[index + 1].bytes { fields[String(decoding: name, as: UTF8.self)] = value }
+            guard let name = values[index].bytes, let value = values[index + 1].bytes, let first = name.first else { continue }
+            let rest = String(decoding: name.dropFirst(), as: UTF8.self)
+            switch first {
+            case UInt8(ascii: "p"): written[rest] = value
+            case UInt8(ascii: "x"): dropped[rest] = value
+            default: fields[String(decoding: name, as: UTF8.self)] = value
+            }
         }
         func text(_ name: String) -> String? { fields[name].map { String(decoding: $0, as: UTF8.self) } }
         guard let kind = text("k").flatMap(StoredStep.init(rawValue:)), let incarnation = text("g"), let version = text("v").flatMap(UInt64.init)
         else { return nil }
+        let content: LoggedContent
+        if kind == .deleted {
+            content = .none
+        } else if let manifest = fields["m"].flatMap(RedisSessionLayout.parts), let previous = fields["q"].flatMap(RedisSessionLayout.parts) {
+            content = .parts(LoggedParts(manifest: manifest, previousManifest: previous, written: written, dropped: dropped))
+        } else if let data = fields["d"], !data.isEmpty {
+            content = .whole(data)
+        } else {
+            content = .read
+        }
         return LoggedStep(
             cursor: String(decoding: cursor, as: UTF8.self), step: kind, incarnation: incarnation, version: version,
-            baseVersion: text("b").flatMap(UInt64.init), options: fields["o"] ?? [], data: fields["d"] ?? [])
+            baseVersion: text("b").flatMap(UInt64.init), options: fields["o"] ?? [], content: content)
     }
 
     func listen(onStep: @escaping @Sendable (String) -> Void, onListening: @escaping @Sendable () -> Void) {

@@ -1,6 +1,7 @@
 import ByteJSON
 import Dispatch
 import Foundation
+import RedisClient
 import Synchronization
 import TestSupport
 import Testing
@@ -66,6 +67,58 @@ import Testing
             #expect(current.problems.isEmpty, "\(current.format): \(current.problems.prefix(2))")
             #expect(current.items == (final.json["items"]?.array ?? []), "\(current.format) ends on another list")
         }
+    }
+
+    /// A change to a followed session logs the parts it changed, never the session: on 20,000
+    /// items a one-item change's log entry is a few parts' text, subscribers on another replica
+    /// get each change as a delta (no reset), and a subscriber resuming on a replica new to the
+    /// session is caught up from the log by deltas too.
+    @Test func aChangeLogsItsPartsAndReachesOtherReplicasAsDeltas() throws {
+        let redis = try RedisProcess()
+        let a = try ServerProcess(arguments: ["--session-store", redis.url])
+        let b = try ServerProcess(arguments: ["--session-store", redis.url])
+        let writer = try a.connection()
+        let count = 20_000
+        // Under the data-count threshold, so that every subscriber gets deltas (over it, a
+        // subscriber of the whole list is sent the list again, by LiveCollections' rules).
+        let body = #"{"options":{"dataCountAnimationThreshold":100000},"items":\#(json((0..<count).map { Thing(id: $0) }))}"#
+        #expect(try writer.request("PUT", "/sessions/long", json: body).status == 201)
+        let follower = try LiveFollower(port: b.port, session: "long", format: "keyed")
+        #expect(try follower.follow(until: 0))
+        // Stops reading at version 0: its token and list are where a subscriber resumes from.
+        let early = try LiveFollower(port: b.port, session: "long", format: "batch")
+        #expect(try early.follow(until: 0))
+        let token = early.client.lastEventID
+        let pool = RedisPool(try #require(RedisConfiguration(url: redis.url)))
+        for version in 1...6 {
+            let id = version * 3_331
+            let operation =
+                switch version % 3 {
+                case 0: #"{"op":"remove","id":\#(id)}"#
+                case 1: #"{"op":"update","id":\#(id),"item":{"id":\#(id),"content":\#(version)}}"#
+                default: #"{"op":"insert","id":\#(count + version),"before":\#(id),"item":{"id":\#(count + version),"content":0}}"#
+                }
+            let answer = try writer.request("POST", "/sessions/long/changes", json: #"{"operations":[\#(operation)]}"#)
+            try #require(answer.status == 200, "\(answer)")
+            #expect(try follower.follow(until: version))
+            let entry = try pool.run(["XREVRANGE", "livedelta:{long}:log", "+", "-", "COUNT", "1"])
+            let size = entry.array?.first?.array?.last?.array?.reduce(0) { $0 + ($1.bytes?.count ?? 0) } ?? 0
+            // The session's text is some 500 KB; a part is at most about 32 KB, and the entry
+            // holds the part written, the one it replaced, and the two manifests.
+            #expect(size > 0 && size < 100_000, "a log entry of \(size) bytes at version \(version)")
+        }
+        let final = try writer.request("GET", "/sessions/long").json["items"]?.array ?? []
+        #expect(follower.resets == 1 && follower.problems.isEmpty, "\(follower.resets) resets, \(follower.problems.prefix(2))")
+        #expect(follower.items == final)
+
+        // A replica that has never followed the session takes a subscriber at version 0 on to
+        // version 6 from the log, step by step.
+        let c = try ServerProcess(arguments: ["--session-store", redis.url])
+        let resumed = try LiveFollower(port: c.port, session: "long", format: "batch", lastEventID: token)
+        resumed.adopt(early)
+        #expect(try resumed.follow(until: 6))
+        #expect(resumed.resets == 1 && resumed.problems.isEmpty, "\(resumed.resets) resets, \(resumed.problems.prefix(2))")
+        #expect(resumed.items == final)
     }
 
     /// Redis drops an idle session silently; its subscribers are told it ended.

@@ -120,6 +120,11 @@ package final class LiveHub: SessionObserver {
 
     package func incarnation(of id: String) -> String? { feed(id)?.history.latest?.incarnation }
 
+    package func holds(id: String, incarnation: String, version: UInt64) -> Bool {
+        guard let latest = feed(id)?.history.latest else { return false }
+        return latest.incarnation == incarnation && latest.version >= version
+    }
+
     private func feed(_ id: String) -> LiveFeed? { feeds.withLockedValue { $0[id] } }
 
     // MARK: - Subscribing

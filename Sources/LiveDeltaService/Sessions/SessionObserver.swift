@@ -24,6 +24,9 @@ package protocol SessionObserver: Sendable {
     func follows(id: String) -> Bool
     /// The sessions it follows now.
     var followedIDs: [String] { get }
+    /// Whether it holds this version of the session, or a later one of the same life, already:
+    /// a step read back from storage then need not be read.
+    func holds(id: String, incarnation: String, version: UInt64) -> Bool
     /// The life of a followed session it holds now.
     func incarnation(of id: String) -> String?
 }

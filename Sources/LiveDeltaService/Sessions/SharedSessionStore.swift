@@ -80,6 +80,9 @@ package final class SharedSessionStore: SessionStore {
     private let observer = NIOLockedValueBox<(any SessionObserver)?>(nil)
     /// For each followed session, the last step of its log told to the observer.
     private let cursors = NIOLockedValueBox<[String: String]>([:])
+    /// For each followed session another replica changes, the copy its logged steps take
+    /// forward (`PartedSession`): as many bytes again as the session's text, on this replica.
+    private let copies = NIOLockedValueBox<[String: PartedSession]>([:])
 
     /// Steps reach the observer from the sessions' logs in storage, whichever replica
     /// committed them, never from this replica's own commits: one path, in storage's order.
@@ -103,6 +106,8 @@ package final class SharedSessionStore: SessionStore {
     package func follow(_ ids: [String]) {
         storage.follow(ids)
         guard let observer = observer.withLockedValue({ $0 }) else { return }
+        // What the listener keeps of sessions no longer followed (no step may come to say so).
+        for id in copies.withLockedValue({ Array($0.keys) }) where !observer.follows(id: id) { forgetLog(of: id) }
         // The lives are noted before storage is asked: a session created again meanwhile is
         // another life, which an end of the noted one leaves alone.
         let lives = ids.map { observer.incarnation(of: $0) }
@@ -121,15 +126,27 @@ package final class SharedSessionStore: SessionStore {
     }
 
     package func loggedSteps(id: String, incarnation: String, from version: UInt64) -> [LoggedState] {
-        guard let steps = try? storage.steps(of: id, after: nil) else { return [] }
-        var states: [LoggedState] = []
-        for step in steps where step.incarnation == incarnation && step.version >= version && step.step != .deleted {
-            let stored = StoredSession(version: step.version, incarnation: step.incarnation, options: step.options, data: step.data)
-            guard let session = try? SessionCodec.decode(id: id, stored) else { return [] }
-            states.append(LoggedState(snapshot: SessionRules.snapshot(of: session), appended: step.step == .append, baseVersion: step.baseVersion))
+        // Logged steps hold the parts a commit changed, forward and back: the states from
+        // `version` on are the session now, taken back step by step.
+        guard let steps = try? storage.steps(of: id, after: nil), var state = try? storage.readParts(id), state.incarnation == incarnation,
+            state.version >= version
+        else { return [] }
+        var states: [PartedSession] = [state]
+        var made: [UInt64: LoggedStep] = [:]
+        for step in steps where step.incarnation == incarnation { made[step.version] = step }
+        while state.version > version {
+            guard let step = made[state.version], case .parts(let parts) = step.content, state.undo(step, parts) else { return [] }
+            if let before = made[state.version] { state.options = before.options }
+            states.append(state)
         }
-        // Only a log that holds the state at `version` can chain from it.
-        return states.first?.snapshot.version == version ? states : []
+        var logged: [LoggedState] = []
+        for state in states.reversed() {
+            guard let stored = state.stored, let session = try? SessionCodec.decode(id: id, stored) else { return [] }
+            let step = made[state.version]
+            logged.append(
+                LoggedState(snapshot: SessionRules.snapshot(of: session), appended: step?.step == .append, baseVersion: step?.baseVersion))
+        }
+        return logged
     }
 
     /// Tells the observer the session as storage holds it now, or that it is gone. The log is
@@ -137,6 +154,8 @@ package final class SharedSessionStore: SessionStore {
     /// steps (subscribers get their deltas), and the session whole is taken only where the log
     /// does not hold it (a Redis that restarted, a session not logged).
     private func resync(_ id: String, _ observer: any SessionObserver) {
+        // A Redis that restarted may have begun the session again: the copy is read anew.
+        _ = copies.withLockedValue { $0.removeValue(forKey: id) }
         do throws(SessionError) {
             let current = try snapshot(id: id)
             catchUp(id)
@@ -153,7 +172,7 @@ package final class SharedSessionStore: SessionStore {
     private func catchUp(_ id: String) {
         guard let observer = observer.withLockedValue({ $0 }) else { return }
         guard observer.follows(id: id) else {
-            _ = cursors.withLockedValue { $0.removeValue(forKey: id) }
+            forgetLog(of: id)
             return
         }
         let cursor = cursors.withLockedValue { $0[id] }
@@ -169,18 +188,75 @@ package final class SharedSessionStore: SessionStore {
         }
         for step in steps {
             if step.step == .deleted {
+                _ = copies.withLockedValue { $0.removeValue(forKey: id) }
                 observer.ended(id: id, incarnation: step.incarnation, reason: .deleted)
                 continue
             }
-            let stored = StoredSession(version: step.version, incarnation: step.incarnation, options: step.options, data: step.data)
-            guard let session = try? SessionCodec.decode(id: id, stored) else { continue }
+            if observer.holds(id: id, incarnation: step.incarnation, version: step.version) {
+                // Told already (this replica's own commit, or the read its feed started from):
+                // the copy is kept in step where it has one, and nothing is read.
+                copies.withLockedValue { copies in
+                    guard var copy = copies[id] else { return }
+                    if case .parts(let parts) = step.content, copy.apply(step, parts) {
+                        copies[id] = copy
+                    } else if copy.incarnation != step.incarnation || copy.version < step.version {
+                        copies[id] = nil
+                    }
+                }
+                continue
+            }
+            guard let stored = session(id, after: step), let session = try? SessionCodec.decode(id: id, stored) else { continue }
             let snapshot = SessionRules.snapshot(of: session)
+            // A session read at a later version than the step's has passed steps by: it is
+            // taken whole.
+            let chained = stored.version == step.version
             switch step.step {
-            case .update: observer.stored(snapshot, appended: false, baseVersion: step.baseVersion)
-            case .append: observer.stored(snapshot, appended: true, baseVersion: step.baseVersion)
+            case .update: observer.stored(snapshot, appended: false, baseVersion: chained ? step.baseVersion : nil)
+            case .append: observer.stored(snapshot, appended: chained, baseVersion: chained ? step.baseVersion : nil)
             case .replaced, .deleted: observer.replaced(snapshot)
             }
         }
+    }
+
+    /// The session after a logged step: the copy taken forward by the parts it logged, else
+    /// the session read now (at the step's version or later, kept as the copy). Nil where the
+    /// copy is already past the step, or storage holds another life (its own step comes).
+    private func session(_ id: String, after step: LoggedStep) -> StoredSession? {
+        if case .whole(let data) = step.content {
+            _ = copies.withLockedValue { $0.removeValue(forKey: id) }
+            return StoredSession(version: step.version, incarnation: step.incarnation, options: step.options, data: data)
+        }
+        let copy = copies.withLockedValue { copies -> PartedSession? in
+            guard var copy = copies[id], copy.incarnation == step.incarnation else { return nil }
+            if case .parts(let parts) = step.content, copy.apply(step, parts) { copies[id] = copy }
+            return copy
+        }
+        if let copy, copy.version >= step.version {
+            return copy.version == step.version ? copy.stored : nil
+        }
+        let read: PartedSession?
+        do throws(SessionError) {
+            read = try storage.readParts(id)
+        } catch {
+            return nil
+        }
+        guard let read else {
+            // Stored whole (by an earlier version), or gone: read as a request would.
+            _ = copies.withLockedValue { $0.removeValue(forKey: id) }
+            guard let whole = try? storage.read(id, via: nil), whole.incarnation == step.incarnation, whole.version >= step.version else {
+                return nil
+            }
+            return whole
+        }
+        copies.withLockedValue { $0[id] = read }
+        guard read.incarnation == step.incarnation, read.version >= step.version else { return nil }
+        return read.stored
+    }
+
+    /// Drops what the listener keeps of a session no longer followed.
+    private func forgetLog(of id: String) {
+        _ = cursors.withLockedValue { $0.removeValue(forKey: id) }
+        _ = copies.withLockedValue { $0.removeValue(forKey: id) }
     }
 
     // MARK: - SessionStore

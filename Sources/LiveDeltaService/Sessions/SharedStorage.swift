@@ -7,6 +7,9 @@ package protocol SharedStorage: Sendable {
     /// storage may answer on the same channel, after the staged write).
     func version(of id: String, via staged: (any StagedData)?) throws(SessionError) -> (version: UInt64, incarnation: String)?
     func read(_ id: String, via staged: (any StagedData)?) throws(SessionError) -> StoredSession?
+    /// The session with each part's text apart, for a copy that logged steps take forward,
+    /// without refreshing its idle timeout; nil where there is none, or it is stored whole.
+    func readParts(_ id: String) throws(SessionError) -> PartedSession?
     /// The options alone, without refreshing anything; nil where there is no session or no answer.
     func options(of id: String) -> [UInt8]?
     /// Writes a whole collection's parts, their text lent for the call, ahead of a commit, which

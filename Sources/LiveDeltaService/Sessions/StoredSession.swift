@@ -31,7 +31,8 @@ package enum StoredStep: String, Sendable {
     case deleted = "e"
 }
 
-/// One step as the session's log holds it: the session after it, and what led there.
+/// One step as the session's log holds it: what it did, and what it holds of the session after
+/// it.
 package struct LoggedStep: Sendable {
     package var cursor: String
     package var step: StoredStep
@@ -39,10 +40,10 @@ package struct LoggedStep: Sendable {
     package var version: UInt64
     package var baseVersion: UInt64?
     package var options: [UInt8]
-    package var data: [UInt8]
+    package var content: LoggedContent
 
     package init(
-        cursor: String, step: StoredStep, incarnation: String, version: UInt64, baseVersion: UInt64?, options: [UInt8], data: [UInt8]
+        cursor: String, step: StoredStep, incarnation: String, version: UInt64, baseVersion: UInt64?, options: [UInt8], content: LoggedContent
     ) {
         self.cursor = cursor
         self.step = step
@@ -50,6 +51,6 @@ package struct LoggedStep: Sendable {
         self.version = version
         self.baseVersion = baseVersion
         self.options = options
-        self.data = data
+        self.content = content
     }
 }
