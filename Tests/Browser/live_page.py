@@ -8,6 +8,9 @@
 - a session that does not exist, and one deleted while shown, are shown as such, and the page
   does not keep asking;
 - the page and its files carry their security headers;
+- a session of 1,000,000 rows is shown as a virtual list: scrolled to the middle and to the end
+  while a writer commits, the rows on the page are the session's rows at those positions, and
+  the page never takes the list whole (one reset, then deltas);
 - the web example of docs/clients.md, served from a second origin that --cors-origins lists,
   shows its session; served from a third origin, the browser refuses it the module.
 
@@ -217,6 +220,101 @@ def problems_are_shown(driver, context):
     passed.append("an item of objects shows as text; a deleted session is said")
 
 
+def million_rows(driver, context):
+    base = context["base"]
+    count = 1_000_000
+    body = json.dumps({"items": [{"id": i, "title": f"row {i}"} for i in range(count)]}, separators=(",", ":")).encode()
+    urllib.request.urlopen(urllib.request.Request(f"{base}/sessions/million", data=body, method="PUT",
+                                                  headers={"Content-Type": "application/json"}), timeout=120).read()
+    driver.get(f"{base}/live/million")
+    wait_for(lambda: driver.find_element(By.ID, "state").text == "live", "the page of a million rows to go live")
+    rng = random.Random(7)
+    writing, pause, paused = threading.Event(), threading.Event(), threading.Event()
+    removed, failures, commits = set(), [], [0]
+
+    def writer():
+        # Changes where the page looks, and above it (which shifts the rows below).
+        while writing.is_set():
+            if pause.is_set():
+                paused.set()
+                time.sleep(0.01)
+                continue
+            paused.clear()
+            target = int(driver_top[0]) + rng.randrange(-60, 60)
+            target = max(0, min(count - 1, target))
+            kind = rng.randrange(3)
+            if kind == 0:
+                operation = {"op": "update", "id": target, "item": {"id": target, "title": f"row {target} v{commits[0]}"}}
+            elif kind == 1:
+                new = count + commits[0]
+                operation = {"op": "insert", "id": new, "before": target, "item": {"id": new, "title": f"new {new}"}}
+            else:
+                operation = {"op": "remove", "id": target}
+            if target in removed:
+                continue
+            try:
+                call("POST", f"{base}/sessions/million/changes", {"operations": [operation]})
+                if kind == 2:
+                    removed.add(target)
+                commits[0] += 1
+            except Exception as error:  # noqa: BLE001 - reported by the test
+                failures.append(repr(error))
+
+    def checkpoint(where):
+        pause.set()
+        wait_for(paused.is_set, "the writer to pause")
+        head = call("GET", f"{base}/sessions/million?offset=0&limit=1")
+        wait_for(lambda: shown_version(driver) == str(head["version"]), f"version {head['version']} on the page ({where})")
+        wait_for(lambda: driver.execute_script(
+            "const d = document.body.dataset; return Number(d.offset) <= Number(d.top) && Number(d.top) < Number(d.offset) + Number(d.rows)"),
+            f"the window to hold the rows in view ({where})")
+        offset, rows, top = driver.execute_script("const d = document.body.dataset; return [Number(d.offset), Number(d.rows), Number(d.top)]")
+        # The page may move its window once more as it settles: read the page and the session
+        # at the same window and version.
+        expected = call("GET", f"{base}/sessions/million?offset={offset}&limit={rows}")
+        shown = page_state(driver)
+        if expected["version"] != head["version"] or shown != expected_state(expected):
+            raise SystemExit(f"FAIL: a million rows, {where}: the page shows {shown[:3]}... at {offset}, the session {expected_state(expected)[:3]}...")
+        pause.clear()
+        return offset, top, expected["window"]["total"]
+
+    driver_top = [0]
+    writing.set()
+    thread = threading.Thread(target=writer, daemon=True)
+    thread.start()
+    def some_commits():
+        # Commits land while the page stays where it is.
+        before = commits[0]
+        wait_for(lambda: commits[0] >= before + 5, "five commits")
+
+    try:
+        some_commits()
+        checkpoint("at the top")
+        driver.execute_script("const v = document.getElementById('viewport'); v.scrollTop = v.scrollHeight / 2;")
+        driver_top[0] = count // 2
+        wait_for(lambda: driver.execute_script("return Number(document.body.dataset.top)") > count // 3, "the page to scroll to the middle")
+        driver_top[0] = driver.execute_script("return Number(document.body.dataset.top)")
+        some_commits()
+        offset, top, _ = checkpoint("in the middle")
+        middle = (offset, top)
+        driver.execute_script("const v = document.getElementById('viewport'); v.scrollTop = v.scrollHeight;")
+        driver_top[0] = count - 20
+        some_commits()
+        offset, top, total = checkpoint("at the end")
+        rows = driver.execute_script("return Number(document.body.dataset.rows)")
+        if offset + rows != total:
+            raise SystemExit(f"FAIL: a million rows, at the end: the window holds {offset} to {offset + rows} of {total}")
+        driver.save_screenshot(os.path.join(screenshots, "live-million.png"))
+    finally:
+        writing.clear()
+        thread.join(timeout=30)
+    resets, because = driver.execute_script("const d = document.body.dataset; return [Number(d.resets), d.resetBecause]")
+    if failures or resets != 1:
+        raise SystemExit(f"FAIL: a million rows: {resets} resets (the last: {because}); the writer met {failures[:3]}")
+    passed.append(f"a million rows: the rows in view equal the session's at the top, the middle (row {middle[1]}) and the end,"
+                  f" through {commits[0]} commits, with one reset")
+
+
 def headers_are_set(context):
     for path in ["/live/x", "/clients/livedelta.js", "/clients/appliers.js", "/clients/dom.js", "/clients/live.js", "/clients/live.css"]:
         with urllib.request.urlopen(context["base"] + path) as answer:
@@ -281,7 +379,8 @@ def main():
     # The docs' example names the server as localhost:8080; here it is this one.
     allowed = Origin(docs_example().replace("http://localhost:8080", f"http://127.0.0.1:{port}"))
     refused = Origin(docs_example().replace("http://localhost:8080", f"http://127.0.0.1:{port}"))
-    flags = ["--log-level", "warning", "--session-store", f"redis://127.0.0.1:{redis_port}", "--cors-origins", allowed.url]
+    flags = ["--log-level", "warning", "--session-store", f"redis://127.0.0.1:{redis_port}", "--cors-origins", allowed.url,
+             "--max-session-items", "2000000", "--max-body-size", "100000000", "--live-history-bytes", "1073741824"]
     context = {"base": f"http://127.0.0.1:{port}", "server": start_server(port, flags)}
 
     def restart():
@@ -303,6 +402,7 @@ def main():
         follow_through_updates(driver, context, "films", objects, {"idKey": "movie.id"})
         follow_through_updates(driver, context, "shelves", shelves, {})
         problems_are_shown(driver, context)
+        million_rows(driver, context)
         other_origins(driver, context, allowed, refused)
         for line in passed:
             print("ok:", line)
