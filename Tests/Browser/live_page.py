@@ -380,7 +380,7 @@ def main():
     allowed = Origin(docs_example().replace("http://localhost:8080", f"http://127.0.0.1:{port}"))
     refused = Origin(docs_example().replace("http://localhost:8080", f"http://127.0.0.1:{port}"))
     flags = ["--log-level", "warning", "--session-store", f"redis://127.0.0.1:{redis_port}", "--cors-origins", allowed.url,
-             "--max-session-items", "2000000", "--max-body-size", "100000000", "--live-history-bytes", "1073741824"]
+             "--max-session-items", "2000000", "--max-body-size", "100000000"]
     context = {"base": f"http://127.0.0.1:{port}", "server": start_server(port, flags)}
 
     def restart():

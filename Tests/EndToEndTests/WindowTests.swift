@@ -92,6 +92,8 @@ import Testing
             }
         }
 
+        func randomKeyedOperations(_ random: inout some RandomNumberGenerator) -> [String] { keyedOperations(&random) }
+
         private func keyedOperations(_ random: inout some RandomNumberGenerator) -> [String] {
             var ids = rows.map(\.id)
             var operations: [String] = []
@@ -346,6 +348,32 @@ import Testing
         try follower.move(to: "offset=110&limit=50")
         try session.write("POST", "/append", Session.body([Row(id: 5_000, v: 0)]))
         #expect(try follower.client.next()?.event == "window")
+    }
+
+    /// With a history of two versions (as a million-row session has within the history's
+    /// bytes), a window that reconnects or scrolls from a version trimmed from the history is
+    /// caught up in one delta from what is left of the changes (LiveTrace), never reset, and
+    /// holds the session's rows, in every format.
+    @Test(arguments: ["keyed", "batch", "sequential", "jsonPatch"]) func aWindowResumesPastTheHistoryByOneDelta(format: String) throws {
+        let fixture = try Fixture(.memory, arguments: ["--live-history", "2"])
+        var random = SystemRandomNumberGenerator()
+        let session = try Session(connection: fixture.connection, name: "traced", rows: (0..<300).map { Row(id: $0, v: 0) })
+        let follower = try WindowFollower(port: fixture.server.port, session: "traced", format: format, query: "offset=100&limit=20")
+        #expect(try follower.follow(until: session.version, of: session.incarnation))
+        for round in 0..<12 {
+            // Reads nothing for a few changes (more than the history holds), then reconnects at
+            // another window from the last version it read.
+            for _ in 0..<Int.random(in: 3...6, using: &random) {
+                try session.write("POST", "/changes", "{\"operations\":[\(session.randomKeyedOperations(&random).joined(separator: ","))]}")
+            }
+            let offset = Int.random(in: 0...(session.rows.count - 20), using: &random)
+            try follower.move(to: "offset=\(offset)&limit=20")
+            #expect(try follower.follow(until: session.version, of: session.incarnation), "round \(round)")
+            #expect(follower.seen.last?.event == "delta", "round \(round): \(follower.seen.last?.event ?? "nothing")")
+        }
+        let problems = Self.check(follower, states: session.states)
+        #expect(problems.isEmpty, "\(problems.prefix(3))")
+        #expect(!follower.seen.dropFirst().contains { $0.event == "reset" })
     }
 
     /// A long poll takes the same window, and its `next` token resumes that window.

@@ -7,11 +7,11 @@ import LiveCollections
 extension LiveFeed {
     /// What starts a windowed subscriber at `now`: one delta from the rows its token says it
     /// holds (a reconnection, a scroll to another window) where the feed still holds the state
-    /// they were read from, else the window's rows whole. Sets its place (`placed`, where the
+    /// they were read from, or traces them to now (`LiveTrace`), else the window's rows whole. Sets its place (`placed`, where the
     /// caller placed it in `now` already).
     static func startWindow(
         _ subscriber: LiveSubscriber, _ request: WindowRequest, placed: PlacedWindow?, from token: WindowToken?, now: SessionSnapshot,
-        read: SessionSnapshot, log: [LiveEntry]
+        read: SessionSnapshot, log: [LiveEntry], trace: LiveTrace
     ) -> [LiveEvent] {
         let window =
             placed ?? (try? PlacedWindow.place(request, in: now.collection, options: now.options))
@@ -27,7 +27,14 @@ extension LiveFeed {
             token.position == position
             ? now
             : token.position.version == read.version ? read : log.last { $0.position == token.position }?.state
-        guard let then, case .flat(let held) = then.collection.shape, rows.upperBound <= held.count else {
+        guard let then else {
+            // Its state trimmed from the history: its rows, traced to now.
+            guard let (held, owners) = trace.rows(rows, at: token.position, log: log, now: now) else { return [WindowEvents.reset(now, window)] }
+            let event = WindowEvents.catchUp(
+                from: held, baseVersion: token.position.version, owners: owners, to: window, in: now, spelling: subscriber.spelling)
+            return [event ?? WindowEvents.reset(now, window)]
+        }
+        guard case .flat(let held) = then.collection.shape, rows.upperBound <= held.count else {
             return [WindowEvents.reset(now, window)]
         }
         if token.position == position && rows == window.rows { return [] }

@@ -28,6 +28,8 @@ final class LiveFeed: Sendable {
     private struct State {
         var log: [LiveEntry] = []
         var logBytes = 0
+        /// What is left of the steps trimmed from `log`, for windows (`LiveTrace`).
+        var trace = LiveTrace()
         var nextSequence: UInt64 = 1
         var subscribers: [ObjectIdentifier: LiveSubscriber] = [:]
         /// A fan-out pass is running or queued.
@@ -167,6 +169,7 @@ final class LiveFeed: Sendable {
         var drop = 0
         while state.log.count - drop > 1 && (state.log.count - drop > limits.versions || state.logBytes > limits.bytes) {
             state.logBytes -= state.log[drop].bytes
+            state.trace.take(state.log[drop], limits: limits)
             drop += 1
         }
         if drop > 0 { state.log.removeFirst(drop) }
@@ -226,7 +229,8 @@ final class LiveFeed: Sendable {
             if let request = subscriber.window {
                 let now = ahead ? read : latest.state ?? read
                 let placed = now.incarnation == read.incarnation && now.version == read.version ? readWindow : nil
-                events = Self.startWindow(subscriber, request, placed: placed, from: given, now: now, read: read, log: state.log)
+                events = Self.startWindow(
+                    subscriber, request, placed: placed, from: given, now: now, read: read, log: state.log, trace: state.trace)
             } else {
                 events = Self.catchUp(from: token, to: latest, log: state.log, spelling: subscriber.spelling, coalesce: coalesce)
                 subscriber.position = latest.position
