@@ -121,6 +121,33 @@ import Testing
         #expect(resumed.items == final)
     }
 
+    /// A session over the data-count threshold (no delta for a whole list), changed on one
+    /// replica: a window followed on another gets each change as a delta of its rows, worked out
+    /// there, not a reset.
+    @Test func aWindowOnAnotherReplicaGetsDeltasOverTheThreshold() throws {
+        let redis = try RedisProcess()
+        let a = try ServerProcess(arguments: ["--session-store", redis.url])
+        let b = try ServerProcess(arguments: ["--session-store", redis.url])
+        let writer = try a.connection()
+        #expect(try writer.request("PUT", "/sessions/wide", json: Self.body((0..<12_000).map { Thing(id: $0) })).status == 201)
+        let follower = try WindowFollower(port: b.port, session: "wide", format: "keyed", query: "offset=5000&limit=20")
+        let life = try #require(writer.request("GET", "/sessions/wide?limit=1").json["token"]?.stringValue?.prefix { $0 != "." })
+        #expect(try follower.follow(until: 0, of: String(life)))
+        let operations = [
+            #"{"op":"update","id":5003,"item":{"id":5003,"content":1}}"#, #"{"op":"remove","id":5010}"#,
+            #"{"op":"insert","id":20000,"before":5001,"item":{"id":20000,"content":0}}"#, #"{"op":"move","id":5015,"before":5002}"#,
+            #"{"op":"remove","id":10}"#,
+        ]
+        for (index, operation) in operations.enumerated() {
+            #expect(try writer.request("POST", "/sessions/wide/changes", json: #"{"operations":[\#(operation)]}"#).status == 200)
+            #expect(try follower.follow(until: index + 1, of: String(life)))
+        }
+        let window = try writer.request("GET", "/sessions/wide?offset=5000&limit=20").json["items"]?.array ?? []
+        #expect(follower.rows == window)
+        #expect(follower.problems.isEmpty, "\(follower.problems.prefix(2))")
+        #expect(follower.seen.dropFirst().allSatisfy { $0.event == "delta" }, "\(follower.seen.map(\.event))")
+    }
+
     /// Redis drops an idle session silently; its subscribers are told it ended.
     @Test func aSessionThatExpiresInRedisEndsItsStreams() throws {
         let redis = try RedisProcess()

@@ -119,7 +119,38 @@ final class LiveFeed: Sendable {
             }
             return try? SessionRules.append(session, added, condition: .any, maxItems: .max)
         }
+        if case .flat(let data) = holder, case .flat(let old) = before.collection.shape, case .flat(let new) = after.collection.shape,
+            max(old.count, new.count) > data.policy.dataCountAnimationThreshold, let delta = Self.delta(from: old, to: new)
+        {
+            // Over the data-count threshold the rules work out no delta (the animation says to
+            // reload), but windows project one, as they do a writer's own: it is worked out here.
+            let animated = data.policy.animated(delta, oldCount: old.count, newCount: new.count)
+            return try? SessionRules.commit(session, .flat(new, owners: before.collection.owners.merging(after.collection.owners), delta: animated))
+        }
         return try? SessionRules.update(session, to: after.collection, condition: .any, commit: true, created: false)
+    }
+
+    /// The exact delta between two states of a flat session, diffing only what lies between
+    /// the rows they share at the top and at the bottom: a step read back from storage of a
+    /// million rows that changed a few is a comparison of the rest, not a diff of a million.
+    /// Nil where the ids repeat or an id is twice in one state.
+    static func delta(from old: [JSONItem], to new: [JSONItem]) -> IndexDelta? {
+        let shorter = min(old.count, new.count)
+        var top = 0
+        while top < shorter, old[top].uniqueID == new[top].uniqueID, old[top] == new[top] { top += 1 }
+        var bottom = 0
+        while bottom < shorter - top, old[old.count - 1 - bottom].uniqueID == new[new.count - 1 - bottom].uniqueID,
+            old[old.count - 1 - bottom] == new[new.count - 1 - bottom]
+        {
+            bottom += 1
+        }
+        guard let inner = try? IndexDelta(from: Array(old[top..<old.count - bottom]), to: Array(new[top..<new.count - bottom])) else {
+            return nil
+        }
+        func shifted(_ pairs: [IndexPair]) -> [IndexPair] { pairs.map { IndexPair(source: $0.source + top, target: $0.target + top) } }
+        return IndexDelta(
+            deletions: inner.deletions.map { $0 + top }, insertions: inner.insertions.map { $0 + top }, moves: shifted(inner.moves),
+            reloads: shifted(inner.reloads))
     }
 
     /// A change committed on this replica of a shared store, taken only where it follows the
