@@ -126,22 +126,31 @@ package final class SharedSessionStore: SessionStore {
     }
 
     package func loggedSteps(id: String, incarnation: String, from version: UInt64) -> [LoggedState] {
-        // Logged steps hold the parts a commit changed, forward and back: the states from
-        // `version` on are the session now, taken back step by step.
-        guard let steps = try? storage.steps(of: id, after: nil), var state = try? storage.readParts(id), state.incarnation == incarnation,
-            state.version >= version
+        // The states from `version` on are the session now, taken back step by step: over a
+        // change by the parts it logged, to a collection written whole by its logged text.
+        guard let steps = try? storage.steps(of: id, after: nil), let now = try? storage.readParts(id), let stored = now.stored,
+            now.incarnation == incarnation, now.version >= version
         else { return [] }
-        var states: [PartedSession] = [state]
         var made: [UInt64: LoggedStep] = [:]
         for step in steps where step.incarnation == incarnation { made[step.version] = step }
-        while state.version > version {
-            guard let step = made[state.version], case .parts(let parts) = step.content, state.undo(step, parts) else { return [] }
-            if let before = made[state.version] { state.options = before.options }
-            states.append(state)
+        var parted: PartedSession? = now
+        var states: [StoredSession] = [stored]
+        while let latest = states.last, latest.version > version {
+            guard let step = made[latest.version], let base = step.baseVersion else { return [] }
+            if var copy = parted, case .parts(let parts) = step.content, copy.undo(step, parts), let before = copy.stored {
+                copy.options = made[base]?.options ?? copy.options
+                parted = copy
+                states.append(StoredSession(version: base, incarnation: incarnation, options: copy.options, data: before.data, parts: before.parts))
+            } else if let prior = made[base], case .whole(let data) = prior.content {
+                parted = nil
+                states.append(StoredSession(version: base, incarnation: incarnation, options: prior.options, data: data))
+            } else {
+                return []
+            }
         }
         var logged: [LoggedState] = []
         for state in states.reversed() {
-            guard let stored = state.stored, let session = try? SessionCodec.decode(id: id, stored) else { return [] }
+            guard let session = try? SessionCodec.decode(id: id, state) else { return [] }
             let step = made[state.version]
             logged.append(
                 LoggedState(snapshot: SessionRules.snapshot(of: session), appended: step?.step == .append, baseVersion: step?.baseVersion))
