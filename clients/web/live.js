@@ -113,8 +113,8 @@ function onChange(array, event) {
   place();
   explain(null);
   // How the list got where it is, for anyone checking the page (and its test): resets and
-  // deltas count events; first is the version the page started at, skipped the versions
-  // later resets jumped over.
+  // deltas count events and advanced the versions they moved it by; first is the version the
+  // page started at, skipped the versions later resets jumped over.
   if (event.type === "reset") {
     seen.resets = Number(seen.resets ?? 0) + 1;
     if (event.reason) seen.resetBecause = event.reason;
@@ -122,6 +122,8 @@ function onChange(array, event) {
     else seen.skipped = Number(seen.skipped ?? 0) + Math.max(0, array.version - Number(seen.shown));
   } else {
     seen.deltas = Number(seen.deltas ?? 0) + 1;
+    // A window that reconnects is caught up by one delta over every version it missed.
+    seen.advanced = Number(seen.advanced ?? 0) + Math.max(0, array.version - Number(seen.shown));
   }
   seen.shown = array.version;
   seen.version = array.version;
