@@ -77,6 +77,27 @@ extension AnimationPolicy {
         return AnimatedDelta(animation: max(proposed, preferred), delta: delta, deletedIndices: delta.deletions)
     }
 
+    /// The threshold rules (and the delegate) applied to a sectioned delta worked out elsewhere
+    /// (a window's, projected), between `oldSections` and `newSections` sections holding
+    /// `oldItems` and `newItems` rows: the styles `animatedDelta(from:to:)` gives such a change.
+    @usableFromInline package func animated(
+        _ delta: SectionedDelta, oldSections: Int, newSections: Int, oldItems: Int, newItems: Int, deletedItemPaths: [ItemPath]
+    ) -> AnimatedSectionedDelta {
+        var result = AnimatedSectionedDelta(
+            sectionAnimation: .reloadSections, itemAnimation: .reloadData, sectionDelta: nil, itemDelta: nil, deletedItemPaths: deletedItemPaths)
+        guard !exceedsDataCount(oldSections, newSections) else { return result }
+        let proposed = proposedStyle(changeCount: delta.sectionDelta.changeCount, coarse: .reloadSections)
+        let preferred = delegate?.preferredSectionAnimationStyle(for: delta.sectionDelta, proposed: proposed) ?? proposed
+        result.sectionDelta = delta.sectionDelta
+        result.sectionAnimation = max(proposed, preferred)
+        guard result.sectionAnimation == .preciseAnimations, !exceedsDataCount(oldItems, newItems) else { return result }
+        let proposedItems = proposedStyle(changeCount: delta.itemDelta.changeCount, coarse: .reloadData)
+        let preferredItems = delegate?.preferredItemAnimationStyle(for: delta.itemDelta, proposed: proposedItems) ?? proposedItems
+        result.itemDelta = delta.itemDelta
+        result.itemAnimation = max(proposedItems, preferredItems)
+        return result
+    }
+
     /// Diffs two sectioned collections by the threshold rules, sections first: items are
     /// animated precisely only when sections are.
     @inlinable

@@ -30,6 +30,22 @@ import Testing
         }
     }
 
+    /// Sections windows: the section stage projected, and the item stage kept for the sections
+    /// that stay in the window, replay the old window's sections to the new window's exactly.
+    @Test func projectedSectionedDeltasReplayWindowToWindow() async throws {
+        await propertyCheck(count: 600, input: Gens.shelves, Gens.shelves, Self.windows) { old, new, window in
+            let projection = SectionedWindowProjection(try SectionedDelta(from: old, to: new))
+            let (oldStart, newStart, length) = window
+            let oldRange = Self.clamp(oldStart, length, old.count)
+            let newRange = Self.clamp(newStart, length, new.count)
+            let oldSections = Array(old[oldRange])
+            let newSections = Array(new[newRange])
+            let projected = projection.projected(old: oldRange, new: newRange)
+            #expect(flattened(try projected.replay(old: oldSections, new: newSections)) == newSections)
+            #expect(projection.isUnchanged(old: oldRange, new: newRange) == (oldSections == newSections))
+        }
+    }
+
     @Test func positionsMapBothWays() async throws {
         await propertyCheck(count: 400, input: Gens.flatCase) { flat in
             let delta = try IndexDelta(from: flat.old, to: flat.new)
