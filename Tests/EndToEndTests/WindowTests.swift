@@ -399,17 +399,20 @@ import Testing
         #expect(quiet.json["events"]?.array?.isEmpty == true, "\(quiet)")
     }
 
-    /// A windowed stream of a session replaced by a sectioned one closes; following it again is
-    /// refused, saying why.
-    @Test func aSessionReplacedBySectionsClosesItsWindows() throws {
+    /// A windowed stream of a session replaced by a sectioned one is reset to the sections in
+    /// its window (a window of a sectioned session is a range of whole sections).
+    @Test func aSessionReplacedBySectionsResetsItsWindowsToSections() throws {
         let fixture = try Fixture(.memory)
         let session = try Session(connection: fixture.connection, name: "becomes", rows: (0..<10).map { Row(id: $0, v: 0) })
-        let follower = try WindowFollower(port: fixture.server.port, session: "becomes", format: "batch", query: "offset=2&limit=3")
+        let follower = try WindowFollower(port: fixture.server.port, session: "becomes", format: "batch", query: "offset=1&limit=2")
         #expect(try follower.follow(until: 0, of: session.incarnation))
-        #expect(try fixture.connection.request("PUT", "/sessions/becomes", json: #"{"sections":[{"id":"a","items":[{"id":1}]}]}"#).status == 200)
-        #expect(try follower.next() == nil)
-        let again = try fixture.connection.request("GET", "/sessions/becomes/events?offset=2&limit=3")
-        #expect(again.status == 400 && again.json["error"]?["parameter"]?.stringValue == "limit", "\(again)")
+        let sections = #"{"sections":[{"id":"a","items":[{"id":1}]},{"id":"b","items":[]},{"id":"c","items":[{"id":2}]}]}"#
+        #expect(try fixture.connection.request("PUT", "/sessions/becomes", json: sections).status == 200)
+        let raw = try #require(try follower.client.next())
+        let data = try JSONValue(parsing: raw.data)
+        #expect(raw.event == "reset", "\(raw)")
+        #expect(data["sections"]?.array?.compactMap { $0["id"]?.stringValue } == ["b", "c"], "\(raw)")
+        #expect(data["window"]?["offset"]?.int == 1 && data["window"]?["count"]?.int == 2 && data["window"]?["total"]?.int == 3, "\(raw)")
     }
 
     /// Windows a session cannot have, or that ask too much, are refused naming the parameter.
@@ -428,7 +431,6 @@ import Testing
             ("/sessions/flat?after=3&before=4&limit=5", 400, "invalid_parameter", "before"),
             ("/sessions/flat?after=3&limit=5&overscan=x", 400, "invalid_parameter", "overscan"),
             ("/sessions/flat?after=%7B%7D&limit=5", 400, "invalid_parameter", "after"),
-            ("/sessions/shelves?limit=5", 400, "invalid_parameter", "limit"),
             ("/sessions/repeats?after=1&limit=5", 400, "invalid_parameter", "after"),
             ("/sessions/flat/events?limit=500", 400, "invalid_parameter", "limit"),
             ("/sessions/flat/changes?before=3&offset=1&limit=5", 400, "invalid_parameter", "before"),
@@ -438,7 +440,7 @@ import Testing
             #expect(reply.status == status && reply.json["error"]?["code"]?.stringValue == code, "\(path): \(reply)")
             #expect(reply.json["error"]?["parameter"]?.stringValue == parameter, "\(path): \(reply)")
         }
-        for path in ["/sessions/flat?after=77&limit=5", "/sessions/flat/events?before=%22x%22&limit=5"] {
+        for path in ["/sessions/flat?after=77&limit=5", "/sessions/flat/events?before=%22x%22&limit=5", "/sessions/shelves?after=b&limit=5"] {
             let reply = try connection.request("GET", path)
             #expect(reply.status == 409 && reply.json["error"]?["code"]?.stringValue == "anchor_not_found", "\(path): \(reply)")
         }

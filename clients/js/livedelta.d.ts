@@ -125,7 +125,7 @@ export interface WindowPlace {
   before?: JSONValue | null;
 }
 
-/** The rows of a flat session to read or follow: `limit` rows from `offset`, or after or before an item (by id), with `overscan` rows more each side. */
+/** The rows of a flat session to read or follow: `limit` rows from `offset`, or after or before an item (by id), with `overscan` rows more each side; of a sectioned session, whole sections, `after` and `before` naming sections. */
 export interface Window {
   limit: number;
   offset?: number;

@@ -43,8 +43,8 @@ function reason(error) {
 // A flat session is shown as a virtual list: the page follows a window of the rows in view
 // (and as many again around them), placed where those rows are in a spacer as tall as the
 // whole list, and moves the window as the reader scrolls (one small delta, never the list).
-// A million rows cost the page what a hundred do. A session that has no windows (sections)
-// is refused one (400), and is then followed whole.
+// A million rows cost the page what a hundred do. A sectioned session (sections vary in
+// height) and a session refused a window (400) are followed whole.
 const ROW = 32; // px a row takes: live.css makes rows 28 px high, 4 px apart
 const HELD = 120; // rows the window holds
 const TALLEST = 30_000_000; // px: Chromium draws no element taller than 2^25 px
@@ -109,6 +109,12 @@ function follow() {
 }
 
 function onChange(array, event) {
+  if (windowed && array.sectioned) {
+    follower.close();
+    windowed = false;
+    follow();
+    return;
+  }
   list.show(array);
   place();
   explain(null);

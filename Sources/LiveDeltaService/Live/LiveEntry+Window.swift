@@ -15,6 +15,7 @@ final class WindowCache: Sendable {
     }
 
     fileprivate let projection = NIOLockedValueBox<WindowProjection??>(nil)
+    fileprivate let sectionProjection = NIOLockedValueBox<SectionedWindowProjection??>(nil)
     fileprivate let events = NIOLockedValueBox<[Key: LiveEvent]>([:])
     fileprivate let resets = NIOLockedValueBox<[PlacedWindow: LiveEvent]>([:])
     static let kept = 64
@@ -35,6 +36,25 @@ extension LiveEntry {
         }
     }
 
+    /// The change's sectioned delta, projected: nil for a step that is not a sectioned change
+    /// with both stages worked out.
+    var sectionProjection: SectionedWindowProjection? {
+        windows.sectionProjection.withLockedValue { kept in
+            if let kept { return kept }
+            var made: SectionedWindowProjection?
+            if case .change(let change) = kind, case .sectioned(let update, _, _) = change.outcome, let sections = update.sectionDelta,
+                let items = update.itemDelta
+            {
+                made = SectionedWindowProjection(SectionedDelta(sectionDelta: sections, itemDelta: items))
+            }
+            kept = .some(made)
+            return made
+        }
+    }
+
+    /// How the step moves windows: its flat or its sectioned projection.
+    var motion: (any WindowMotion)? { projection ?? sectionProjection }
+
     /// A window's reset to the state after this step.
     func windowReset(_ window: PlacedWindow) -> LiveEvent? {
         guard let state else { return nil }
@@ -47,16 +67,29 @@ extension LiveEntry {
     /// The delta of this change seen through a window: from the rows `old` held (at
     /// `baseVersion`, which this change follows or leaves unchanged since) to `new`'s.
     func windowDelta(from old: Range<Int>, to new: PlacedWindow, baseVersion: UInt64, spelling: LiveSpelling) -> LiveEvent? {
-        guard case .change(let change) = kind, case .flat(_, let before, let after) = change.outcome, let projection else {
-            return windowReset(new)
-        }
+        guard case .change(let change) = kind else { return windowReset(new) }
         let key = WindowCache.Key(spelling: spelling, old: old, new: new, baseVersion: baseVersion)
         if let event = windows.events.withLockedValue({ $0[key] }) { return event }
-        let delta = projection.projected(old: old, new: new.rows)
-        let deleted = change.options.includeDeletedItems ? old.filter { projection.newPosition(ofOld: $0) == nil }.map { before[$0] } : []
-        let step = WindowEvents.Step(
-            delta: delta, oldRows: Array(before[old]), newRows: Array(after[new.rows]), deleted: deleted, baseVersion: baseVersion)
-        guard let event = WindowEvents.delta(step, to: new, in: change.after, owners: change.owners, spelling: spelling) else {
+        let step: WindowEvents.Step
+        var deleted: [JSONItem] = []
+        switch change.outcome {
+        case .flat(_, let before, let after):
+            guard let projection else { return windowReset(new) }
+            step = .flat(projection.projected(old: old, new: new.rows), old: Array(before[old]), new: Array(after[new.rows]))
+            if change.options.includeDeletedItems { deleted = old.filter { projection.newPosition(ofOld: $0) == nil }.map { before[$0] } }
+        case .sectioned(let update, let before, let after):
+            guard let projection = sectionProjection else { return windowReset(new) }
+            let held = Array(before[old])
+            step = .sectioned(projection.projected(old: old, new: new.rows), old: held, new: Array(after[new.rows]))
+            if change.options.includeDeletedItems, !update.deletedItems.isEmpty {
+                let finder = HashFinder(update.deletedItems)
+                deleted = held.flatMap(\.items).filter { finder.find($0) != nil }
+            }
+        }
+        guard
+            let event = WindowEvents.delta(
+                step, deleted: deleted, baseVersion: baseVersion, to: new, in: change.after, owners: change.owners, spelling: spelling)
+        else {
             return windowReset(new)
         }
         windows.events.withLockedValue { if $0.count < WindowCache.kept { $0[key] = event } }

@@ -16,10 +16,9 @@ extension LiveFeed {
         let window =
             placed ?? (try? PlacedWindow.place(request, in: now.collection, options: now.options))
             ?? PlacedWindow.replace(request, anchorID: nil, in: now.collection, options: now.options)
-        guard let window, case .flat(let items) = now.collection.shape else { return [] }
         let position = LivePosition(incarnation: now.incarnation, version: now.version)
         subscriber.position = position
-        subscriber.placed = WindowState(window: window, told: now.version, toldRows: window.rows, anchorID: window.anchorID(in: items))
+        subscriber.placed = WindowState(window: window, told: now.version, toldRows: window.rows, anchorID: window.anchorID(in: now.collection))
         guard let token, let rows = token.rows, token.position.incarnation == now.incarnation, token.position.version <= now.version else {
             return [WindowEvents.reset(now, window)]
         }
@@ -31,16 +30,18 @@ extension LiveFeed {
             // Its state trimmed from the history: its rows, traced to now.
             guard let (held, owners) = trace.rows(rows, at: token.position, log: log, now: now) else { return [WindowEvents.reset(now, window)] }
             let event = WindowEvents.catchUp(
-                from: held, baseVersion: token.position.version, owners: owners, to: window, in: now, spelling: subscriber.spelling)
+                from: .flat(held), baseVersion: token.position.version, owners: owners, to: window, in: now, spelling: subscriber.spelling)
             return [event ?? WindowEvents.reset(now, window)]
         }
-        guard case .flat(let held) = then.collection.shape, rows.upperBound <= held.count else {
-            return [WindowEvents.reset(now, window)]
-        }
+        guard rows.upperBound <= then.collection.placeCount else { return [WindowEvents.reset(now, window)] }
         if token.position == position && rows == window.rows { return [] }
+        let held: WindowEvents.Held =
+            switch then.collection.shape {
+            case .flat(let items): .flat(Array(items[rows]))
+            case .sectioned(let sections): .sectioned(Array(sections[rows]))
+            }
         let event = WindowEvents.catchUp(
-            from: Array(held[rows]), baseVersion: then.version, owners: then.collection.owners, to: window, in: now,
-            spelling: subscriber.spelling)
+            from: held, baseVersion: then.version, owners: then.collection.owners, to: window, in: now, spelling: subscriber.spelling)
         return [event ?? WindowEvents.reset(now, window)]
     }
 
@@ -60,16 +61,10 @@ extension LiveFeed {
                 return false
             }
             guard let after = entry.state else { continue }
-            guard case .flat(let items) = after.collection.shape else {
-                // Replaced by a sectioned session, which has no windows: the stream closes, and
-                // the client's reconnection is refused saying so (400), never left silent.
-                subscriber.sink.finish(with: events)
-                return false
-            }
             let follows = position.map { entry.position.incarnation == $0.incarnation && entry.baseVersion == $0.version } ?? false
-            if follows, let projection = entry.projection {
-                let next = place.window.advanced(by: projection, oldCount: place.window.total, newCount: items.count)
-                if Self.reanchored(place.window, next, projection) { place.anchorID = next.anchorID(in: items) }
+            if follows, let projection = entry.motion {
+                let next = place.window.advanced(by: projection, oldCount: place.window.total, newCount: after.collection.placeCount)
+                if Self.reanchored(place.window, next, projection) { place.anchorID = next.anchorID(in: after.collection) }
                 if projection.isUnchanged(old: place.window.rows, new: next.rows) {
                     place.pendingSince = place.pendingSince ?? monotonicNow()
                     place.window = next
@@ -79,13 +74,16 @@ extension LiveFeed {
                     events.append(event)
                     place = WindowState(window: next, told: after.version, toldRows: next.rows, lastTotal: place.lastTotal, anchorID: place.anchorID)
                 }
-            } else if let window = PlacedWindow.replace(request, anchorID: place.anchorID, in: after.collection, options: after.options),
-                let reset = entry.windowReset(window)
-            {
-                // A gap, or a new life: the window's rows, whole.
-                events = [reset]
-                place = WindowState(
-                    window: window, told: after.version, toldRows: window.rows, lastTotal: place.lastTotal, anchorID: window.anchorID(in: items))
+            } else {
+                // A gap, or a new life (flat or sectioned, whichever the session is now): the
+                // window's rows, whole.
+                let window = PlacedWindow.replace(request, anchorID: place.anchorID, in: after.collection, options: after.options)
+                if let reset = entry.windowReset(window) {
+                    events = [reset]
+                    place = WindowState(
+                        window: window, told: after.version, toldRows: window.rows, lastTotal: place.lastTotal,
+                        anchorID: window.anchorID(in: after.collection))
+                }
             }
             position = entry.position
             current = after
@@ -108,7 +106,7 @@ extension LiveFeed {
     }
 
     /// Whether a keyset window's anchor item changed (its own was deleted).
-    private static func reanchored(_ before: PlacedWindow, _ after: PlacedWindow, _ projection: WindowProjection) -> Bool {
+    private static func reanchored(_ before: PlacedWindow, _ after: PlacedWindow, _ projection: any WindowMotion) -> Bool {
         guard before.request.isKeyset else { return false }
         guard before.anchor >= 0, before.anchor < before.total else { return after.anchor >= 0 && after.anchor < after.total }
         return projection.newPosition(ofOld: before.anchor) == nil
@@ -117,7 +115,6 @@ extension LiveFeed {
     /// A `window` event: from the version the subscriber was last told to `state` its rows are
     /// the same, and this says where they are now and how many rows the session has.
     private static func total(_ place: WindowState, in state: SessionSnapshot, spelling: LiveSpelling) -> LiveEvent? {
-        guard case .flat(let items) = state.collection.shape else { return nil }
         var writer = JSONWriter(capacity: 160)
         writer.raw("{")
         writer.member("id", first: true)
@@ -126,7 +123,7 @@ extension LiveFeed {
         writer.unsigned(UInt(state.version))
         writer.member("baseVersion")
         writer.unsigned(UInt(place.told))
-        writer.windowMember(place.window, items: items)
+        writer.windowMember(place.window, in: state.collection)
         writer.raw("}")
         return LiveEvent(name: .window, id: state.windowToken(place.window).token, data: writer.bytes)
     }

@@ -34,8 +34,9 @@ struct WindowToken: Equatable, Sendable {
 
 extension JSONWriter {
     /// `"window": {offset, count, total}` (and a keyset window's anchor: `after` or `before`,
-    /// null where it reads from an edge), after an answer's other members.
-    mutating func windowMember(_ window: PlacedWindow, items: [JSONItem]) {
+    /// null where it reads from an edge), after an answer's other members. A sectioned
+    /// session's are counted in sections.
+    mutating func windowMember(_ window: PlacedWindow, in collection: JSONCollection) {
         member("window")
         raw("{")
         member("offset", first: true)
@@ -50,7 +51,7 @@ extension JSONWriter {
         case .before: member("before")
         }
         if window.request.isKeyset {
-            if let id = window.anchorID(in: items) { Array(id.utf8).withUnsafeBufferPointer { raw($0) } } else { raw("null") }
+            if let id = window.anchorID(in: collection) { Array(id.utf8).withUnsafeBufferPointer { raw($0) } } else { raw("null") }
         }
         raw("}")
     }
@@ -58,18 +59,23 @@ extension JSONWriter {
 
 extension SessionSnapshot {
     /// A window of the session as a read answers it and a reset starts a subscriber from:
-    /// the summary, options, the window's rows (`items`) and where they are; with the token a
-    /// subscriber resumes from, where asked.
+    /// the summary, options, the window's rows (`items`, or whole `sections`) and where they
+    /// are; with the token a subscriber resumes from, where asked.
     func windowJSON(_ window: PlacedWindow, token: String? = nil) -> [UInt8] {
-        guard case .flat(let items) = collection.shape else { return json }
         var writer = JSONWriter(capacity: 512 + 128 * window.rows.count)
         writer.raw("{")
         writer.sessionSummary(self)
         writer.member("options")
         writer.options(options)
-        writer.member("items")
-        writer.items(Array(items[window.rows]))
-        writer.windowMember(window, items: items)
+        switch collection.shape {
+        case .flat(let items):
+            writer.member("items")
+            writer.items(Array(items[window.rows]))
+        case .sectioned(let sections):
+            writer.member("sections")
+            writer.array(Array(sections[window.rows])) { writer, section in writer.raw(section.text) }
+        }
+        writer.windowMember(window, in: collection)
         if let token {
             writer.member("token")
             writer.string(token)
@@ -90,63 +96,101 @@ enum WindowEvents {
         LiveEvent(name: .reset, id: state.windowToken(window).token, data: state.windowJSON(window))
     }
 
-    /// What a windowed delta is made of: the rows before and after, and the delta between them.
-    struct Step {
-        var delta: IndexDelta
-        var oldRows: [JSONItem]
-        var newRows: [JSONItem]
-        /// Rows that left because their item was deleted (for `includeDeletedItems`).
-        var deleted: [JSONItem]
-        var baseVersion: UInt64
+    /// What a windowed delta is made of: the rows (or sections) before and after, and the
+    /// delta between them.
+    enum Step {
+        case flat(IndexDelta, old: [JSONItem], new: [JSONItem])
+        case sectioned(SectionedDelta, old: [JSONSection], new: [JSONSection])
     }
 
-    /// A delta event from a window at `step.baseVersion` to `window` in `state`: nil where it
+    /// A delta event from a window at `baseVersion` to `window` in `state`, `deleted` the rows
+    /// that left because their item was deleted (for `includeDeletedItems`): nil where it
     /// cannot be spelled (the subscriber is then reset to the window).
-    static func delta(_ step: Step, to window: PlacedWindow, in state: SessionSnapshot, owners: DocumentOwners, spelling: LiveSpelling)
-        -> LiveEvent?
-    {
-        guard case .flat(let items) = state.collection.shape else { return nil }
-        let animated = state.options.policy.animated(step.delta, oldCount: step.oldRows.count, newCount: step.newRows.count)
-        // Over the data-count threshold (a window wider than it): the rows whole.
-        guard animated.delta != nil else { return reset(state, window) }
-        let update = CollectionUpdate<JSONItem>(
-            animation: animated.animation, delta: animated.delta, deletedItems: step.deleted, baseVersion: step.baseVersion,
-            version: state.version)
+    static func delta(
+        _ step: Step, deleted: [JSONItem], baseVersion: UInt64, to window: PlacedWindow, in state: SessionSnapshot, owners: DocumentOwners,
+        spelling: LiveSpelling
+    ) -> LiveEvent? {
+        let policy = state.options.policy
+        let outcome: SessionChange.Outcome
+        switch step {
+        case .flat(let delta, let old, let new):
+            let animated = policy.animated(delta, oldCount: old.count, newCount: new.count)
+            // Over the data-count threshold (a window wider than it): the rows whole.
+            guard animated.delta != nil else { return reset(state, window) }
+            let update = CollectionUpdate<JSONItem>(
+                animation: animated.animation, delta: animated.delta, deletedItems: deleted, baseVersion: baseVersion, version: state.version)
+            outcome = .flat(update, old: old, new: new)
+        case .sectioned(let delta, let old, let new):
+            let animated = policy.animated(
+                delta, oldSections: old.count, newSections: new.count, oldItems: old.itemCount, newItems: new.itemCount, deletedItemPaths: [])
+            guard animated.sectionDelta != nil, animated.itemDelta != nil else { return reset(state, window) }
+            let update = SectionedCollectionUpdate<JSONItem>(
+                sectionAnimation: animated.sectionAnimation, itemAnimation: animated.itemAnimation, sectionDelta: animated.sectionDelta,
+                itemDelta: animated.itemDelta, deletedItems: deleted, baseVersion: baseVersion, version: state.version)
+            outcome = .sectioned(update, old: old, new: new)
+        }
         let change = SessionChange(
-            id: state.id, incarnation: state.incarnation, created: false, options: state.options,
-            outcome: .flat(update, old: step.oldRows, new: step.newRows), owners: owners)
+            id: state.id, incarnation: state.incarnation, created: false, options: state.options, outcome: outcome, owners: owners)
         guard var data = try? change.json(spelling: spelling.applied(to: state.options), withCollection: spelling.needsCollection),
             data.last == UInt8(ascii: "}")
         else { return nil }
         data.removeLast()
         var writer = JSONWriter(capacity: 128)
-        writer.windowMember(window, items: items)
+        writer.windowMember(window, in: state.collection)
         writer.raw("}")
         data += writer.bytes
         return LiveEvent(name: .delta, id: state.windowToken(window).token, data: data)
     }
 
+    /// What a client held at another state (a reconnection, a scroll): a window's rows, or its
+    /// sections.
+    enum Held {
+        case flat([JSONItem])
+        case sectioned([JSONSection])
+
+        var items: [JSONItem] {
+            switch self {
+            case .flat(let items): items
+            case .sectioned(let sections): sections.flatMap(\.items)
+            }
+        }
+    }
+
     /// The delta from rows a client held at another state (a reconnection, a scroll) to a
     /// window now: the two windows' rows diffed, a few each. Nil where it cannot be worked out.
     static func catchUp(
-        from old: [JSONItem], baseVersion: UInt64, owners before: DocumentOwners, to window: PlacedWindow, in state: SessionSnapshot,
+        from held: Held, baseVersion: UInt64, owners before: DocumentOwners, to window: PlacedWindow, in state: SessionSnapshot,
         spelling: LiveSpelling
     )
         -> LiveEvent?
     {
-        guard case .flat(let items) = state.collection.shape else { return nil }
-        let new = Array(items[window.rows])
-        guard let delta = try? IndexDelta(from: old, to: new) else { return nil }
+        let step: Step
+        switch (held, state.collection.shape) {
+        case (.flat(let old), .flat(let items)):
+            let new = Array(items[window.rows])
+            guard let delta = try? IndexDelta(from: old, to: new) else { return nil }
+            step = .flat(delta, old: old, new: new)
+        case (.sectioned(let old), .sectioned(let sections)):
+            let new = Array(sections[window.rows])
+            guard let delta = try? SectionedDelta(from: old, to: new) else { return nil }
+            step = .sectioned(delta, old: old, new: new)
+        default: return nil
+        }
         var deleted: [JSONItem] = []
         if state.options.includeDeletedItems {
-            // Rows that left the window are deleted where their id is nowhere in the session.
-            let leaving = delta.deletions.map { old[$0] }
+            // Rows the client held are deleted where their id is nowhere in the session.
+            let leaving = held.items
             let finder = HashFinder(leaving)
             var present = [Bool](repeating: false, count: leaving.count)
-            for item in items { if let index = finder.find(item) { present[index] = true } }
+            let visit = { (item: JSONItem) in if let index = finder.find(item) { present[index] = true } }
+            switch state.collection.shape {
+            case .flat(let items): items.forEach(visit)
+            case .sectioned(let sections): for section in sections { section.items.forEach(visit) }
+            }
             deleted = leaving.indices.filter { !present[$0] }.map { leaving[$0] }
         }
-        let step = Step(delta: delta, oldRows: old, newRows: new, deleted: deleted, baseVersion: baseVersion)
-        return Self.delta(step, to: window, in: state, owners: before.merging(state.collection.owners), spelling: spelling)
+        return delta(
+            step, deleted: deleted, baseVersion: baseVersion, to: window, in: state, owners: before.merging(state.collection.owners),
+            spelling: spelling)
     }
 }

@@ -3,7 +3,8 @@ import LiveCollections
 import MicroHTTP
 
 /// The rows of a flat session a read or a subscriber asks for: `limit` rows from `offset`, or
-/// after (`after`) or before (`before`) an item, with `overscan` rows more on each side.
+/// after (`after`) or before (`before`) an item, with `overscan` rows more on each side. In a
+/// sectioned session the rows are sections, each whole, and `after` and `before` name sections.
 ///
 /// An offset window stays at its offset: a row inserted above it pushes one row out at its
 /// bottom and brings one in at its top. A keyset window stays with its anchor item, wherever it
@@ -94,8 +95,6 @@ struct WindowRequest: Sendable, Hashable {
 
 /// Why a window cannot be placed in a session.
 enum WindowRefusal: Error {
-    /// The session is sectioned: windows are rows of a flat list.
-    case sectioned
     /// A keyset window's anchor is not in the session.
     case unknownAnchor(String)
     /// Keyset windows need ids that name one item each.
@@ -114,31 +113,38 @@ struct PlacedWindow: Sendable, Hashable {
     /// The session's items then.
     var total: Int
 
-    /// The window placed in `items`.
+    /// The window placed in `collection`: over its items, or its sections.
     static func place(_ request: WindowRequest, in collection: JSONCollection, options: DiffOptions) throws(WindowRefusal) -> PlacedWindow {
-        guard case .flat(let items) = collection.shape else { throw .sectioned }
+        let total = collection.placeCount
         switch request.anchor {
-        case .offset: return PlacedWindow(request, anchor: 0, total: items.count)
+        case .offset: return PlacedWindow(request, anchor: 0, total: total)
         case .after(let id), .before(let id):
-            guard options.unique else { throw .notUnique }
-            guard let position = ItemLookup(id: id, options: options)?.position(in: items) else { throw .unknownAnchor(id) }
-            return PlacedWindow(request, anchor: position, total: items.count)
+            let position: Int?
+            switch collection.shape {
+            case .flat(let items):
+                guard options.unique else { throw .notUnique }
+                position = ItemLookup(id: id, options: options)?.position(in: items)
+            case .sectioned(let sections):
+                position = ItemLookup(sectionID: id, options: options)?.position(in: sections)
+            }
+            guard let position else { throw .unknownAnchor(id) }
+            return PlacedWindow(request, anchor: position, total: total)
         }
     }
 
     /// The window placed again in a state its steps cannot be followed to (a new life, a gap):
     /// a keyset window finds its anchor by id there, or reads from the edge it was reading
     /// towards where it is gone.
-    static func replace(_ request: WindowRequest, anchorID: String?, in collection: JSONCollection, options: DiffOptions) -> PlacedWindow? {
-        guard case .flat(let items) = collection.shape else { return nil }
+    static func replace(_ request: WindowRequest, anchorID: String?, in collection: JSONCollection, options: DiffOptions) -> PlacedWindow {
+        let total = collection.placeCount
         if let anchorID,
             let placed = try? place(
                 WindowRequest(anchor: Self.keyed(request.anchor, anchorID), limit: request.limit, overscan: request.overscan), in: collection,
                 options: options)
         {
-            return PlacedWindow(request, anchor: placed.anchor, total: items.count)
+            return PlacedWindow(request, anchor: placed.anchor, total: total)
         }
-        return PlacedWindow(request, anchor: Self.edge(request.anchor, count: items.count), total: items.count)
+        return PlacedWindow(request, anchor: Self.edge(request.anchor, count: total), total: total)
     }
 
     init(_ request: WindowRequest, anchor: Int, total: Int) {
@@ -148,8 +154,8 @@ struct PlacedWindow: Sendable, Hashable {
         rows = Self.rows(request, anchor: anchor, total: total)
     }
 
-    /// The window after a change whose delta `projection` holds, to a list of `total` items.
-    func advanced(by projection: WindowProjection, oldCount: Int, newCount: Int) -> PlacedWindow {
+    /// The window after a change whose delta `projection` holds, to a list of `newCount` rows.
+    func advanced(by projection: any WindowMotion, oldCount: Int, newCount: Int) -> PlacedWindow {
         guard request.isKeyset else { return PlacedWindow(request, anchor: 0, total: newCount) }
         if anchor < 0 || anchor >= oldCount {
             return PlacedWindow(request, anchor: Self.edge(request.anchor, count: newCount), total: newCount)
@@ -167,10 +173,13 @@ struct PlacedWindow: Sendable, Hashable {
         }
     }
 
-    /// The anchor's id now, as JSON text (keyset windows, anchored on an item).
-    func anchorID(in items: [JSONItem]) -> String? {
-        guard request.isKeyset, items.indices.contains(anchor) else { return nil }
-        return items[anchor].uniqueID.description
+    /// The anchor's id now, as JSON text (keyset windows, anchored on an item or a section).
+    func anchorID(in collection: JSONCollection) -> String? {
+        guard request.isKeyset else { return nil }
+        switch collection.shape {
+        case .flat(let items): return items.indices.contains(anchor) ? items[anchor].uniqueID.description : nil
+        case .sectioned(let sections): return sections.indices.contains(anchor) ? sections[anchor].uniqueID.description : nil
+        }
     }
 
     private static func edge(_ anchor: WindowRequest.Anchor, count: Int) -> Int {
@@ -195,30 +204,60 @@ struct PlacedWindow: Sendable, Hashable {
     }
 }
 
-/// Finds an item by its id given as JSON text, as the session's items are matched: by value.
+/// Finds an item (or a section) by its id given as JSON text, as the session's are matched: by
+/// value.
 struct ItemLookup {
     private let probe: JSONCollection
 
     /// nil where the text is no id (it was checked as JSON before).
     init?(id: String, options: DiffOptions) {
-        // An id key may be a path of keys (`user.id`): the probe nests an object for each.
-        let keys = options.idKey.split(separator: ".", omittingEmptySubsequences: false)
         var writer = JSONWriter()
         writer.raw("[")
-        for key in keys {
-            writer.raw("{")
+        Self.object(&writer, keys: options.idKey, id: id)
+        writer.raw("}]")
+        guard let probe = Self.read(writer, options: options), case .flat(let items) = probe.shape, items.count == 1 else { return nil }
+        self.probe = probe
+    }
+
+    /// A section's lookup.
+    init?(sectionID id: String, options: DiffOptions) {
+        var writer = JSONWriter()
+        writer.raw("{\"sections\":[")
+        Self.object(&writer, keys: options.sectionIdKey, id: id)
+        writer.raw(",")
+        writer.string(options.itemsKey)
+        writer.raw(":[]}]}")
+        guard let probe = Self.read(writer, options: options), case .sectioned(let sections) = probe.shape, sections.count == 1 else { return nil }
+        self.probe = probe
+    }
+
+    /// `{"key": id` left open: an id key may be a path of keys (`user.id`), nested an object
+    /// for each.
+    private static func object(_ writer: inout JSONWriter, keys path: String, id: String) {
+        let keys = path.split(separator: ".", omittingEmptySubsequences: false)
+        writer.raw("{")
+        for (index, key) in keys.enumerated() {
+            if index > 0 { writer.raw("{") }
             writer.string(String(key))
             writer.raw(":")
         }
         Array(id.utf8).withUnsafeBufferPointer { writer.raw($0) }
-        for _ in keys { writer.raw("}") }
-        writer.raw("]")
+        for _ in keys.dropFirst() { writer.raw("}") }
+    }
+
+    private static func read(_ writer: borrowing JSONWriter, options: DiffOptions) -> JSONCollection? {
         var plain = options
         plain.nested = [:]
-        guard let collection = try? CollectionDocument.read(ByteBuffer(writer.bytes), options: plain), case .flat(let items) = collection.shape,
-            items.count == 1
-        else { return nil }
-        probe = collection
+        return try? CollectionDocument.read(ByteBuffer(writer.bytes), options: plain)
+    }
+
+    func position(in sections: [JSONSection]) -> Int? {
+        guard case .sectioned(let probes) = probe.shape else { return nil }
+        return withExtendedLifetime(probe) {
+            let key = probes[0]
+            let hash = key.identityHash
+            return sections.firstIndex { $0.identityHash == hash && $0.hasSameID(as: key) }
+        }
     }
 
     func position(in items: [JSONItem]) -> Int? {
@@ -235,10 +274,6 @@ extension WindowRefusal {
     func apiError(id: String) -> APIError {
         let session = SessionNamespace.shown(id)
         switch self {
-        case .sectioned:
-            return .invalidParameter(
-                "limit",
-                "session \(session) is sectioned, and windows are rows of a flat session: read or follow it without offset, after, before and limit")
         case .notUnique:
             return .invalidParameter(
                 "after", "session \(session) has non-unique ids, so no id names one row: place its windows by offset instead of after or before")
@@ -246,7 +281,8 @@ extension WindowRefusal {
             var error = APIError(
                 .anchorNotFound,
                 message:
-                    "session \(session) holds no item with id \(anchor) (deleted, or never there): place the window by offset, or read from the top")
+                    "session \(session) holds no item (or, sectioned, no section) with id \(anchor) (deleted, or never there): place the window by offset, or read from the top"
+            )
             error.details = [("anchor", .string(anchor))]
             return error
         }

@@ -64,6 +64,37 @@ describe("windows", () => {
     });
   }
 
+  test("a window of a sectioned session holds whole sections through commits and a scroll", async () => {
+    const client = new LiveDeltaClient(server.url);
+    const shelf = (n, items) => ({ id: `s${n}`, title: `Shelf ${n}`, items: items.map((id) => ({ id, v: 0 })) });
+    const shelves = Array.from({ length: 30 }, (_, n) => shelf(n, [n * 10, n * 10 + 1]));
+    await client.putSession("shelves", { sections: shelves });
+    const events = [];
+    const live = client.live("shelves", { window: { after: "s4", limit: 3 }, format: "keyed", onChange: (_, event) => events.push(event.type) });
+    const held = async () => {
+      const whole = await client.getSession("shelves");
+      const { offset, count, total } = live.array.window;
+      return whole.version === live.array.version && total === whole.sections.length
+        && JSON.stringify(live.array.sections) === JSON.stringify(whole.sections.slice(offset, offset + count));
+    };
+    await until(() => live.array.version === 0, "the first window");
+    assert.deepEqual(live.array.sections.map((section) => section.id), ["s5", "s6", "s7"]);
+    // An item moves into the window from far away, a section above is removed (the window goes
+    // with its anchor), and a section's title changes inside.
+    const next = shelves.filter((section) => section.id !== "s1").map((section) => ({ ...section, items: [...section.items] }));
+    next[4].items.push(next[20].items.shift());
+    next[5].title = "Renamed";
+    await client.update("shelves", { sections: next });
+    await until(() => live.array.version === 1, "version 1");
+    assert.deepEqual(live.array.window, { offset: 4, count: 3, total: 29, after: "s4" });
+    assert.ok(await held());
+    live.moveWindow({ offset: 20, limit: 4 });
+    await until(() => live.array.window.offset === 20, "offset 20");
+    assert.ok(await held());
+    assert.deepEqual(events.filter((type) => type === "reset"), ["reset"]);
+    live.close();
+  });
+
   test("a read of a window gives its rows and the token to follow it from", async () => {
     const client = new LiveDeltaClient(server.url);
     await client.putSession("read-window", rows(50));
