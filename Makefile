@@ -6,7 +6,7 @@ SWIFT ?= swift
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 APT_GET := $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get
 
-.PHONY: help run test check contract auth changes api-docs js kit android browser test-thread lint format deps build release fuzz fuzz-build bench bench-engine bench-service bench-load bench-sessions bench-redis bench-memory bench-slowloris bench-baseline bench-blocks bench-live bench-auth bench-keys bench-sections bench-windows performance smoke clean
+.PHONY: help run test check contract auth changes windows api-docs js kit android browser test-thread lint format deps build release fuzz fuzz-build bench bench-engine bench-service bench-load bench-sessions bench-redis bench-memory bench-slowloris bench-baseline bench-blocks bench-live bench-auth bench-keys bench-sections bench-windows performance smoke clean
 
 ## Lists the targets, each with what it does.
 help:
@@ -26,6 +26,7 @@ test: deps lint
 	$(MAKE) contract
 	$(MAKE) auth
 	$(MAKE) changes
+	$(MAKE) windows
 	$(MAKE) api-docs
 	$(MAKE) js
 	$(MAKE) kit
@@ -54,6 +55,13 @@ auth: deps
 changes: deps
 	$(SWIFT) build --product livedelta
 	Tests/Changes/run.sh .build/debug/livedelta
+
+## Windows of sectioned sessions against the real binary: random writes and scrolls, followed
+## in every format and replayed by appliers that are not LiveDelta's, on the memory store and
+## on Redis with two replicas (flat windows are in swift test's WindowTests).
+windows: deps
+	$(SWIFT) build --product livedelta
+	Tests/Windows/run.sh .build/debug/livedelta
 
 ## The JavaScript client (clients/js) with Node's own test runner against the real binary, and
 ## its type declarations with tsc (Debian's nodejs and node-typescript, installed when missing).

@@ -7,8 +7,6 @@ import json
 import os
 import sys
 import threading
-import urllib.error
-import urllib.request
 
 import jsonpatch
 import pytest
@@ -16,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "PythonSupport"))
-from livedelta_testing import ServerProcess, batch_replay, redis_server  # noqa: E402
+from livedelta_testing import ServerProcess, batch_replay, redis_server, store_servers  # noqa: E402
 
 BINARY = os.environ.get("LIVEDELTA_BINARY", ".build/debug/livedelta")
 EXAMPLES = int(os.environ.get("CHANGES_EXAMPLES", "60"))
@@ -27,20 +25,6 @@ class Server(ServerProcess):
     def __init__(self, flags, log_path):
         super().__init__(BINARY, flags, log_path)
 
-    def request(self, method, path, body=None, content_type="application/json", headers=None):
-        data = json.dumps(body).encode() if body is not None else None
-        request = urllib.request.Request(self.url(path), data=data, method=method)
-        if data is not None:
-            request.add_header("Content-Type", content_type)
-        for name, value in (headers or {}).items():
-            request.add_header(name, value)
-        try:
-            with urllib.request.urlopen(request, timeout=30) as response:
-                status, raw = response.status, response.read()
-        except urllib.error.HTTPError as error:
-            status, raw = error.code, error.read()
-        return status, json.loads(raw) if raw else None
-
 
 @pytest.fixture(scope="module")
 def redis_url():
@@ -50,15 +34,7 @@ def redis_url():
 @pytest.fixture(scope="module", params=["memory", "redis"])
 def servers(request, tmp_path_factory):
     """One server on the memory store, or two replicas sharing a Redis."""
-    directory = tmp_path_factory.mktemp(request.param)
-    if request.param == "memory":
-        instances = [Server([], str(directory / "memory.log"))]
-    else:
-        url = request.getfixturevalue("redis_url")
-        instances = [Server(["--session-store", url], str(directory / f"replica-{n}.log")) for n in range(2)]
-    yield instances
-    for instance in instances:
-        instance.stop()
+    yield from store_servers(request, tmp_path_factory, BINARY)
 
 
 counter = iter(range(1_000_000))

@@ -1,11 +1,13 @@
 """What the Python suites (auth, changes, contract, browser) share: a free port, the real binary
 started, a throwaway redis-server, and the batch reading of a delta
 (../shared/design/delta-semantics.md)."""
+import json
 import os
 import socket
 import subprocess
 import tempfile
 import time
+import urllib.error
 import urllib.request
 
 
@@ -99,7 +101,37 @@ class ServerProcess:
     def url(self, path):
         return f"http://127.0.0.1:{self.port}{path}"
 
+    def request(self, method, path, body=None, content_type="application/json", headers=None):
+        """A JSON request: the status and the answer read as JSON (None where empty)."""
+        data = json.dumps(body).encode() if body is not None else None
+        request = urllib.request.Request(self.url(path), data=data, method=method)
+        if data is not None:
+            request.add_header("Content-Type", content_type)
+        for name, value in (headers or {}).items():
+            request.add_header(name, value)
+        try:
+            with urllib.request.urlopen(request, timeout=30) as response:
+                status, raw = response.status, response.read()
+        except urllib.error.HTTPError as error:
+            status, raw = error.code, error.read()
+        return status, json.loads(raw) if raw else None
+
     def stop(self):
         self.process.terminate()
         self.process.wait(timeout=20)
         self.log.close()
+
+
+def store_servers(request, tmp_path_factory, binary, flags=()):
+    """The body of a module pytest fixture with params ["memory", "redis"] (and a `redis_url`
+    fixture): one server on the memory store, or two replicas sharing a Redis; yields them
+    and stops them."""
+    directory = tmp_path_factory.mktemp(request.param)
+    if request.param == "memory":
+        instances = [ServerProcess(binary, list(flags), str(directory / "memory.log"))]
+    else:
+        url = request.getfixturevalue("redis_url")
+        instances = [ServerProcess(binary, [*flags, "--session-store", url], str(directory / f"replica-{n}.log")) for n in range(2)]
+    yield instances
+    for instance in instances:
+        instance.stop()
