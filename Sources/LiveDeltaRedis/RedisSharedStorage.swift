@@ -58,6 +58,50 @@ final class RedisSharedStorage: SharedStorage {
         return stored
     }
 
+    func readUnits(_ id: String, _ units: (Int) -> Range<Int>) throws(SessionError) -> StoredUnits? {
+        let key = RedisArgument.bytes(layout.key(id))
+        // Parts are read after their manifest, with the version and life again: a commit
+        // between the two (which may drop a part, or start a life whose part names repeat the
+        // last one's) has the read tried again.
+        for _ in 0..<3 {
+            let replies = try run([["HMGET", key, "v", "g", "o", "s", "m"], ["PEXPIRE", key, .text(ttl)]])
+            guard let fields = replies[0].array, fields.count == 5,
+                let version = fields[0].bytes.flatMap({ UInt64(String(decoding: $0, as: UTF8.self)) }),
+                let options = fields[2].bytes, fields[3].bytes == Array(StoredShape.flat.rawValue.utf8), let manifest = fields[4].bytes
+            else { return nil }
+            guard let parts = RedisSessionLayout.parts(manifest) else {
+                throw .storeUnavailable("the stored session \(id) has a manifest that cannot be read")
+            }
+            let count = parts.reduce(0) { $0 + $1.count }
+            let wanted = units(count)
+            var first = 0
+            var chosen: [StoredPart] = []
+            for part in parts {
+                if first + part.count <= wanted.lowerBound {
+                    first += part.count
+                    continue
+                }
+                if first + chosen.reduce(0, { $0 + $1.count }) >= wanted.upperBound { break }
+                chosen.append(part)
+            }
+            let read = try run([["HMGET", key, "v", "g"] + chosen.map { RedisArgument.bytes(RedisSessionLayout.field($0.name)) }])
+            let values = read[0].array ?? []
+            guard values.count == chosen.count + 2, values[0].bytes == fields[0].bytes, values[1].bytes == fields[1].bytes else { continue }
+            let texts = values.dropFirst(2).compactMap(\.bytes)
+            guard texts.count == chosen.count else { continue }
+            var data: [UInt8] = [UInt8(ascii: "[")]
+            data.reserveCapacity(texts.reduce(2) { $0 + $1.count + 1 })
+            for (index, text) in texts.enumerated() {
+                if index > 0 { data.append(UInt8(ascii: ",")) }
+                data += text
+            }
+            data.append(UInt8(ascii: "]"))
+            let incarnation = fields[1].bytes.map { String(decoding: $0, as: UTF8.self) } ?? ""
+            return StoredUnits(version: version, incarnation: incarnation, options: options, data: data, first: first, count: count)
+        }
+        return nil
+    }
+
     func readParts(_ id: String) throws(SessionError) -> PartedSession? {
         try Self.parted(Self.fields(try run([["HGETALL", .bytes(layout.key(id))]])[0]), id: id)
     }

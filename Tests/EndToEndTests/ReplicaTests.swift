@@ -135,6 +135,41 @@ import Testing
         #expect(updated.status == 200 && delta == IndexDelta(insertions: [1]))
     }
 
+    /// A replica that holds no copy of a long session reads an offset window of it from the
+    /// parts that hold the window alone: Redis is never asked for the whole session (no
+    /// HGETALL), and the rows are the session's, before and after a commit elsewhere.
+    @Test func aWindowReadOnAColdReplicaReadsOnlyItsParts() throws {
+        let redis = try RedisProcess()
+        defer { redis.stop() }
+        let (a, b) = (try ServerProcess(arguments: ["--session-store", redis.url]), try ServerProcess(arguments: ["--session-store", redis.url]))
+        let items = (0..<20_000).map { "{\"id\":\($0),\"title\":\"row \($0)\"}" }.joined(separator: ",")
+        #expect(try a.connection().request("PUT", "/sessions/long", json: "{\"items\":[\(items)]}").status == 201)
+        func wholeReads() throws -> Int {
+            let info = Process()
+            info.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            info.arguments = ["redis-cli", "-p", String(redis.port), "INFO", "commandstats"]
+            let pipe = Pipe()
+            info.standardOutput = pipe
+            try info.run()
+            let text = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            info.waitUntilExit()
+            guard let line = text.split(whereSeparator: \.isNewline).first(where: { $0.hasPrefix("cmdstat_hgetall:") }) else { return 0 }
+            return Int(line.split(separator: "=")[1].prefix { $0.isNumber }) ?? -1
+        }
+        let before = try wholeReads()
+        let read = try b.connection().request("GET", "/sessions/long?offset=12000&limit=50")
+        #expect(read.status == 200 && read.json["count"]?.int == 20_000, "\(read.status)")
+        #expect(read.json["items"]?.array?.compactMap { $0["id"]?.int } == Array(12_000..<12_050))
+        #expect(read.json["window"]?["offset"]?.int == 12_000 && read.json["window"]?["total"]?.int == 20_000)
+        #expect(read.json["token"]?.stringValue?.hasSuffix(".0~12000-50") == true)
+        #expect(try a.connection().request("POST", "/sessions/long/changes", json: #"{"operations":[{"op":"remove","id":0}]}"#).status == 200)
+        let after = try b.connection().request("GET", "/sessions/long?offset=12000&limit=50")
+        #expect(after.json["version"]?.int == 1 && after.json["items"]?.array?.compactMap { $0["id"]?.int } == Array(12_001..<12_051))
+        let end = try b.connection().request("GET", "/sessions/long?offset=19990&limit=50")
+        #expect(end.json["items"]?.array?.compactMap { $0["id"]?.int } == Array(19_991..<20_000))
+        #expect(try wholeReads() == before)
+    }
+
     /// A replica killed with SIGKILL in the middle of the load: the other carries on, the chain
     /// stays exact, and a replica started again serves the same session.
     @Test func aReplicaKilledMidLoadLeavesTheChainExact() throws {

@@ -60,20 +60,22 @@ extension JSONWriter {
 extension SessionSnapshot {
     /// A window of the session as a read answers it and a reset starts a subscriber from:
     /// the summary, options, the window's rows (`items`, or whole `sections`) and where they
-    /// are; with the token a subscriber resumes from, where asked.
-    func windowJSON(_ window: PlacedWindow, token: String? = nil) -> [UInt8] {
+    /// are; with the token a subscriber resumes from, where asked. A snapshot of some of the
+    /// session's rows (`SessionRows`) holds them from position `first`, of `count`.
+    func windowJSON(_ window: PlacedWindow, token: String? = nil, first: Int = 0, count: Int? = nil) -> [UInt8] {
         var writer = JSONWriter(capacity: 512 + 128 * window.rows.count)
         writer.raw("{")
-        writer.sessionSummary(self)
+        writer.sessionSummary(self, count: count)
+        let rows = window.rows.lowerBound - first..<window.rows.upperBound - first
         writer.member("options")
         writer.options(options)
         switch collection.shape {
         case .flat(let items):
             writer.member("items")
-            writer.items(Array(items[window.rows]))
+            writer.items(Array(items[rows]))
         case .sectioned(let sections):
             writer.member("sections")
-            writer.array(Array(sections[window.rows])) { writer, section in writer.raw(section.text) }
+            writer.array(Array(sections[rows])) { writer, section in writer.raw(section.text) }
         }
         writer.windowMember(window, in: collection)
         if let token {

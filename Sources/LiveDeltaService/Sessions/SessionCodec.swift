@@ -28,20 +28,29 @@ enum SessionCodec {
 
     /// A stored session, parsed.
     static func decode(id: String, _ stored: StoredSession) throws(SessionError) -> OpenSession {
-        let (version, options, data) = (stored.version, stored.options, stored.data)
-        let parsed: DiffOptions
-        let collection: JSONCollection
-        do throws(APIError) {
-            parsed = try DiffOptions(try parseOptions(options), at: JSONPointer("options"))
-            collection = try CollectionDocument.read(ByteBuffer(data), options: parsed, limits: ReadLimits(maxDepth: 1_000, maxItems: .max))
-        } catch {
-            throw .storeUnavailable("the stored session \(id) cannot be read: \(error.message)")
-        }
+        let version = stored.version
+        let (parsed, collection) = try read(id: id, options: stored.options, data: stored.data)
         let holder = try SessionRules.holder(for: collection, options: parsed, version: version)
         let session = OpenSession(id: id, incarnation: stored.incarnation, options: parsed, holder: holder, owners: collection.owners, now: 0)
         // Parts that do not match what was read are forgotten: the next commit writes anew.
         session.storedParts = stored.parts.flatMap { PartPlanner.counted($0, in: collection) }
         return session
+    }
+
+    /// Some of a stored session's rows, parsed.
+    static func decode(id: String, _ stored: StoredUnits) throws(SessionError) -> SessionRows {
+        let (options, collection) = try read(id: id, options: stored.options, data: stored.data)
+        let snapshot = SessionSnapshot(id: id, incarnation: stored.incarnation, options: options, version: stored.version, collection: collection)
+        return SessionRows(snapshot: snapshot, first: stored.first, count: stored.count)
+    }
+
+    private static func read(id: String, options: [UInt8], data: [UInt8]) throws(SessionError) -> (DiffOptions, JSONCollection) {
+        do throws(APIError) {
+            let parsed = try DiffOptions(try parseOptions(options), at: JSONPointer("options"))
+            return (parsed, try CollectionDocument.read(ByteBuffer(data), options: parsed, limits: ReadLimits(maxDepth: 1_000, maxItems: .max)))
+        } catch {
+            throw .storeUnavailable("the stored session \(id) cannot be read: \(error.message)")
+        }
     }
 }
 

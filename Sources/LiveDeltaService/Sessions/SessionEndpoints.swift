@@ -46,6 +46,14 @@ struct SessionEndpoints {
     /// The session whole, or the rows of `window`, with the token a subscriber of that window
     /// resumes from (so that it starts without a reset).
     func show(id: String, window: WindowRequest? = nil) throws(APIError) -> HTTPResponse {
+        if let window, case .offset = window.anchor,
+            let read = try sessions({ () throws(SessionError) in try store.rows(id: id) { PlacedWindow(window, anchor: 0, total: $0).rows } })
+        {
+            // An offset window of a long session stored in parts: only the parts that hold it.
+            let placed = PlacedWindow(window, anchor: 0, total: read.count)
+            let body = read.snapshot.windowJSON(placed, token: read.snapshot.windowToken(placed).token, first: read.first, count: read.count)
+            return HTTPResponse(status: 200, headers: headers(version: read.snapshot.version), body: body)
+        }
         let snapshot = try sessions { () throws(SessionError) in try store.snapshot(id: id) }
         guard let window else { return HTTPResponse(status: 200, headers: headers(version: snapshot.version), body: snapshot.json) }
         let placed: PlacedWindow

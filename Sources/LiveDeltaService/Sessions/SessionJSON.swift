@@ -1,14 +1,15 @@
 import ByteJSON
 
 extension JSONWriter {
-    /// `"id", "version", "count"` and, for sections, `"sectionCount"` (no braces).
-    mutating func sessionSummary(_ snapshot: SessionSnapshot) {
+    /// `"id", "version", "count"` and, for sections, `"sectionCount"` (no braces); `count` for a
+    /// snapshot of some of the session's rows.
+    mutating func sessionSummary(_ snapshot: SessionSnapshot, count: Int? = nil) {
         member("id", first: true)
         string(String(SessionNamespace.shown(snapshot.id)))
         member("version")
         unsigned(UInt(snapshot.version))
         member("count")
-        int(snapshot.collection.itemCount)
+        int(count ?? snapshot.collection.itemCount)
         if case .sectioned(let sections) = snapshot.collection.shape {
             member("sectionCount")
             int(sections.count)

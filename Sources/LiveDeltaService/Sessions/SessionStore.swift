@@ -7,6 +7,11 @@ package protocol SessionStore: Sendable {
 
     func snapshot(id: String) throws(SessionError) -> SessionSnapshot
 
+    /// A few rows of a long flat session, `rows(count)` of its `count`, read without the rest
+    /// where the store can (a shared store's parts, where this replica holds no copy); nil
+    /// where it reads sessions whole (`snapshot`).
+    func rows(id: String, _ rows: (Int) -> Range<Int>) throws(SessionError) -> SessionRows?
+
     /// The options a session reads bodies with; nil where there is no such session.
     func options(id: String) -> DiffOptions?
 
@@ -68,7 +73,17 @@ package struct LoggedState: Sendable {
     }
 }
 
+/// Some of a session's rows: a snapshot holding only them, where they are, and how many the
+/// session has.
+package struct SessionRows: Sendable {
+    package var snapshot: SessionSnapshot
+    /// The session's position of the snapshot's first row.
+    package var first: Int
+    package var count: Int
+}
+
 extension SessionStore {
+    package func rows(id: String, _ rows: (Int) -> Range<Int>) throws(SessionError) -> SessionRows? { nil }
     package var isReady: Bool { true }
     package func follow(_ ids: [String]) {}
     package func loggedSteps(id: String, incarnation: String, from version: UInt64) -> [LoggedState] { [] }

@@ -293,6 +293,13 @@ package final class SharedSessionStore: SessionStore {
         return snapshot
     }
 
+    /// Read from the parts that hold them where this replica holds no copy of the session; a
+    /// copy it holds answers whole (`snapshot`), as cheaply.
+    package func rows(id: String, _ rows: (Int) -> Range<Int>) throws(SessionError) -> SessionRows? {
+        guard cache.withLockedValue({ $0.sessions[id] }) == nil, let stored = try storage.readUnits(id, rows) else { return nil }
+        return try SessionCodec.decode(id: id, stored)
+    }
+
     package func options(id: String) -> DiffOptions? {
         if let cached = cache.withLockedValue({ $0.sessions[id] }) { return cached.session.options }
         guard let bytes = storage.options(of: id), let value = try? parseOptions(bytes)

@@ -21,6 +21,28 @@ package struct StoredSession: Sendable {
     }
 }
 
+/// Some of a stored flat session's items: whole parts, as a body would send them.
+package struct StoredUnits: Sendable {
+    package var version: UInt64
+    package var incarnation: String
+    package var options: [UInt8]
+    /// The parts read, as one array of items.
+    package var data: [UInt8]
+    /// The session's position of `data`'s first item.
+    package var first: Int
+    /// The items the session holds.
+    package var count: Int
+
+    package init(version: UInt64, incarnation: String, options: [UInt8], data: [UInt8], first: Int, count: Int) {
+        self.version = version
+        self.incarnation = incarnation
+        self.options = options
+        self.data = data
+        self.first = first
+        self.count = count
+    }
+}
+
 /// What a commit does to the session, as its log records it for live subscribers.
 package enum StoredStep: String, Sendable {
     /// Created or replaced: a new life.
