@@ -5,7 +5,8 @@ import Foundation
 #endif
 
 /// The rows of a long flat session to read or follow: `limit` rows from an offset, or after or
-/// before an item (by id), with `overscan` rows more on each side. See docs/live-sessions.md.
+/// before an item (by id), with `overscan` rows more on each side; of a sectioned session,
+/// whole sections, after or before a section (by id). See docs/live-sessions.md.
 public struct Window: Sendable, Hashable {
     /// Where the window is.
     public enum Placement: Sendable, Hashable {

@@ -3,9 +3,10 @@ import LiveDeltaKit
 import TestSupport
 import Testing
 
-/// A windowed LiveList against the real binary: 30 rows of a 600-row session followed through
-/// commits near and inside the window and through scrolls; every batch goes through the
-/// adapter into the UIKit-rules double, which breaks no rule and ends on the window's rows.
+/// A windowed LiveList against the real binary: 30 rows of a 600-row session (and 8 sections of
+/// a 150-section one) followed through commits near and inside the window and through scrolls;
+/// every batch goes through the adapter into the UIKit-rules double, which breaks no rule and
+/// ends on the window's rows (sections).
 @Suite struct WindowListTests {
     typealias Box = BatchUpdateTests.Box
 
@@ -68,6 +69,77 @@ import Testing
         #expect(violations == [])
         #expect(shown == expected)
         #expect(items == Array(rows[offset..<offset + 30]))
+        #expect(reloads == 1, "only the first reset reloads: every commit and every scroll animates")
+    }
+
+    /// Sections: rows moving between sections inside and outside the window, sections coming,
+    /// going, moving and renamed around it, and scrolls; the window is whole sections.
+    @Test func aWindowOfSectionsDrivesTheViewThroughCommitsAndScrolls() async throws {
+        let server = try ServerProcess()
+        defer { _ = server.stop() }
+        let client = LiveDeltaClient(baseURL: URL(string: "http://127.0.0.1:\(server.port)")!)
+        var random = BatchUpdateTests.Seeded(state: 12)
+        var nextID = 10_000
+        var shelves = (0..<150).map { n in
+            LiveSection<Row>(id: .string("s\(n)"), fields: ["title": .number(0)], items: [Row(id: n * 10, v: 0), Row(id: n * 10 + 1, v: 0)])
+        }
+        _ = try await client.putSession("shelves", .sections(shelves))
+        let (list, view, data) = await MainActor.run { () -> (LiveList<Row>, UIKitRulesDouble<Row>, Box<[[Row]]>) in
+            let list = LiveList<Row>()
+            let data = Box<[[Row]]>([])
+            let view = UIKitRulesDouble<Row>(showing: []) { data.value }
+            list.onChange = { change in
+                switch change {
+                case .reset:
+                    data.value = list.sections.map(\.items)
+                    view.reloadData()
+                case .delta(let answer, _, let oldSections):
+                    BatchUpdater.apply(answer, from: oldSections, to: list.sections, on: view) { data.value = $0.map(\.items) }
+                case .window: break
+                }
+            }
+            return (list, view, data)
+        }
+        var options = FollowOptions()
+        options.window = Window(.offset(40), limit: 8)
+        let following = Task { try await list.follow("shelves", with: client, options: options) }
+        var offset = 40
+        for round in 0..<40 {
+            for _ in 0..<Int.random(in: 1...4, using: &random) {
+                let at = min(shelves.count - 1, max(0, offset + Int.random(in: -6...12, using: &random)))
+                let other = min(shelves.count - 1, max(0, at + Int.random(in: -20...20, using: &random)))
+                switch Int.random(in: 0..<6, using: &random) {
+                case 0: shelves.remove(at: at)
+                case 1:
+                    shelves.insert(LiveSection(id: .string("n\(nextID)"), fields: ["title": .number(0)], items: [Row(id: nextID, v: 0)]), at: at)
+                    nextID += 1
+                case 2: shelves.insert(shelves.remove(at: at), at: other)
+                case 3: shelves[at].fields["title"] = .number(Double(round))
+                case 4:
+                    if !shelves[other].items.isEmpty { shelves[at].items.insert(shelves[other].items.removeFirst(), at: 0) }
+                default:
+                    if !shelves[at].items.isEmpty { shelves[at].items[0].v += 1 }
+                }
+            }
+            let answer = try await client.update("shelves", to: .sections(shelves))
+            if round % 6 == 5 {
+                offset = Int.random(in: 0...(shelves.count - 8), using: &random)
+                await list.moveWindow(Window(.offset(offset), limit: 8))
+            }
+            let deadline = Date().addingTimeInterval(15)
+            func reached() async -> Bool { await MainActor.run { list.version == answer.version && list.window?.offset == offset } }
+            while await !reached(), Date() < deadline { try await Task.sleep(nanoseconds: 2_000_000) }
+            #expect(await reached(), "round \(round)")
+        }
+        following.cancel()
+        let (violations, shown, expected, reloads, sections) = await MainActor.run {
+            (view.violations, view.shown, data.value, view.reloads, list.sections)
+        }
+        #expect(violations == [])
+        #expect(shown == expected)
+        #expect(sections.map(\.id) == shelves[offset..<offset + 8].map(\.id))
+        #expect(sections.map(\.items) == shelves[offset..<offset + 8].map(\.items))
+        #expect(sections.map { $0.fields["title"] } == shelves[offset..<offset + 8].map { $0.fields["title"] })
         #expect(reloads == 1, "only the first reset reloads: every commit and every scroll animates")
     }
 }
