@@ -74,15 +74,18 @@ final class RedisSharedStorage: SharedStorage {
             }
             let count = parts.reduce(0) { $0 + $1.count }
             let wanted = units(count)
-            var first = 0
+            // The parts from the one holding the window's first item to the one holding its last.
+            var (first, end) = (0, 0)
             var chosen: [StoredPart] = []
             for part in parts {
-                if first + part.count <= wanted.lowerBound {
-                    first += part.count
+                if end + part.count <= wanted.lowerBound {
+                    end += part.count
+                    first = end
                     continue
                 }
-                if first + chosen.reduce(0, { $0 + $1.count }) >= wanted.upperBound { break }
+                if end >= wanted.upperBound { break }
                 chosen.append(part)
+                end += part.count
             }
             let read = try run([["HMGET", key, "v", "g"] + chosen.map { RedisArgument.bytes(RedisSessionLayout.field($0.name)) }])
             let values = read[0].array ?? []

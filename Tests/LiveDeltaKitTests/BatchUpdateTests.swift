@@ -101,6 +101,29 @@ struct Row: Codable, Sendable, Equatable {
         _ = server.stop()
     }
 
+    /// A LiveList whose every change goes through the adapter into a UIKit-rules double: a
+    /// reset reloads it, a delta is a batch (flat, or sectioned); `data` is what it shows.
+    @MainActor static func observedList() -> (LiveList<Row>, UIKitRulesDouble<Row>, Box<[[Row]]>) {
+        let list = LiveList<Row>()
+        let data = Box<[[Row]]>([])
+        let view = UIKitRulesDouble<Row>(showing: []) { data.value }
+        list.onChange = { change in
+            switch change {
+            case .reset:
+                data.value = list.isSectioned ? list.sections.map(\.items) : [list.items]
+                view.reloadData()
+            case .delta(let answer, let oldItems, let oldSections):
+                if list.isSectioned {
+                    BatchUpdater.apply(answer, from: oldSections, to: list.sections, on: view) { data.value = $0.map(\.items) }
+                } else {
+                    BatchUpdater.apply(answer, from: oldItems, to: list.items, on: view) { data.value = [$0] }
+                }
+            case .window: break
+            }
+        }
+        return (list, view, data)
+    }
+
     /// Live sessions, flat and sectioned: each version a LiveList takes goes through the adapter
     /// into the double, which ends on the session's collection with no rule broken.
     @Test func liveSessionsDriveTheViewWithoutBreakingARule() async throws {
@@ -111,26 +134,7 @@ struct Row: Codable, Sendable, Equatable {
         for sectioned in [false, true] {
             let id = sectioned ? "live-shelves" : "live-rows"
             _ = try await client.putSession(id, sectioned ? .sections(Self.shelves(&random)) : .items(Self.rows(&random)))
-            let (list, view, data) = await MainActor.run { () -> (LiveList<Row>, UIKitRulesDouble<Row>, Box<[[Row]]>) in
-                let list = LiveList<Row>()
-                let data = Box<[[Row]]>([])
-                let view = UIKitRulesDouble<Row>(showing: []) { data.value }
-                list.onChange = { change in
-                    switch change {
-                    case .reset:
-                        data.value = list.isSectioned ? list.sections.map(\.items) : [list.items]
-                        view.reloadData()
-                    case .delta(let answer, let oldItems, let oldSections):
-                        if list.isSectioned {
-                            BatchUpdater.apply(answer, from: oldSections, to: list.sections, on: view) { data.value = $0.map(\.items) }
-                        } else {
-                            BatchUpdater.apply(answer, from: oldItems, to: list.items, on: view) { data.value = [$0] }
-                        }
-                    case .window: break
-                    }
-                }
-                return (list, view, data)
-            }
+            let (list, view, data) = await MainActor.run { Self.observedList() }
             let following = Task { try await list.follow(id, with: client) }
             for _ in 0..<300 {
                 let answer = try await client.update(id, to: sectioned ? .sections(Self.shelves(&random)) : .items(Self.rows(&random)))

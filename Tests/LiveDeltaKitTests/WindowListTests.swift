@@ -18,22 +18,7 @@ import Testing
         var rows = (0..<600).map { Row(id: $0, v: 0) }
         var nextID = 1_000
         _ = try await client.putSession("window", .items(rows))
-        let (list, view, data) = await MainActor.run { () -> (LiveList<Row>, UIKitRulesDouble<Row>, Box<[[Row]]>) in
-            let list = LiveList<Row>()
-            let data = Box<[[Row]]>([])
-            let view = UIKitRulesDouble<Row>(showing: []) { data.value }
-            list.onChange = { change in
-                switch change {
-                case .reset:
-                    data.value = [list.items]
-                    view.reloadData()
-                case .delta(let answer, let oldItems, _):
-                    BatchUpdater.apply(answer, from: oldItems, to: list.items, on: view) { data.value = [$0] }
-                case .window: break
-                }
-            }
-            return (list, view, data)
-        }
+        let (list, view, data) = await MainActor.run { BatchUpdateTests.observedList() }
         var options = FollowOptions()
         options.window = Window(.offset(100), limit: 30)
         let following = Task { try await list.follow("window", with: client, options: options) }
@@ -56,11 +41,7 @@ import Testing
                 offset = Int.random(in: 0...550, using: &random)
                 await list.moveWindow(Window(.offset(offset), limit: 30))
             }
-            let deadline = Date().addingTimeInterval(15)
-            // Commits that change none of its rows reach it as a total, within about a second.
-            func reached() async -> Bool { await MainActor.run { list.version == answer.version && list.window?.offset == offset } }
-            while await !reached(), Date() < deadline { try await Task.sleep(nanoseconds: 2_000_000) }
-            #expect(await reached(), "round \(round)")
+            #expect(try await Self.reaches(list, version: answer.version, offset: offset), "round \(round)")
         }
         following.cancel()
         let (violations, shown, expected, reloads, items) = await MainActor.run {
@@ -84,22 +65,7 @@ import Testing
             LiveSection<Row>(id: .string("s\(n)"), fields: ["title": .number(0)], items: [Row(id: n * 10, v: 0), Row(id: n * 10 + 1, v: 0)])
         }
         _ = try await client.putSession("shelves", .sections(shelves))
-        let (list, view, data) = await MainActor.run { () -> (LiveList<Row>, UIKitRulesDouble<Row>, Box<[[Row]]>) in
-            let list = LiveList<Row>()
-            let data = Box<[[Row]]>([])
-            let view = UIKitRulesDouble<Row>(showing: []) { data.value }
-            list.onChange = { change in
-                switch change {
-                case .reset:
-                    data.value = list.sections.map(\.items)
-                    view.reloadData()
-                case .delta(let answer, _, let oldSections):
-                    BatchUpdater.apply(answer, from: oldSections, to: list.sections, on: view) { data.value = $0.map(\.items) }
-                case .window: break
-                }
-            }
-            return (list, view, data)
-        }
+        let (list, view, data) = await MainActor.run { BatchUpdateTests.observedList() }
         var options = FollowOptions()
         options.window = Window(.offset(40), limit: 8)
         let following = Task { try await list.follow("shelves", with: client, options: options) }
@@ -126,10 +92,7 @@ import Testing
                 offset = Int.random(in: 0...(shelves.count - 8), using: &random)
                 await list.moveWindow(Window(.offset(offset), limit: 8))
             }
-            let deadline = Date().addingTimeInterval(15)
-            func reached() async -> Bool { await MainActor.run { list.version == answer.version && list.window?.offset == offset } }
-            while await !reached(), Date() < deadline { try await Task.sleep(nanoseconds: 2_000_000) }
-            #expect(await reached(), "round \(round)")
+            #expect(try await Self.reaches(list, version: answer.version, offset: offset), "round \(round)")
         }
         following.cancel()
         let (violations, shown, expected, reloads, sections) = await MainActor.run {
@@ -141,5 +104,14 @@ import Testing
         #expect(sections.map(\.items) == shelves[offset..<offset + 8].map(\.items))
         #expect(sections.map { $0.fields["title"] } == shelves[offset..<offset + 8].map { $0.fields["title"] })
         #expect(reloads == 1, "only the first reset reloads: every commit and every scroll animates")
+    }
+
+    /// Waits until `list` is at `version` with its window at `offset`. Commits that change none
+    /// of its rows reach it as a total, within about a second.
+    static func reaches(_ list: LiveList<Row>, version: Int, offset: Int) async throws -> Bool {
+        let deadline = Date().addingTimeInterval(15)
+        func reached() async -> Bool { await MainActor.run { list.version == version && list.window?.offset == offset } }
+        while await !reached(), Date() < deadline { try await Task.sleep(nanoseconds: 2_000_000) }
+        return await reached()
     }
 }

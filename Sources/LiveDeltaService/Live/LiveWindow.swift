@@ -253,20 +253,17 @@ struct ItemLookup {
 
     func position(in sections: [JSONSection]) -> Int? {
         guard case .sectioned(let probes) = probe.shape else { return nil }
-        return withExtendedLifetime(probe) {
-            let key = probes[0]
-            let hash = key.identityHash
-            return sections.firstIndex { $0.identityHash == hash && $0.hasSameID(as: key) }
-        }
+        return withExtendedLifetime(probe) { Self.position(of: probes[0], in: sections) }
     }
 
     func position(in items: [JSONItem]) -> Int? {
         guard case .flat(let probes) = probe.shape else { return nil }
-        return withExtendedLifetime(probe) {
-            let key = probes[0]
-            let hash = key.identityHash
-            return items.firstIndex { $0.identityHash == hash && $0.hasSameID(as: key) }
-        }
+        return withExtendedLifetime(probe) { Self.position(of: probes[0], in: items) }
+    }
+
+    private static func position<Element: UniquelyIdentifiable>(of key: Element, in elements: [Element]) -> Int? {
+        let hash = key.identityHash
+        return elements.firstIndex { $0.identityHash == hash && $0.hasSameID(as: key) }
     }
 }
 
