@@ -9,9 +9,10 @@
 //   another subscriber's window), `top` (insert an item at the top).
 //   VERSION: the session's version before the first round.
 // Prints `ready N` once every subscriber has its reset, waits for a line on standard input, runs
-// ROUNDS commits, prints `committed`, then one JSON object: {"subscribed", "first": [s], "last": [s],
-// "answer": [s], "deltas", "windows", "bytes"} (deltas and window events read, bytes read
-// after the resets).
+// ROUNDS commits, prints `committed` (and, outside, `tail` and `quiet` around a second and a half
+// with no commit), then one JSON object: {"subscribed", "first": [s], "last": [s], "answer": [s],
+// "deltas", "windows", "tailWindows", "bytes"} (deltas and window events read, those of the
+// quiet tail apart; bytes read after the resets).
 import BenchStreams
 import Glibc
 
@@ -114,10 +115,18 @@ for round in 1...rounds {
     }
 }
 say("committed")
-// What else arrived: rows (deltas) and totals (window events), for a second and a half.
-let counts = occurrences(of: ["event: delta", "event: window"], in: subscribers, for: mode == "outside" ? 1.5 : 0.1)
+// What else arrived: rows (deltas) and totals (window events). Outside: first what the commits
+// brought (sent while they ran, waiting unread), then a second and a half with no commit, in
+// which each window is sent the total still pending, so the runner can price a total alone.
+let counts = occurrences(of: ["event: delta", "event: window"], in: subscribers, for: mode == "outside" ? 0.3 : 0.1)
+var tail = [0, 0]
+if mode == "outside" {
+    say("tail")
+    tail = occurrences(of: ["event: delta", "event: window"], in: subscribers, for: 1.5)
+    say("quiet")
+}
 let bytes = subscribers.received.reduce(0) { $0 + $1.value - (atStart[$1.key] ?? 0) }
 func list(_ values: [Double]) -> String { "[" + values.map { "\($0)" }.joined(separator: ",") + "]" }
 print(
     "{\"subscribed\":\(subscribers.open.count),\"first\":\(list(firsts)),\"last\":\(list(lasts)),\"answer\":\(list(answers)),"
-        + "\"deltas\":\(counts[0]),\"windows\":\(counts[1]),\"bytes\":\(bytes)}")
+        + "\"deltas\":\(counts[0] + tail[0]),\"windows\":\(counts[1]),\"tailWindows\":\(tail[1]),\"bytes\":\(bytes)}")

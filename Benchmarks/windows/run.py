@@ -3,10 +3,11 @@
 Prints: a 50-row window's first read (GET, p50 over 200 offsets) and its reset on the wire;
 a 10-row scroll of it on the wire (keyed); 10,000 subscribers on distinct keyset windows and a
 one-item commit outside all of them (the server's CPU per commit beside the same commit with
-no subscribers, and the rows they were sent: none); a commit inside 100 of them (to the last of
-those, p50 and p99 over 40 commits); 10,000 offset windows and an insert at the top, which
-shifts every one (to the last subscriber, p50 and p99 over 40). Figures only; nothing is
-asserted. Needs redis-server for the Redis part.
+no subscribers; the rows they were sent: none; and the fan-out per commit once the totals, at
+most one a window a second, are priced from a quiet tail and taken out); a commit inside 100
+of them (to the last of those, p50 and p99 over 40 commits); 10,000 offset windows and an
+insert at the top, which shifts every one (to the last subscriber, p50 and p99 over 40).
+Figures only; nothing is asserted. Needs redis-server for the Redis part.
 """
 import json
 import os
@@ -138,11 +139,21 @@ def helper_run(port, version, kind, mode, rounds, pid):
         line = client.stdout.readline()
     if not line:
         raise SystemExit(f"WindowSubscribers {kind} {mode} stopped (exit {client.wait()})")
+    tail = None
+    if mode == "outside":
+        # Up to `tail`: the commits and the totals they brought (all counted); then the totals
+        # the commits left pending, sent with no commit running: what a total costs.
+        assert client.stdout.readline().strip() == "tail"
     spent = cpu_seconds(pid) - before
+    if mode == "outside":
+        tail_start = cpu_seconds(pid)
+        assert client.stdout.readline().strip() == "quiet"
+        tail = cpu_seconds(pid) - tail_start
     figures = json.loads(client.stdout.readline())
     client.wait()
     figures["held"] = int(ready[1]) if len(ready) == 2 else 0
     figures["cpu"] = spent
+    figures["tail"] = tail
     return figures
 
 
@@ -169,9 +180,14 @@ def run(store, extra=()):
         alone = (cpu_seconds(process.pid) - before) / rounds
         figures = helper_run(port, version, "after", "outside", rounds, process.pid)
         version += rounds
+        # Each window's total goes at most once a second whatever the commits: its cost is
+        # priced from the quiet tail and taken out, leaving what each commit adds.
+        per_total = figures["tail"] / max(figures["tailWindows"], 1)
+        fan_out = (figures["cpu"] - figures["windows"] * per_total) / rounds - alone
         print(f"  {figures['held']:,} keyset windows, a one-item commit outside all of them: {figures['cpu'] / rounds * 1000:.2f} ms of CPU"
-              f" a commit ({alone * 1000:.2f} ms with no subscribers; {TICKS} ticks a second); rows sent: {figures['deltas']} deltas,"
-              f" then {figures['windows']:,} window events (totals) within 1.5 s")
+              f" a commit ({alone * 1000:.2f} ms with no subscribers; {TICKS} ticks a second); rows sent: {figures['deltas']} deltas;"
+              f" {figures['windows']:,} totals (window events) sent while they ran, at {per_total * 1e6:.1f} us each"
+              f" ({figures['tailWindows']:,} sent in a quiet 1.5 s after); fan-out beyond the totals {fan_out * 1000:.2f} ms a commit")
         figures = helper_run(port, version, "after", "inside", 40, process.pid)
         version += 40
         last = figures["last"]

@@ -332,6 +332,39 @@ import Testing
         #expect(Self.check(follower, states: session.states).isEmpty)
     }
 
+    /// Hundreds of windows of one session: a fan-out pass moves those a commit passes by
+    /// without a word and sends the others their deltas from several threads at once; each
+    /// window still gets its own steps in order, and holds the session's rows at every version.
+    @Test func hundredsOfWindowsFollowOneSessionInOrder() throws {
+        let fixture = try Fixture(
+            .memory, arguments: ["--max-subscribers-per-session", "1000", "--max-connections-per-client", "1000", "--stream-opens-per-second", "0"])
+        var random = SystemRandomNumberGenerator()
+        let session = try Session(connection: fixture.connection, name: "many", rows: (0..<400).map { Row(id: $0, v: 0) })
+        var followers: [WindowFollower] = []
+        for index in 0..<300 {
+            let query = index.isMultiple(of: 2) ? "offset=\(index)&limit=5" : "after=\(index)&limit=4"
+            followers.append(try WindowFollower(port: fixture.server.port, session: "many", format: index % 3 == 0 ? "batch" : "keyed", query: query))
+        }
+        for round in 0..<8 {
+            // An insert at the top shifts every offset window; an update near the end passes
+            // most windows by; a random write may touch any.
+            let id = session.newID()
+            let top = session.rows.first.map { String($0.id) } ?? "null"
+            try session.write("POST", "/changes", #"{"operations":[{"op":"insert","id":\#(id),"item":\#(Row(id: id, v: 0).json),"before":\#(top)}]}"#)
+            let low = session.rows[session.rows.count - 1 - round].id
+            try session.write("POST", "/changes", #"{"operations":[{"op":"update","id":\#(low),"item":\#(Row(id: low, v: round + 1).json)}]}"#)
+            try session.randomWrite(&random)
+        }
+        for follower in followers {
+            #expect(
+                try follower.follow(until: session.version, of: session.incarnation),
+                "\(follower.query): \(follower.client.status) \(follower.problems.prefix(2))")
+            let problems = Self.check(follower, states: session.states)
+            #expect(problems.isEmpty, "\(follower.format) \(follower.query): \(problems.prefix(3))")
+            #expect(follower.seen.filter { $0.event == "reset" }.count == 1, "\(follower.query)")
+        }
+    }
+
     /// Scrolling 10 rows of a 50-row window is one delta of at most 10 rows out and 10 in.
     @Test func aScrollIsOneSmallDeltaNeverAReset() throws {
         let fixture = try Fixture(.memory)

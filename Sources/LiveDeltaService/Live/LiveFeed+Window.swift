@@ -45,6 +45,43 @@ extension LiveFeed {
         return [event ?? WindowEvents.reset(now, window)]
     }
 
+    /// What a fan-out pass works out once for all the windows it moves: each new step's motion
+    /// and the rows (or sections) the session has after it.
+    struct PassSteps {
+        private var known: [UInt64: (motion: any WindowMotion, count: Int)?] = [:]
+
+        mutating func step(_ entry: LiveEntry) -> (motion: any WindowMotion, count: Int)? {
+            if let kept = known[entry.sequence] { return kept }
+            var made: (motion: any WindowMotion, count: Int)?
+            if let motion = entry.motion, let after = entry.state { made = (motion, after.collection.placeCount) }
+            known[entry.sequence] = .some(made)
+            return made
+        }
+    }
+
+    /// Moves a windowed subscriber along `entries` where each follows its place and changes
+    /// nothing in its rows, and no total is due: only its window's place and total change, and
+    /// it is sent nothing, so its sink is not woken (most windows a commit reaches, such as one
+    /// far below it). False, with nothing changed, where it needs `deliverWindow`. Runs under
+    /// the feed's lock; what it does matches `deliverWindow`'s path for unchanged windows.
+    static func passQuietly(_ subscriber: LiveSubscriber, _ entries: ArraySlice<LiveEntry>, steps: inout PassSteps, now: Int64) -> Bool {
+        guard now < subscriber.totalDue, var place = subscriber.placed, var position = subscriber.position else { return false }
+        for entry in entries {
+            if entry.position.incarnation == position.incarnation, entry.position.version <= position.version { continue }
+            guard entry.position.incarnation == position.incarnation, entry.baseVersion == position.version, let (motion, count) = steps.step(entry)
+            else { return false }
+            let next = place.window.advanced(by: motion, oldCount: place.window.total, newCount: count)
+            guard motion.isUnchanged(old: place.window.rows, new: next.rows), !reanchored(place.window, next, motion) else { return false }
+            place.window = next
+            place.pendingSince = place.pendingSince ?? now
+            position = entry.position
+        }
+        guard !place.isDue(now) else { return false }
+        subscriber.placed = place
+        subscriber.position = position
+        return true
+    }
+
     /// Sends a windowed subscriber the steps after its place, through its window; false where
     /// it is gone or done.
     func deliverWindow(_ entries: ArraySlice<LiveEntry>, to subscriber: LiveSubscriber) -> Bool {

@@ -356,23 +356,47 @@ final class LiveFeed: Sendable {
                 }
                 var work: [(LiveSubscriber, ArraySlice<LiveEntry>)] = []
                 let now = monotonicNow()
-                for subscriber in state.subscribers.values where subscriber.delivered < latest.sequence || subscriber.placed?.isDue(now) == true {
+                var steps = PassSteps()
+                for subscriber in state.subscribers.values where subscriber.delivered < latest.sequence || now >= subscriber.totalDue {
                     // The log is in sequence order and a subscriber is usually a step or two
                     // behind: its steps are found from the end, not by a walk of the whole log.
                     var start = state.log.count
                     while start > 0 && state.log[start - 1].sequence > subscriber.delivered { start -= 1 }
                     // A slice shares the log's storage: no copy per subscriber.
-                    work.append((subscriber, state.log[start...]))
+                    let entries = state.log[start...]
                     subscriber.delivered = latest.sequence
+                    // Windows the steps pass by are moved here, in a few comparisons each, so
+                    // that a commit outside thousands of them costs no work per window beyond.
+                    if subscriber.placed != nil, Self.passQuietly(subscriber, entries, steps: &steps, now: now) { continue }
+                    work.append((subscriber, entries))
                 }
                 if work.isEmpty { state.draining = false }
                 return work.isEmpty ? nil : work
             }
             guard let work else { return }
-            var gone: [LiveSubscriber] = []
-            for (subscriber, entries) in work where !deliver(entries, to: subscriber) { gone.append(subscriber) }
+            let gone = deliverAll(work)
             if !gone.isEmpty { remove(gone) }
         }
+    }
+
+    /// Subscribers given to one thread at a time by `deliverAll`.
+    private static let chunk = 128
+
+    /// Delivers a pass's work; returns the subscribers gone. A large pass (an insert at the
+    /// top of a session that thousands follow through windows: each is sent its own event) is
+    /// spread over the cores in chunks; a subscriber is in one chunk only, and the pass ends
+    /// when every chunk has, so each subscriber's events keep their order.
+    private func deliverAll(_ work: [(LiveSubscriber, ArraySlice<LiveEntry>)]) -> [LiveSubscriber] {
+        guard work.count > Self.chunk, HTTPServer.processorCount > 1 else {
+            return work.filter { !deliver($0.1, to: $0.0) }.map(\.0)
+        }
+        let gone = NIOLockedValueBox<[LiveSubscriber]>([])
+        DispatchQueue.concurrentPerform(iterations: (work.count + Self.chunk - 1) / Self.chunk) { index in
+            let part = work[index * Self.chunk..<min(work.count, (index + 1) * Self.chunk)]
+            let lost = part.filter { !deliver($0.1, to: $0.0) }.map(\.0)
+            if !lost.isEmpty { gone.withLockedValue { $0 += lost } }
+        }
+        return gone.withLockedValue { $0 }
     }
 
     /// Sends `entries` (a subscriber's missed steps, in order); false where it is gone or done.
@@ -425,7 +449,7 @@ final class LiveFeed: Sendable {
             let subscribers = state.subscribers.values.map { ($0, $0.token) }
             // Windows told nothing but a total for a while are sent it by a fan-out pass, in
             // order with their other events.
-            guard !state.draining, state.subscribers.values.contains(where: { $0.placed?.isDue(now) == true }) else { return (subscribers, false) }
+            guard !state.draining, state.subscribers.values.contains(where: { now >= $0.totalDue }) else { return (subscribers, false) }
             state.draining = true
             return (subscribers, true)
         }

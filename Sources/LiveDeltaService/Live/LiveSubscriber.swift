@@ -29,7 +29,11 @@ final class LiveSubscriber: Sendable {
     let window: WindowRequest?
     /// Where its window is at `position`, and what it was told of it.
     // nonisolated(unsafe): read and written only under the feed's lock.
-    nonisolated(unsafe) var placed: WindowState?
+    nonisolated(unsafe) var placed: WindowState? { didSet { totalDue = placed?.totalDue ?? .max } }
+    /// When its window's pending total may be sent (monotonic), `.max` where none is pending:
+    /// kept with `placed`, so that a pass over thousands of windows compares an integer each.
+    // nonisolated(unsafe): read and written only under the feed's lock.
+    nonisolated(unsafe) private(set) var totalDue: Int64 = .max
 
     init(spelling: LiveSpelling, sink: any LiveSink, window: WindowRequest? = nil) {
         self.spelling = spelling
@@ -65,7 +69,10 @@ struct WindowState: Sendable {
     static let totalInterval: Int64 = 1_000_000_000
 
     /// Whether a total is waiting and may be sent now.
-    func isDue(_ now: Int64) -> Bool { pendingSince != nil && now - lastTotal >= Self.totalInterval }
+    func isDue(_ now: Int64) -> Bool { now >= totalDue }
+
+    /// When the total waiting may be sent; `.max` where none is.
+    var totalDue: Int64 { pendingSince == nil ? .max : lastTotal + Self.totalInterval }
 }
 
 /// Events as `text/event-stream` on an HTTP stream, with comment heartbeats while idle.
