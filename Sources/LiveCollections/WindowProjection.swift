@@ -14,6 +14,8 @@ public struct WindowProjection: Sendable {
     private let entered: [Int]
     /// Moves by target, ascending.
     private let movesByTarget: [IndexPair]
+    /// Where the changes lie, to pass windows far from them by in a few comparisons.
+    public let span: ChangeSpan
 
     /// The projection of `delta` (sorted as `Delta` says).
     public init(_ delta: IndexDelta) {
@@ -22,6 +24,11 @@ public struct WindowProjection: Sendable {
         let byTarget = delta.moves.sorted { $0.target < $1.target }
         movesByTarget = byTarget
         entered = Self.merged(delta.insertions, byTarget.map(\.target))
+        let reloadSources = delta.reloads.lazy.map(\.source)
+        let reloadTargets = delta.reloads.lazy.map(\.target)
+        span = ChangeSpan(
+            firstTouched: min(left.first ?? .max, entered.first ?? .max, reloadSources.min() ?? .max, reloadTargets.min() ?? .max),
+            lastTouchedOld: max(left.last ?? -1, reloadSources.max() ?? -1), lastTouchedNew: max(entered.last ?? -1, reloadTargets.max() ?? -1))
     }
 
     /// Where the item at old position `old` is now; nil where it was deleted.
@@ -128,5 +135,35 @@ public struct WindowProjection: Sendable {
 
     private static func merged(_ a: [Int], _ b: [Int]) -> [Int] {
         (a + b).sorted()
+    }
+}
+
+/// Where a flat delta's changes lie, in plain values: the first position touched, old or new
+/// (deleted, inserted, a move's end, reloaded; `Int.max` where none is), and the last old and
+/// last new ones (-1 where none is). What it says of a position far from them is exact, and a
+/// window far from a change is passed by in a few comparisons, the delta's lists unread.
+public struct ChangeSpan: Sendable, Hashable {
+    let firstTouched: Int
+    let lastTouchedOld: Int
+    let lastTouchedNew: Int
+
+    /// Where the item at old position `old` is now, where that is plain from the span alone:
+    /// before every change it is where it was; past all of them, old and new, it moved by the
+    /// change in count, `shift` (the items past the changes are the same last items of both
+    /// lists). Nil says nothing: ask `WindowProjection.newPosition`.
+    public func newPosition(ofOld old: Int, shift: Int) -> Int? {
+        if old < firstTouched { return old }
+        if old > lastTouchedOld && old + shift > lastTouchedNew { return old + shift }
+        return nil
+    }
+
+    /// Whether the rows at old positions `old` are, unchanged, the rows at new positions `new`,
+    /// where that is plain from the span alone: all before the changes, or all past them.
+    /// False says nothing: ask `WindowProjection.isUnchanged`.
+    public func isUnchanged(old: Range<Int>, new: Range<Int>, shift: Int) -> Bool {
+        guard old.count == new.count else { return false }
+        guard let first = old.first, let last = old.last else { return true }
+        return newPosition(ofOld: first, shift: shift) == new.lowerBound && newPosition(ofOld: last, shift: shift) == new.upperBound - 1
+            && (last < firstTouched || first > lastTouchedOld)
     }
 }

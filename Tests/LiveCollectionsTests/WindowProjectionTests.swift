@@ -46,6 +46,38 @@ import Testing
         }
     }
 
+    /// What the changes' span alone says is so: a position it names is the one `newPosition`
+    /// finds, and rows it calls unchanged are.
+    @Test func whatTheChangesSpanSaysIsExact() async throws {
+        await propertyCheck(count: 600, input: Gens.flatCase, Self.windows) { flat, window in
+            let projection = WindowProjection(try IndexDelta(from: flat.old, to: flat.new))
+            let shift = flat.new.count - flat.old.count
+            var plain = 0
+            for position in flat.old.indices {
+                guard let now = projection.span.newPosition(ofOld: position, shift: shift) else { continue }
+                #expect(now == projection.newPosition(ofOld: position))
+                plain += 1
+            }
+            let (oldStart, _, length) = window
+            let old = Self.clamp(oldStart, length, flat.old.count)
+            for new in [Self.clamp(oldStart, length, flat.new.count), Self.clamp(max(0, oldStart + shift), length, flat.new.count)]
+            where projection.span.isUnchanged(old: old, new: new, shift: shift) {
+                #expect(Array(flat.old[old]) == Array(flat.new[new]))
+            }
+            // A delta that changes nothing leaves every position plain.
+            if flat.old == flat.new { #expect(plain == flat.old.count) }
+        }
+        // Rows around a change, whose ends are each plain, are not plainly unchanged.
+        let old = (0..<10).map { Thing(id: $0) }
+        var new = old
+        new[5].content = 1
+        let projection = WindowProjection(try IndexDelta(from: old, to: new))
+        #expect(projection.span.newPosition(ofOld: 2, shift: 0) == 2 && projection.span.newPosition(ofOld: 8, shift: 0) == 8)
+        #expect(projection.span.newPosition(ofOld: 5, shift: 0) == nil)
+        #expect(!projection.span.isUnchanged(old: 2..<9, new: 2..<9, shift: 0))
+        #expect(projection.span.isUnchanged(old: 6..<9, new: 6..<9, shift: 0) && projection.span.isUnchanged(old: 0..<5, new: 0..<5, shift: 0))
+    }
+
     @Test func positionsMapBothWays() async throws {
         await propertyCheck(count: 400, input: Gens.flatCase) { flat in
             let delta = try IndexDelta(from: flat.old, to: flat.new)

@@ -48,37 +48,80 @@ extension LiveFeed {
     /// What a fan-out pass works out once for all the windows it moves: each new step's motion
     /// and the rows (or sections) the session has after it.
     struct PassSteps {
-        private var known: [UInt64: (motion: any WindowMotion, count: Int)?] = [:]
+        private struct Step {
+            let sequence: UInt64
+            let motion: (any WindowMotion)?
+            /// Where a flat step's changes lie: it passes most windows by.
+            let span: ChangeSpan?
+            let count: Int
+        }
 
-        mutating func step(_ entry: LiveEntry) -> (motion: any WindowMotion, count: Int)? {
-            if let kept = known[entry.sequence] { return kept }
-            var made: (motion: any WindowMotion, count: Int)?
-            if let motion = entry.motion, let after = entry.state { made = (motion, after.collection.placeCount) }
-            known[entry.sequence] = .some(made)
-            return made
+        /// A pass meets a step or two (the windows behind are one step behind, the same).
+        private var known: [Step] = []
+
+        /// `window` moved along `entry` where the step changes none of its rows; nil where it
+        /// does, or is not a change a window can follow by its delta.
+        mutating func quietly(_ window: PlacedWindow, along entry: LiveEntry) -> PlacedWindow? {
+            let at: Int
+            if let found = known.lastIndex(where: { $0.sequence == entry.sequence }) {
+                at = found
+            } else {
+                let flat = entry.projection
+                known.append(
+                    Step(
+                        sequence: entry.sequence, motion: flat ?? entry.sectionProjection, span: flat?.span,
+                        count: entry.state?.collection.placeCount ?? 0))
+                at = known.count - 1
+            }
+            if let span = known[at].span, let next = Self.plainlyPassed(window, span, newCount: known[at].count) { return next }
+            guard let motion = known[at].motion else { return nil }
+            let next = window.advanced(by: motion, oldCount: window.total, newCount: known[at].count)
+            guard motion.isUnchanged(old: window.rows, new: next.rows), !LiveFeed.reanchored(window, next, motion) else { return nil }
+            return next
+        }
+
+        /// `window` moved along a flat step whose changes' span plainly misses its rows and its
+        /// anchor; nil says nothing.
+        private static func plainlyPassed(_ window: PlacedWindow, _ span: ChangeSpan, newCount: Int) -> PlacedWindow? {
+            let shift = newCount - window.total
+            var anchor = 0
+            if window.shape.isKeyset {
+                guard window.anchor >= 0, window.anchor < window.total, let moved = span.newPosition(ofOld: window.anchor, shift: shift)
+                else { return nil }
+                anchor = moved
+            }
+            let next = PlacedWindow(window.shape, anchor: anchor, total: newCount)
+            return span.isUnchanged(old: window.rows, new: next.rows, shift: shift) ? next : nil
         }
     }
 
-    /// Moves a windowed subscriber along `entries` where each follows its place and changes
-    /// nothing in its rows, and no total is due: only its window's place and total change, and
-    /// it is sent nothing, so its sink is not woken (most windows a commit reaches, such as one
-    /// far below it). False, with nothing changed, where it needs `deliverWindow`. Runs under
-    /// the feed's lock; what it does matches `deliverWindow`'s path for unchanged windows.
-    static func passQuietly(_ subscriber: LiveSubscriber, _ entries: ArraySlice<LiveEntry>, steps: inout PassSteps, now: Int64) -> Bool {
-        guard now < subscriber.totalDue, var place = subscriber.placed, var position = subscriber.position else { return false }
+    /// Moves a window along `entries` where each follows its place and changes nothing in its
+    /// rows, and no total is due: only its place and total change, and nothing is sent, so its
+    /// subscriber is not even visited (most windows a commit reaches, such as one far below
+    /// it). False, with nothing changed, where it needs `deliverWindow`. Runs under the feed's
+    /// lock; what it does matches `deliverWindow`'s path for unchanged windows.
+    static func passQuietly(_ slot: inout WindowSlots.Slot, _ entries: ArraySlice<LiveEntry>, steps: inout PassSteps, now: Int64) -> Bool {
+        guard now < slot.totalDue else { return false }
+        var window = slot.window
+        var version = slot.version
+        var moved = false
         for entry in entries {
-            if entry.position.incarnation == position.incarnation, entry.position.version <= position.version { continue }
-            guard entry.position.incarnation == position.incarnation, entry.baseVersion == position.version, let (motion, count) = steps.step(entry)
-            else { return false }
-            let next = place.window.advanced(by: motion, oldCount: place.window.total, newCount: count)
-            guard motion.isUnchanged(old: place.window.rows, new: next.rows), !reanchored(place.window, next, motion) else { return false }
-            place.window = next
-            place.pendingSince = place.pendingSince ?? now
-            position = entry.position
+            let sameLife = entry.position.incarnation == slot.incarnation
+            if sameLife, entry.position.version <= version { continue }
+            guard sameLife, entry.baseVersion == version, let next = steps.quietly(window, along: entry) else { return false }
+            window = next
+            version = entry.position.version
+            moved = true
         }
-        guard !place.isDue(now) else { return false }
-        subscriber.placed = place
-        subscriber.position = position
+        guard moved else { return true }
+        if slot.pendingSince == nil {
+            // A total pending from now whose interval has passed already goes by the full pass.
+            guard now - slot.lastTotal < WindowState.totalInterval else { return false }
+            slot.pendingSince = now
+        }
+        slot.window = window
+        slot.version = version
+        slot.ahead = true
         return true
     }
 
@@ -134,17 +177,13 @@ extension LiveFeed {
         }
         // The token is spelled only where there is something to send: most windows a commit
         // reaches are told nothing.
-        let token = underLock { () -> String? in
-            subscriber.position = position
-            subscriber.placed = place
-            return events.isEmpty ? nil : subscriber.token
-        }
+        let token = settle(subscriber, at: position, place, spell: !events.isEmpty)
         return subscriber.sink.send(events, reaching: token)
     }
 
     /// Whether a keyset window's anchor item changed (its own was deleted).
-    private static func reanchored(_ before: PlacedWindow, _ after: PlacedWindow, _ projection: any WindowMotion) -> Bool {
-        guard before.request.isKeyset else { return false }
+    fileprivate static func reanchored(_ before: PlacedWindow, _ after: PlacedWindow, _ projection: any WindowMotion) -> Bool {
+        guard before.shape.isKeyset else { return false }
         guard before.anchor >= 0, before.anchor < before.total else { return after.anchor >= 0 && after.anchor < after.total }
         return projection.newPosition(ofOld: before.anchor) == nil
     }

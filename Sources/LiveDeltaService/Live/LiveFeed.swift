@@ -32,6 +32,9 @@ final class LiveFeed: Sendable {
         var trace = LiveTrace()
         var nextSequence: UInt64 = 1
         var subscribers: [ObjectIdentifier: LiveSubscriber] = [:]
+        /// Of those, the ones following the whole session, and the places of the windowed.
+        var whole: [ObjectIdentifier: LiveSubscriber] = [:]
+        var windows = WindowSlots()
         /// A fan-out pass is running or queued.
         var draining = false
         /// The hub let go of this feed: whoever still holds it must get a new one.
@@ -280,6 +283,7 @@ final class LiveFeed: Sendable {
                 return .joined(seeded: seeded)
             }
             state.subscribers[ObjectIdentifier(subscriber)] = subscriber
+            if subscriber.window == nil { state.whole[ObjectIdentifier(subscriber)] = subscriber } else { state.windows.add(subscriber) }
             state.idleSince = nil
             return .joined(seeded: seeded)
         }
@@ -355,20 +359,23 @@ final class LiveFeed: Sendable {
                     return nil
                 }
                 var work: [(LiveSubscriber, ArraySlice<LiveEntry>)] = []
+                for subscriber in state.whole.values where subscriber.delivered < latest.sequence {
+                    work.append((subscriber, Self.entries(after: subscriber.delivered, in: state.log)))
+                    subscriber.delivered = latest.sequence
+                }
+                // Windows the steps pass by are moved in their slots, in a few comparisons
+                // each, so that a commit outside thousands of them costs a walk of one array.
                 let now = monotonicNow()
                 var steps = PassSteps()
-                for subscriber in state.subscribers.values where subscriber.delivered < latest.sequence || now >= subscriber.totalDue {
-                    // The log is in sequence order and a subscriber is usually a step or two
-                    // behind: its steps are found from the end, not by a walk of the whole log.
-                    var start = state.log.count
-                    while start > 0 && state.log[start - 1].sequence > subscriber.delivered { start -= 1 }
-                    // A slice shares the log's storage: no copy per subscriber.
-                    let entries = state.log[start...]
-                    subscriber.delivered = latest.sequence
-                    // Windows the steps pass by are moved here, in a few comparisons each, so
-                    // that a commit outside thousands of them costs no work per window beyond.
-                    if subscriber.placed != nil, Self.passQuietly(subscriber, entries, steps: &steps, now: now) { continue }
-                    work.append((subscriber, entries))
+                for at in state.windows.slots.indices {
+                    let delivered = state.windows.slots[at].delivered
+                    guard delivered < latest.sequence || now >= state.windows.slots[at].totalDue else { continue }
+                    let entries = Self.entries(after: delivered, in: state.log)
+                    if Self.passQuietly(&state.windows.slots[at], entries, steps: &steps, now: now) {
+                        state.windows.slots[at].delivered = latest.sequence
+                    } else {
+                        work.append((state.windows.release(at, delivered: latest.sequence), entries))
+                    }
                 }
                 if work.isEmpty { state.draining = false }
                 return work.isEmpty ? nil : work
@@ -376,6 +383,26 @@ final class LiveFeed: Sendable {
             guard let work else { return }
             let gone = deliverAll(work)
             if !gone.isEmpty { remove(gone) }
+        }
+    }
+
+    /// The log's entries after sequence `delivered`. The log is in sequence order and a
+    /// subscriber is usually a step or two behind: they are found from the end, not by a walk
+    /// of the whole log; and a slice shares the log's storage, so nothing is copied.
+    private static func entries(after delivered: UInt64, in log: [LiveEntry]) -> ArraySlice<LiveEntry> {
+        var start = log.count
+        while start > 0 && log[start - 1].sequence > delivered { start -= 1 }
+        return log[start...]
+    }
+
+    /// Sets a windowed subscriber's place after a pass moved it, in it and in its slot; its
+    /// token where `spell` (most windows a commit reaches are told nothing).
+    func settle(_ subscriber: LiveSubscriber, at position: LivePosition?, _ place: WindowState, spell: Bool) -> String? {
+        state.withLockedValue { state in
+            subscriber.position = position
+            subscriber.placed = place
+            state.windows.refresh(subscriber)
+            return spell ? subscriber.token : nil
         }
     }
 
@@ -434,7 +461,11 @@ final class LiveFeed: Sendable {
     func remove(_ gone: [LiveSubscriber]) {
         let left = state.withLockedValue { state -> Int in
             var left = 0
-            for subscriber in gone where state.subscribers.removeValue(forKey: ObjectIdentifier(subscriber)) != nil { left += 1 }
+            for subscriber in gone where state.subscribers.removeValue(forKey: ObjectIdentifier(subscriber)) != nil {
+                state.whole[ObjectIdentifier(subscriber)] = nil
+                state.windows.remove(subscriber)
+                left += 1
+            }
             if state.subscribers.isEmpty && state.idleSince == nil { state.idleSince = monotonicNow() }
             return left
         }
@@ -446,10 +477,12 @@ final class LiveFeed: Sendable {
     /// Heartbeats and poll deadlines; drops subscribers that are gone. Returns how many left.
     func tick(now: Int64) -> Int {
         let (subscribers, wake) = state.withLockedValue { state in
-            let subscribers = state.subscribers.values.map { ($0, $0.token) }
+            // A token is spelled only for a tick that may send it: not for thousands of
+            // heartbeats a second.
+            let subscribers = state.subscribers.values.map { ($0, $0.sink.needsToken(now: now) ? $0.token : nil) }
             // Windows told nothing but a total for a while are sent it by a fan-out pass, in
             // order with their other events.
-            guard !state.draining, state.subscribers.values.contains(where: { now >= $0.totalDue }) else { return (subscribers, false) }
+            guard !state.draining, state.windows.anyDue(now) else { return (subscribers, false) }
             state.draining = true
             return (subscribers, true)
         }
@@ -473,6 +506,8 @@ final class LiveFeed: Sendable {
         let subscribers = state.withLockedValue { state in
             let all = Array(state.subscribers.values)
             state.subscribers = [:]
+            state.whole = [:]
+            state.windows.removeAll()
             state.idleSince = monotonicNow()
             return all
         }

@@ -12,6 +12,9 @@ protocol LiveSink: AnyObject, Sendable {
     /// Called about once a second: a stream sends a heartbeat when idle, a poll answers empty
     /// at its deadline. False where the sink is gone or done.
     func tick(now: Int64, token: String?) -> Bool
+    /// Whether `tick` at `now` may send an event that carries the subscriber's token (an
+    /// expiry, a poll's empty answer): only then is the token spelled for it.
+    func needsToken(now: Int64) -> Bool
 }
 
 /// One subscriber of a feed. Its place is kept under the feed's lock.
@@ -29,16 +32,20 @@ final class LiveSubscriber: Sendable {
     let window: WindowRequest?
     /// Where its window is at `position`, and what it was told of it.
     // nonisolated(unsafe): read and written only under the feed's lock.
-    nonisolated(unsafe) var placed: WindowState? { didSet { totalDue = placed?.totalDue ?? .max } }
-    /// When its window's pending total may be sent (monotonic), `.max` where none is pending:
-    /// kept with `placed`, so that a pass over thousands of windows compares an integer each.
-    // nonisolated(unsafe): read and written only under the feed's lock.
-    nonisolated(unsafe) private(set) var totalDue: Int64 = .max
+    nonisolated(unsafe) var placed: WindowState?
 
     init(spelling: LiveSpelling, sink: any LiveSink, window: WindowRequest? = nil) {
         self.spelling = spelling
         self.sink = sink
         self.window = window
+    }
+
+    /// Takes what passes moved its window to without a word (`WindowSlots`): the window at
+    /// `version`, and since when a total waits (under the feed's lock).
+    func catchUp(to window: PlacedWindow, version: UInt64, pendingSince: Int64?) {
+        placed?.window = window
+        placed?.pendingSince = pendingSince
+        if let incarnation = position?.incarnation { position = LivePosition(incarnation: incarnation, version: version) }
     }
 
     /// The token its client resumes from: its position, and its window's rows there.
@@ -102,6 +109,8 @@ final class EventStreamSink: LiveSink {
         stream.close()
     }
 
+    func needsToken(now: Int64) -> Bool { expiry.map { now >= $0 } ?? false }
+
     func tick(now: Int64, token: String?) -> Bool {
         guard stream.isOpen else { return false }
         if let expiry, now >= expiry {
@@ -137,6 +146,8 @@ final class LongPollSink: LiveSink {
     }
 
     func finish(with events: [LiveEvent]) { answer(events, next: nil) }
+
+    func needsToken(now: Int64) -> Bool { now >= deadline }
 
     func tick(now: Int64, token: String?) -> Bool {
         guard now >= deadline else { return !done.load(ordering: .relaxed) && stream.isOpen }

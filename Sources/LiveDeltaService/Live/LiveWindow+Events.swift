@@ -45,12 +45,12 @@ extension JSONWriter {
         int(window.rows.count)
         member("total")
         int(window.total)
-        switch window.request.anchor {
+        switch window.shape.kind {
         case .offset: break
         case .after: member("after")
         case .before: member("before")
         }
-        if window.request.isKeyset {
+        if window.shape.isKeyset {
             if let id = window.anchorID(in: collection) { Array(id.utf8).withUnsafeBufferPointer { raw($0) } } else { raw("null") }
         }
         raw("}")

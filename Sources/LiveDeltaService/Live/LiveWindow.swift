@@ -101,10 +101,40 @@ enum WindowRefusal: Error {
     case notUnique
 }
 
+/// What of a window's request places it, without the anchor's id: plain values, so that a
+/// fan-out pass moving thousands of windows copies no reference (the id is looked up by
+/// position where an event names it).
+struct WindowShape: Sendable, Hashable {
+    enum Kind: Sendable, Hashable {
+        case offset(Int)
+        case after
+        case before
+    }
+
+    var kind: Kind
+    var limit: Int
+    var overscan: Int
+
+    init(_ request: WindowRequest) {
+        kind =
+            switch request.anchor {
+            case .offset(let offset): .offset(offset)
+            case .after: .after
+            case .before: .before
+            }
+        limit = request.limit
+        overscan = request.overscan
+    }
+
+    var isKeyset: Bool {
+        if case .offset = kind { false } else { true }
+    }
+}
+
 /// A window placed in one state of a session: the rows it holds and, for a keyset window,
 /// where its anchor is.
 struct PlacedWindow: Sendable, Hashable {
-    let request: WindowRequest
+    let shape: WindowShape
     /// The anchor's position (keyset windows): -1 before the first row (an `after` window whose
     /// anchors are all gone reads from the top), `count` past the last (a `before` window's).
     var anchor: Int
@@ -144,56 +174,60 @@ struct PlacedWindow: Sendable, Hashable {
         {
             return PlacedWindow(request, anchor: placed.anchor, total: total)
         }
-        return PlacedWindow(request, anchor: Self.edge(request.anchor, count: total), total: total)
+        return PlacedWindow(request, anchor: Self.edge(WindowShape(request).kind, count: total), total: total)
     }
 
     init(_ request: WindowRequest, anchor: Int, total: Int) {
-        self.request = request
+        self.init(WindowShape(request), anchor: anchor, total: total)
+    }
+
+    init(_ shape: WindowShape, anchor: Int, total: Int) {
+        self.shape = shape
         self.anchor = anchor
         self.total = total
-        rows = Self.rows(request, anchor: anchor, total: total)
+        rows = Self.rows(shape, anchor: anchor, total: total)
     }
 
     /// The window after a change whose delta `projection` holds, to a list of `newCount` rows.
     func advanced(by projection: any WindowMotion, oldCount: Int, newCount: Int) -> PlacedWindow {
-        guard request.isKeyset else { return PlacedWindow(request, anchor: 0, total: newCount) }
+        guard shape.isKeyset else { return PlacedWindow(shape, anchor: 0, total: newCount) }
         if anchor < 0 || anchor >= oldCount {
-            return PlacedWindow(request, anchor: Self.edge(request.anchor, count: newCount), total: newCount)
+            return PlacedWindow(shape, anchor: Self.edge(shape.kind, count: newCount), total: newCount)
         }
-        if let now = projection.newPosition(ofOld: anchor) { return PlacedWindow(request, anchor: now, total: newCount) }
+        if let now = projection.newPosition(ofOld: anchor) { return PlacedWindow(shape, anchor: now, total: newCount) }
         // The anchor is gone: the nearest item kept on the side the window reads from.
         var candidate = anchor
-        let step = if case .after = request.anchor { -1 } else { 1 }
+        let step = if case .after = shape.kind { -1 } else { 1 }
         while true {
             candidate += step
             guard candidate >= 0, candidate < oldCount else {
-                return PlacedWindow(request, anchor: Self.edge(request.anchor, count: newCount), total: newCount)
+                return PlacedWindow(shape, anchor: Self.edge(shape.kind, count: newCount), total: newCount)
             }
-            if let now = projection.newPosition(ofOld: candidate) { return PlacedWindow(request, anchor: now, total: newCount) }
+            if let now = projection.newPosition(ofOld: candidate) { return PlacedWindow(shape, anchor: now, total: newCount) }
         }
     }
 
     /// The anchor's id now, as JSON text (keyset windows, anchored on an item or a section).
     func anchorID(in collection: JSONCollection) -> String? {
-        guard request.isKeyset else { return nil }
+        guard shape.isKeyset else { return nil }
         switch collection.shape {
         case .flat(let items): return items.indices.contains(anchor) ? items[anchor].uniqueID.description : nil
         case .sectioned(let sections): return sections.indices.contains(anchor) ? sections[anchor].uniqueID.description : nil
         }
     }
 
-    private static func edge(_ anchor: WindowRequest.Anchor, count: Int) -> Int {
-        if case .before = anchor { count } else { -1 }
+    private static func edge(_ kind: WindowShape.Kind, count: Int) -> Int {
+        if case .before = kind { count } else { -1 }
     }
 
     private static func keyed(_ anchor: WindowRequest.Anchor, _ id: String) -> WindowRequest.Anchor {
         if case .before = anchor { .before(id) } else { .after(id) }
     }
 
-    private static func rows(_ request: WindowRequest, anchor: Int, total: Int) -> Range<Int> {
-        let (limit, overscan) = (request.limit, request.overscan)
+    private static func rows(_ shape: WindowShape, anchor: Int, total: Int) -> Range<Int> {
+        let (limit, overscan) = (shape.limit, shape.overscan)
         let start: Int
-        switch request.anchor {
+        switch shape.kind {
         case .offset(let offset): start = offset
         case .after: start = anchor + 1
         case .before: start = anchor - limit
