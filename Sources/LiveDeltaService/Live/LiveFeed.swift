@@ -70,6 +70,9 @@ final class LiveFeed: Sendable {
     /// otherwise the step is taken whole, and subscribers are reset to it.
     func publish(stored snapshot: SessionSnapshot, appended: Bool, baseVersion: UInt64?) {
         append { sequence, latest in
+            // A step the feed has already (the writer's replica took it as it committed): not
+            // worked out again only to be passed over.
+            if let latest, latest.position.incarnation == snapshot.incarnation, latest.position.version >= snapshot.version { return nil }
             if let baseVersion, let latest, let before = latest.state, !latest.isEnd,
                 latest.position == LivePosition(incarnation: snapshot.incarnation, version: baseVersion),
                 let change = Self.change(from: before, to: snapshot, appended: appended)
