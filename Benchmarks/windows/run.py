@@ -3,10 +3,11 @@
 Prints: a 50-row window's first read (GET, p50 over 200 offsets) and its reset on the wire;
 a 10-row scroll of it on the wire (keyed); 10,000 subscribers on distinct keyset windows and a
 one-item commit outside all of them (the server's CPU per commit beside the same commit with
-no subscribers; the rows they were sent: none; and the fan-out per commit once the totals, at
-most one a window a second, are priced from a quiet tail and taken out); a commit inside 100
-of them (to the last of those, p50 and p99 over 40 commits); 10,000 offset windows and an
-insert at the top, which shifts every one (to the last subscriber, p50 and p99 over 40).
+no subscribers; the rows they were sent: none; and the fan-out threads' CPU per commit, whole
+and once the totals, at most one a window a second, are priced from a quiet tail and taken
+out); a commit inside 100 of them (to the last of those, p50 and p99 over 40 commits); 10,000
+offset windows and an insert at the top, which shifts every one (to the last subscriber, p50
+and p99 over 40).
 Figures only; nothing is asserted. Needs redis-server for the Redis part.
 """
 import json
@@ -57,6 +58,24 @@ def cpu_seconds(pid):
     with open(f"/proc/{pid}/stat") as stat:
         fields = stat.read().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / TICKS
+
+
+def fan_out_seconds(pid):
+    """CPU of the threads that move windows and render their events: the fan-out pool, and
+    Dispatch's workers it spreads a large pass over (not the commit's, nor the sockets')."""
+    total = 0
+    for task in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{task}/comm") as comm:
+                name = comm.read().strip()
+            if name != "live-fanout" and "default-qos" not in name:
+                continue
+            # schedstat's first field: nanoseconds on a CPU (ticks are too coarse for this).
+            with open(f"/proc/{pid}/task/{task}/schedstat") as stat:
+                total += int(stat.read().split()[0])
+        except OSError:
+            continue
+    return total / 1e9
 
 
 class Connection:
@@ -132,6 +151,7 @@ def helper_run(port, version, kind, mode, rounds, pid):
                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     ready = client.stdout.readline().split()
     before = cpu_seconds(pid)
+    fan_before = fan_out_seconds(pid)
     client.stdin.write("go\n")
     client.stdin.flush()
     line = client.stdout.readline()
@@ -145,15 +165,20 @@ def helper_run(port, version, kind, mode, rounds, pid):
         # the commits left pending, sent with no commit running: what a total costs.
         assert client.stdout.readline().strip() == "tail"
     spent = cpu_seconds(pid) - before
+    fan_spent = fan_out_seconds(pid) - fan_before
+    fan_tail = None
     if mode == "outside":
-        tail_start = cpu_seconds(pid)
+        tail_start, fan_tail_start = cpu_seconds(pid), fan_out_seconds(pid)
         assert client.stdout.readline().strip() == "quiet"
         tail = cpu_seconds(pid) - tail_start
+        fan_tail = fan_out_seconds(pid) - fan_tail_start
     figures = json.loads(client.stdout.readline())
     client.wait()
     figures["held"] = int(ready[1]) if len(ready) == 2 else 0
     figures["cpu"] = spent
     figures["tail"] = tail
+    figures["fan"] = fan_spent
+    figures["fanTail"] = fan_tail
     return figures
 
 
@@ -181,13 +206,17 @@ def run(store, extra=()):
         figures = helper_run(port, version, "after", "outside", rounds, process.pid)
         version += rounds
         # Each window's total goes at most once a second whatever the commits: its cost is
-        # priced from the quiet tail and taken out, leaving what each commit adds.
+        # priced from the quiet tail and taken out, leaving what each commit adds; on the
+        # fan-out threads alone, as the commit's own CPU (a million-item copy) varies more
+        # from run to run than the fan-out is.
         per_total = figures["tail"] / max(figures["tailWindows"], 1)
-        fan_out = (figures["cpu"] - figures["windows"] * per_total) / rounds - alone
+        fan_per_total = figures["fanTail"] / max(figures["tailWindows"], 1)
+        fan_out = (figures["fan"] - figures["windows"] * fan_per_total) / rounds
         print(f"  {figures['held']:,} keyset windows, a one-item commit outside all of them: {figures['cpu'] / rounds * 1000:.2f} ms of CPU"
               f" a commit ({alone * 1000:.2f} ms with no subscribers; {TICKS} ticks a second); rows sent: {figures['deltas']} deltas;"
               f" {figures['windows']:,} totals (window events) sent while they ran, at {per_total * 1e6:.1f} us each"
-              f" ({figures['tailWindows']:,} sent in a quiet 1.5 s after); fan-out beyond the totals {fan_out * 1000:.2f} ms a commit")
+              f" ({figures['tailWindows']:,} sent in a quiet 1.5 s after); fan-out threads {figures['fan'] / rounds * 1000:.2f} ms a commit,"
+              f" {fan_out * 1000:.2f} ms beyond the totals")
         figures = helper_run(port, version, "after", "inside", 40, process.pid)
         version += 40
         last = figures["last"]
