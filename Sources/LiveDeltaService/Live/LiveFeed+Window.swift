@@ -116,7 +116,7 @@ extension LiveFeed {
         guard moved else { return true }
         if slot.pendingSince == nil {
             // A total pending from now whose interval has passed already goes by the full pass.
-            guard now - slot.lastTotal < WindowState.totalInterval else { return false }
+            guard now < WindowState.totalDue(pendingSince: now, lastTotal: slot.lastTotal) else { return false }
             slot.pendingSince = now
         }
         slot.window = window

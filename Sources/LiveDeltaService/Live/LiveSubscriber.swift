@@ -79,7 +79,11 @@ struct WindowState: Sendable {
     func isDue(_ now: Int64) -> Bool { now >= totalDue }
 
     /// When the total waiting may be sent; `.max` where none is.
-    var totalDue: Int64 { pendingSince == nil ? .max : lastTotal + Self.totalInterval }
+    var totalDue: Int64 { Self.totalDue(pendingSince: pendingSince, lastTotal: lastTotal) }
+
+    /// When a total pending since `pendingSince` (nil: none), the last sent at `lastTotal`,
+    /// may be sent: the one rule for a subscriber's place and its slot (`WindowSlots`).
+    static func totalDue(pendingSince: Int64?, lastTotal: Int64) -> Int64 { pendingSince == nil ? .max : lastTotal + totalInterval }
 }
 
 /// Events as `text/event-stream` on an HTTP stream, with comment heartbeats while idle.

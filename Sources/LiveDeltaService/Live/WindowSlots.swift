@@ -16,7 +16,7 @@ struct WindowSlots {
         var pendingSince: Int64?
         var lastTotal: Int64
         /// When its pending total may be sent; `.max` where none is pending.
-        var totalDue: Int64 { pendingSince == nil ? .max : lastTotal + WindowState.totalInterval }
+        var totalDue: Int64 { WindowState.totalDue(pendingSince: pendingSince, lastTotal: lastTotal) }
         /// The window, version or pending total moved here and not yet in the subscriber.
         var ahead = false
     }
