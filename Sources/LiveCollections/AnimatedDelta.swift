@@ -31,16 +31,20 @@ public struct AnimatedSectionedDelta: Sendable, Hashable {
     public var itemDelta: IndexPathDelta?
     /// Paths, in the old collection, of the items whose id is gone from the whole collection.
     public var deletedItemPaths: [ItemPath]
+    /// Both stages wherever they were worked out, also where the thresholds keep them from
+    /// `sectionDelta` and `itemDelta` (see `AnimationPolicy.keepsExactDelta`).
+    @usableFromInline package var exact: SectionedDelta?
 
     @usableFromInline package init(
         sectionAnimation: AnimationStyle, itemAnimation: AnimationStyle,
-        sectionDelta: IndexDelta?, itemDelta: IndexPathDelta?, deletedItemPaths: [ItemPath]
+        sectionDelta: IndexDelta?, itemDelta: IndexPathDelta?, deletedItemPaths: [ItemPath], exact: SectionedDelta? = nil
     ) {
         self.sectionAnimation = sectionAnimation
         self.itemAnimation = itemAnimation
         self.sectionDelta = sectionDelta
         self.itemDelta = itemDelta
         self.deletedItemPaths = deletedItemPaths
+        self.exact = exact ?? SectionedDelta(sectionDelta, itemDelta)
     }
 
     /// Changes over both stages, as far as they were computed.
@@ -55,14 +59,16 @@ extension AnimationPolicy {
         from old: [Item], to new: [Item]
     ) throws(DuplicateIdentifierError) -> AnimatedDelta {
         let match = try matchItems(old, new)
+        func delta() -> IndexDelta {
+            old.withUnsafeBufferPointer { old in
+                new.withUnsafeBufferPointer { new in flatDelta(from: match) { old[$0] != new[$1] } }
+            }
+        }
         if exceedsDataCount(old.count, new.count) {
             let deleted = match.oldToNew.indices.filter { match.oldToNew[$0] < 0 }
-            return AnimatedDelta(animation: .reloadSections, delta: nil, deletedIndices: deleted)
+            return AnimatedDelta(animation: .reloadSections, delta: nil, deletedIndices: deleted, exact: keepsExactDelta ? delta() : nil)
         }
-        let delta = old.withUnsafeBufferPointer { old in
-            new.withUnsafeBufferPointer { new in flatDelta(from: match) { old[$0] != new[$1] } }
-        }
-        return animated(delta, oldCount: old.count, newCount: new.count)
+        return animated(delta(), oldCount: old.count, newCount: new.count)
     }
 
     /// The threshold rules (and the delegate) applied to a flat delta worked out elsewhere,
@@ -84,7 +90,8 @@ extension AnimationPolicy {
         _ delta: SectionedDelta, oldSections: Int, newSections: Int, oldItems: Int, newItems: Int, deletedItemPaths: [ItemPath]
     ) -> AnimatedSectionedDelta {
         var result = AnimatedSectionedDelta(
-            sectionAnimation: .reloadSections, itemAnimation: .reloadData, sectionDelta: nil, itemDelta: nil, deletedItemPaths: deletedItemPaths)
+            sectionAnimation: .reloadSections, itemAnimation: .reloadData, sectionDelta: nil, itemDelta: nil, deletedItemPaths: deletedItemPaths,
+            exact: delta)
         guard !exceedsDataCount(oldSections, newSections) else { return result }
         let proposed = proposedStyle(changeCount: delta.sectionDelta.changeCount, coarse: .reloadSections)
         let preferred = delegate?.preferredSectionAnimationStyle(for: delta.sectionDelta, proposed: proposed) ?? proposed
@@ -108,7 +115,10 @@ extension AnimationPolicy {
         var result = AnimatedSectionedDelta(
             sectionAnimation: .reloadSections, itemAnimation: .reloadData,
             sectionDelta: nil, itemDelta: nil, deletedItemPaths: match.deletedItemPaths)
-        guard !exceedsDataCount(old.count, new.count) else { return result }
+        guard !exceedsDataCount(old.count, new.count) else {
+            if keepsExactDelta { result.exact = SectionedDelta(sectionDelta: match.sectionDelta(old: old, new: new), itemDelta: match.itemDelta()) }
+            return result
+        }
         let sectionDelta = match.sectionDelta(old: old, new: new)
         let proposed = proposedStyle(changeCount: sectionDelta.changeCount, coarse: .reloadSections)
         let preferred = delegate?.preferredSectionAnimationStyle(for: sectionDelta, proposed: proposed) ?? proposed
@@ -116,13 +126,17 @@ extension AnimationPolicy {
         result.sectionAnimation = max(proposed, preferred)
         guard result.sectionAnimation == .preciseAnimations,
             !exceedsDataCount(match.oldItems.count, match.newItems.count)
-        else { return result }
+        else {
+            if keepsExactDelta { result.exact = SectionedDelta(sectionDelta: sectionDelta, itemDelta: match.itemDelta()) }
+            return result
+        }
         let itemDelta = match.itemDelta()
         let proposedItems = proposedStyle(changeCount: itemDelta.changeCount, coarse: .reloadData)
         let preferredItems =
             delegate?.preferredItemAnimationStyle(for: itemDelta, proposed: proposedItems) ?? proposedItems
         result.itemDelta = itemDelta
         result.itemAnimation = max(proposedItems, preferredItems)
+        result.exact = SectionedDelta(sectionDelta: sectionDelta, itemDelta: itemDelta)
         return result
     }
 }

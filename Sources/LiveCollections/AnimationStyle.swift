@@ -53,6 +53,12 @@ public struct AnimationPolicy: Sendable {
     public var deltaCountAnimationThreshold: Int
     /// May downgrade the style the thresholds chose; nil keeps it.
     public var delegate: (any AnimationStyleDelegate)?
+    /// Whether a diff works out the exact delta also where the thresholds keep it from the
+    /// answer (over `dataCountAnimationThreshold`, or items behind coarse sections), as
+    /// `AnimatedDelta.exact` and `AnimatedSectionedDelta.exact`. A session's holder sets it: a
+    /// live window of a few rows is projected from that delta, where without it every window
+    /// of a long list would be sent its rows again on every whole update.
+    @usableFromInline package var keepsExactDelta = false
 
     /// LiveCollections' default for both thresholds.
     public static let defaultThreshold = 10_000

@@ -158,7 +158,7 @@ public final class CollectionData<Item: UniquelyIdentifiable & Sendable>: Sendab
         return CollectionUpdate(
             animation: animated.animation, delta: animated.delta,
             deletedItems: animated.deletedIndices.map { current.value[$0] },
-            baseVersion: current.version, version: current.version + (committing ? 1 : 0))
+            baseVersion: current.version, version: current.version + (committing ? 1 : 0), exactDelta: animated.exact)
     }
 }
 

@@ -14,11 +14,14 @@ public struct SectionedCollectionUpdate<Item: Sendable>: Sendable {
     public var baseVersion: UInt64
     /// The version after the change (`baseVersion` for a dry run).
     public var version: UInt64
+    /// Both stages wherever they were worked out, also where the thresholds keep them from
+    /// the answer (see `AnimationPolicy.keepsExactDelta`): what live windows are projected from.
+    @usableFromInline package var exact: SectionedDelta?
 
     @usableFromInline package init(
         sectionAnimation: AnimationStyle, itemAnimation: AnimationStyle,
         sectionDelta: IndexDelta?, itemDelta: IndexPathDelta?, deletedItems: [Item],
-        baseVersion: UInt64, version: UInt64
+        baseVersion: UInt64, version: UInt64, exact: SectionedDelta? = nil
     ) {
         self.sectionAnimation = sectionAnimation
         self.itemAnimation = itemAnimation
@@ -27,6 +30,7 @@ public struct SectionedCollectionUpdate<Item: Sendable>: Sendable {
         self.deletedItems = deletedItems
         self.baseVersion = baseVersion
         self.version = version
+        self.exact = exact ?? SectionedDelta(sectionDelta, itemDelta)
     }
 }
 
@@ -132,6 +136,6 @@ where Section.Item: Sendable {
             sectionAnimation: animated.sectionAnimation, itemAnimation: animated.itemAnimation,
             sectionDelta: animated.sectionDelta, itemDelta: animated.itemDelta,
             deletedItems: animated.deletedItemPaths.map { current.value[$0.section].items[$0.item] },
-            baseVersion: current.version, version: current.version + (committing ? 1 : 0))
+            baseVersion: current.version, version: current.version + (committing ? 1 : 0), exact: animated.exact)
     }
 }

@@ -102,6 +102,12 @@ public struct SectionedDelta: Hashable, Sendable {
     /// Changes over both stages.
     public var changeCount: Int { sectionDelta.changeCount + itemDelta.changeCount }
 
+    /// Both stages, where both were worked out.
+    @usableFromInline package init?(_ sectionDelta: IndexDelta?, _ itemDelta: IndexPathDelta?) {
+        guard let sectionDelta, let itemDelta else { return nil }
+        self.init(sectionDelta: sectionDelta, itemDelta: itemDelta)
+    }
+
     /// Whether anything changed.
     public var hasChanges: Bool { changeCount > 0 }
 }

@@ -45,25 +45,36 @@ extension AnimationPolicy {
         var result = AnimatedSectionedDelta(
             sectionAnimation: .reloadSections, itemAnimation: .reloadData, sectionDelta: nil, itemDelta: nil,
             deletedItemPaths: match.deletedItemPaths.map { ItemPath(section: touchedOld[$0.section], item: $0.item) })
-        guard !exceedsDataCount(old.count, new.count) else { return result }
-        let sectionDelta = flatDelta(from: sections) { !old[$0].hasEqualSectionContent(to: new[$1]) }
+        func sectionStage() -> IndexDelta { flatDelta(from: sections) { !old[$0].hasEqualSectionContent(to: new[$1]) } }
+        // Every item path of the stage names a new section (sources too: they address the
+        // state after the section stage).
+        func itemStage() -> IndexPathDelta {
+            let stage = match.itemDelta()
+            return IndexPathDelta(
+                deletions: stage.deletions.map(placed), insertions: stage.insertions.map(placed),
+                moves: stage.moves.map(placed), reloads: stage.reloads.map(placed))
+        }
+        guard !exceedsDataCount(old.count, new.count) else {
+            if keepsExactDelta { result.exact = SectionedDelta(sectionDelta: sectionStage(), itemDelta: itemStage()) }
+            return result
+        }
+        let sectionDelta = sectionStage()
         let proposed = proposedStyle(changeCount: sectionDelta.changeCount, coarse: .reloadSections)
         let preferred = delegate?.preferredSectionAnimationStyle(for: sectionDelta, proposed: proposed) ?? proposed
         result.sectionDelta = sectionDelta
         result.sectionAnimation = max(proposed, preferred)
         guard result.sectionAnimation == .preciseAnimations,
             !exceedsDataCount(old.reduce(0) { $0 + $1.items.count }, new.reduce(0) { $0 + $1.items.count })
-        else { return result }
-        // Every item path of the stage names a new section (sources too: they address the
-        // state after the section stage).
-        let stage = match.itemDelta()
-        let itemDelta = IndexPathDelta(
-            deletions: stage.deletions.map(placed), insertions: stage.insertions.map(placed),
-            moves: stage.moves.map(placed), reloads: stage.reloads.map(placed))
+        else {
+            if keepsExactDelta { result.exact = SectionedDelta(sectionDelta: sectionDelta, itemDelta: itemStage()) }
+            return result
+        }
+        let itemDelta = itemStage()
         let proposedItems = proposedStyle(changeCount: itemDelta.changeCount, coarse: .reloadData)
         let preferredItems = delegate?.preferredItemAnimationStyle(for: itemDelta, proposed: proposedItems) ?? proposedItems
         result.itemDelta = itemDelta
         result.itemAnimation = max(proposedItems, preferredItems)
+        result.exact = SectionedDelta(sectionDelta: sectionDelta, itemDelta: itemDelta)
         return result
     }
 }
@@ -82,7 +93,7 @@ extension CollectionSectionData {
                 sectionAnimation: delta.sectionAnimation, itemAnimation: delta.itemAnimation,
                 sectionDelta: delta.sectionDelta, itemDelta: delta.itemDelta,
                 deletedItems: delta.deletedItemPaths.map { current.value[$0.section].items[$0.item] },
-                baseVersion: current.version, version: current.version + 1)
+                baseVersion: current.version, version: current.version + 1, exact: delta.exact)
             return (newSections, result)
         }
     }

@@ -51,6 +51,14 @@ package struct DiffOptions: Sendable, Equatable {
         AnimationPolicy(dataCountAnimationThreshold: dataCountAnimationThreshold, deltaCountAnimationThreshold: deltaCountAnimationThreshold)
     }
 
+    /// A session's rules: as `policy`, and the exact delta worked out also where the thresholds
+    /// keep it from the answer, so that a live window is sent its rows' delta, not its rows.
+    var sessionPolicy: AnimationPolicy {
+        var policy = policy
+        policy.keepsExactDelta = true
+        return policy
+    }
+
     /// The most names `compareKeys` or `ignoreKeys` may list.
     package static let maxKeyListCount = 1_000
 

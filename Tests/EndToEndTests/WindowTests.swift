@@ -39,10 +39,14 @@ import Testing
         /// The rows a read may ask for (`--max-window-rows`).
         let maxRows: Int
 
-        init(connection: HTTPConnection, name: String, rows: [Row], maxRows: Int = 1_000) throws {
+        /// The session's options, given with every `PUT` (a new life starts from its body's).
+        let options: String?
+
+        init(connection: HTTPConnection, name: String, rows: [Row], maxRows: Int = 1_000, options: String? = nil) throws {
             self.connection = connection
             self.name = name
             self.maxRows = maxRows
+            self.options = options
             try replace(rows)
         }
 
@@ -52,7 +56,9 @@ import Testing
         }
 
         func replace(_ rows: [Row]) throws {
-            let reply = try connection.request("PUT", "/sessions/\(name)", json: Self.body(rows))
+            var body = Self.body(rows)
+            if let options { body = String(body.dropLast()) + ",\"options\":\(options)}" }
+            let reply = try connection.request("PUT", "/sessions/\(name)", json: body)
             guard reply.status == 200 || reply.status == 201 else { throw WireError.shape("PUT: \(reply)") }
             try record()
         }
@@ -213,10 +219,15 @@ import Testing
 
     /// Random writes of every kind and random scrolls; each follower's rows are the session's
     /// rows in its window at every version it reached, in every format, flat, in both stores.
-    @Test(arguments: StoreKind.allCases) func windowsHoldTheSessionsRowsAtEveryVersion(store: StoreKind) throws {
+    /// With a `dataCountAnimationThreshold` of 20 the session (about 30 to 60 rows) is over it
+    /// and every window (at most 16 rows) under it: a whole update, which tells a client of
+    /// the whole list to reload, still sends each window its rows' delta.
+    @Test(arguments: StoreKind.allCases, [nil, 20]) func windowsHoldTheSessionsRowsAtEveryVersion(store: StoreKind, threshold: Int?) throws {
         let fixture = try Fixture(store)
         var random = SystemRandomNumberGenerator()
-        let session = try Session(connection: fixture.connection, name: "win", rows: (0..<60).map { Row(id: $0, v: 0) }.shuffled(using: &random))
+        let session = try Session(
+            connection: fixture.connection, name: "win", rows: (0..<60).map { Row(id: $0, v: 0) }.shuffled(using: &random),
+            options: threshold.map { "{\"dataCountAnimationThreshold\":\($0)}" })
         func windows() -> [String] {
             let ids = session.rows.map(\.id)
             return [

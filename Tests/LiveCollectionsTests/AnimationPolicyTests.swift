@@ -1,4 +1,5 @@
 import LiveCollections
+import PropertyBased
 import TestSupport
 import Testing
 
@@ -70,6 +71,36 @@ struct NoMovesPlease: AnimationStyleDelegate {
         #expect(result.sectionAnimation == .reloadSections)
         #expect(result.itemAnimation == .reloadData)
         #expect(result.itemDelta == nil)
+    }
+
+    /// Over either threshold a session's rules (`keepsExactDelta`) still work out the exact
+    /// delta, the one rules without thresholds answer, for live windows to project; what they
+    /// answer a client of the whole collection stays as the thresholds say. So do a session's
+    /// holders, and the delta of a sectioned edit.
+    @Test func aSessionsRulesKeepTheExactDeltaOverTheThresholds() async throws {
+        let plain = AnimationPolicy(dataCountAnimationThreshold: 12, deltaCountAnimationThreshold: 3)
+        var session = plain
+        session.keepsExactDelta = true
+        let unlimited = AnimationPolicy(dataCountAnimationThreshold: .max, deltaCountAnimationThreshold: .max)
+        await propertyCheck(count: 300, input: Gens.flatCase) { flat in
+            let kept = try session.animatedDelta(from: flat.old, to: flat.new)
+            let answered = try plain.animatedDelta(from: flat.old, to: flat.new)
+            #expect(kept.exact == (try unlimited.animatedDelta(from: flat.old, to: flat.new).delta))
+            #expect(kept.delta == answered.delta && kept.animation == answered.animation)
+            let held = try CollectionData(flat.old, policy: session).update(flat.new)
+            #expect(held.exactDelta == kept.exact && held.delta == answered.delta)
+        }
+        await propertyCheck(count: 300, input: Gens.shelves, Gens.shelves) { old, new in
+            let whole = try SectionedDelta(from: old, to: new)
+            let kept = try session.animatedDelta(from: old, to: new)
+            let answered = try plain.animatedDelta(from: old, to: new)
+            #expect(kept.exact == whole)
+            #expect(kept.sectionDelta == answered.sectionDelta && kept.itemDelta == answered.itemDelta)
+            #expect(kept.sectionAnimation == answered.sectionAnimation && kept.itemAnimation == answered.itemAnimation)
+            #expect(try CollectionSectionData(old, policy: session).update(new).exact == whole)
+            let edited = try session.animatedDelta(from: old, to: new, touchedOld: Array(old.indices), touchedNew: Array(new.indices))
+            #expect(edited?.exact == whole)
+        }
     }
 
     @Test func stylesAreOrderedFromPreciseToCoarse() {

@@ -44,11 +44,12 @@ def servers(request, tmp_path_factory):
 class Session:
     """A sectioned session and its sections at every version, read after each write."""
 
-    def __init__(self, server, name, sections):
+    def __init__(self, server, name, sections, options=None):
         self.server, self.name = server, name
         self.states = {}
         self.next_id = 1000
-        status, answer = server.request("PUT", f"/sessions/{name}", {"sections": sections})
+        body = {"sections": sections} | ({"options": options} if options else {})
+        status, answer = server.request("PUT", f"/sessions/{name}", body)
         assert status in (200, 201), answer
         self.record()
 
@@ -238,15 +239,21 @@ def problems_of(follower, states):
 counter = iter(range(1_000_000))
 
 
-def test_windows_of_sections_hold_the_sessions_sections_at_every_version(servers):
+# Each case: how many sections a session starts with, the most items each, and its
+# `dataCountAnimationThreshold`. In the second the session (about 40 sections) is over the
+# threshold and every window (at most 7 sections of a few items) under it: a whole update,
+# which tells a client of all the sections to reload, still sends each window its delta.
+@pytest.mark.parametrize("sections,items,threshold", [(14, 3, None), (40, 1, 30)])
+def test_windows_of_sections_hold_the_sessions_sections_at_every_version(servers, sections, items, threshold):
     writer, reader = servers[0], servers[-1]
 
     @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))
     @given(st.randoms(use_true_random=False))
     def check(rng):
         name = f"w{next(counter)}"
-        start = [{"id": f"s{n}", "title": 0, "items": [{"id": n * 10 + k, "v": 0} for k in range(rng.randint(0, 3))]} for n in range(14)]
-        session = Session(writer, name, start)
+        start = [{"id": f"s{n}", "title": 0, "items": [{"id": n * 10 + k, "v": 0} for k in range(rng.randint(0, items))]}
+                 for n in range(sections)]
+        session = Session(writer, name, start, threshold and {"dataCountAnimationThreshold": threshold})
         ids = [s["id"] for s in start]
         queries = ["offset=0&limit=3", "offset=4&limit=3&overscan=1", f"after={ids[3]}&limit=3", f"before={ids[9]}&limit=2&overscan=1",
                    "offset=12&limit=5"]

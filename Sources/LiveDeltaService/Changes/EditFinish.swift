@@ -114,7 +114,7 @@ struct EditFinish {
         let kept = elements.compactMap { element -> Int? in if case .held(let index) = element { index } else { nil } }
         let keptOld = Set(kept)
         if keptOld.count == kept.count, checked || !Self.anyID(of: written.flatMap { result[$0].items }, among: kept.map { held[$0] }),
-            let delta = try? reading.options.policy.animatedDelta(
+            let delta = try? reading.options.sessionPolicy.animatedDelta(
                 from: held, to: result, touchedOld: held.indices.filter { !keptOld.contains($0) }, touchedNew: written)
         {
             return .sectioned(result, owners: collection.owners, delta: delta)

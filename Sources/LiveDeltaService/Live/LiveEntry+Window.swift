@@ -36,16 +36,14 @@ extension LiveEntry {
         }
     }
 
-    /// The change's sectioned delta, projected: nil for a step that is not a sectioned change
-    /// with both stages worked out.
+    /// The change's exact sectioned delta, projected: nil for a step that is not a sectioned
+    /// change with both stages worked out.
     var sectionProjection: SectionedWindowProjection? {
         windows.sectionProjection.withLockedValue { kept in
             if let kept { return kept }
             var made: SectionedWindowProjection?
-            if case .change(let change) = kind, case .sectioned(let update, _, _) = change.outcome, let sections = update.sectionDelta,
-                let items = update.itemDelta
-            {
-                made = SectionedWindowProjection(SectionedDelta(sectionDelta: sections, itemDelta: items))
+            if case .change(let change) = kind, case .sectioned(let update, _, _) = change.outcome, let delta = update.exact {
+                made = SectionedWindowProjection(delta)
             }
             kept = .some(made)
             return made

@@ -242,8 +242,8 @@ enum SessionRules {
     static func holder(for collection: JSONCollection, options: DiffOptions, version: UInt64 = 0) throws(SessionError) -> SessionCollection {
         do throws(DuplicateIdentifierError) {
             switch collection.shape {
-            case .flat(let items): return .flat(try CollectionData(items, policy: options.policy, version: version))
-            case .sectioned(let sections): return .sectioned(try CollectionSectionData(sections, policy: options.policy, version: version))
+            case .flat(let items): return .flat(try CollectionData(items, policy: options.sessionPolicy, version: version))
+            case .sectioned(let sections): return .sectioned(try CollectionSectionData(sections, policy: options.sessionPolicy, version: version))
             }
         } catch {
             throw .duplicate(error)
