@@ -18,7 +18,8 @@ extension LiveFeed {
             ?? PlacedWindow.replace(request, anchorID: nil, in: now.collection, options: now.options)
         let position = LivePosition(incarnation: now.incarnation, version: now.version)
         subscriber.position = position
-        subscriber.placed = WindowState(window: window, told: now.version, toldRows: window.rows, anchorID: window.anchorID(in: now.collection))
+        subscriber.placed = WindowState(
+            window: window, told: now.version, toldRows: window.rows, lastTotal: monotonicNow(), anchorID: window.anchorID(in: now.collection))
         guard let token, let rows = token.rows, token.position.incarnation == now.incarnation, token.position.version <= now.version else {
             return [WindowEvents.reset(now, window)]
         }

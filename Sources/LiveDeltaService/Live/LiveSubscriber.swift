@@ -67,8 +67,8 @@ struct WindowState: Sendable {
     /// When the window first changed in nothing but its place or total since it was last told
     /// (monotonic nanoseconds); nil where it was told everything.
     var pendingSince: Int64?
-    /// When it was last sent such a total alone.
-    var lastTotal: Int64 = 0
+    /// When it was last sent such a total alone, or when it joined (monotonic nanoseconds).
+    var lastTotal: Int64
     /// A keyset window's anchor's id (JSON text), to find it again after a reset.
     var anchorID: String?
 
@@ -82,8 +82,16 @@ struct WindowState: Sendable {
     var totalDue: Int64 { Self.totalDue(pendingSince: pendingSince, lastTotal: lastTotal) }
 
     /// When a total pending since `pendingSince` (nil: none), the last sent at `lastTotal`,
-    /// may be sent: the one rule for a subscriber's place and its slot (`WindowSlots`).
-    static func totalDue(pendingSince: Int64?, lastTotal: Int64) -> Int64 { pendingSince == nil ? .max : lastTotal + totalInterval }
+    /// may be sent: the one rule for a subscriber's place and its slot (`WindowSlots`). A
+    /// second after the last at the earliest, and always a whole number of seconds after it:
+    /// each window keeps to a beat of its own, set when it joined, so the totals of thousands
+    /// of windows a commit passes by go out spread over the second, a few each tick, not all
+    /// in one pass that holds up the next commit's deltas.
+    static func totalDue(pendingSince: Int64?, lastTotal: Int64) -> Int64 {
+        guard let pendingSince else { return .max }
+        let beats = max(1, (pendingSince - lastTotal + totalInterval - 1) / totalInterval)
+        return lastTotal + beats * totalInterval
+    }
 }
 
 /// Events as `text/event-stream` on an HTTP stream, with comment heartbeats while idle.
