@@ -37,6 +37,8 @@ final class LiveFeed: Sendable {
         var windows = WindowSlots()
         /// A fan-out pass is running or queued.
         var draining = false
+        /// When a tick last started a pass for windows' totals (monotonic nanoseconds).
+        var totalsPass: Int64 = 0
         /// The hub let go of this feed: whoever still holds it must get a new one.
         var removed = false
         /// When the last subscriber left (monotonic nanoseconds); nil while there are some.
@@ -477,6 +479,9 @@ final class LiveFeed: Sendable {
 
     // MARK: - For the hub
 
+    /// The least time between two passes a tick starts for windows' totals.
+    static let totalsPassInterval: Int64 = 100_000_000
+
     /// Heartbeats and poll deadlines; drops subscribers that are gone. Returns how many left.
     func tick(now: Int64) -> Int {
         let (subscribers, wake) = state.withLockedValue { state in
@@ -484,9 +489,14 @@ final class LiveFeed: Sendable {
             // heartbeats a second.
             let subscribers = state.subscribers.values.map { ($0, $0.sink.needsToken(now: now) ? $0.token : nil) }
             // Windows told nothing but a total for a while are sent it by a fan-out pass, in
-            // order with their other events.
-            guard !state.draining, state.windows.anyDue(now) else { return (subscribers, false) }
+            // order with their other events. Such a pass walks every window, so ticks start
+            // one every tenth of a second at most, not every tick: totals, each on its
+            // window's beat (`WindowState.totalDue`), go out within 100 ms of it.
+            guard !state.draining, now - state.totalsPass >= Self.totalsPassInterval, state.windows.anyDue(now) else {
+                return (subscribers, false)
+            }
             state.draining = true
+            state.totalsPass = now
             return (subscribers, true)
         }
         if wake, !fanOut.run({ self.drain() }) { state.withLockedValue { $0.draining = false } }
