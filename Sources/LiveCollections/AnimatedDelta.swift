@@ -49,6 +49,19 @@ public struct AnimatedSectionedDelta: Sendable, Hashable {
 
     /// Changes over both stages, as far as they were computed.
     public var changeCount: Int { (sectionDelta?.changeCount ?? 0) + (itemDelta?.changeCount ?? 0) }
+
+    /// This delta with `exact` set, as a diff by the rules ends: both stages where the rules
+    /// worked them out; where they stopped short and `keeping` (a session's rules), the stages
+    /// missing worked out by `sections` and `items`.
+    @inlinable package func withExact(keeping: Bool, sections: () -> IndexDelta, items: () -> IndexPathDelta) -> AnimatedSectionedDelta {
+        var result = self
+        if let sectionDelta, let itemDelta {
+            result.exact = SectionedDelta(sectionDelta: sectionDelta, itemDelta: itemDelta)
+        } else if keeping {
+            result.exact = SectionedDelta(sectionDelta: sectionDelta ?? sections(), itemDelta: items())
+        }
+        return result
+    }
 }
 
 extension AnimationPolicy {
@@ -115,10 +128,10 @@ extension AnimationPolicy {
         var result = AnimatedSectionedDelta(
             sectionAnimation: .reloadSections, itemAnimation: .reloadData,
             sectionDelta: nil, itemDelta: nil, deletedItemPaths: match.deletedItemPaths)
-        guard !exceedsDataCount(old.count, new.count) else {
-            if keepsExactDelta { result.exact = SectionedDelta(sectionDelta: match.sectionDelta(old: old, new: new), itemDelta: match.itemDelta()) }
-            return result
+        func finished() -> AnimatedSectionedDelta {
+            result.withExact(keeping: keepsExactDelta, sections: { match.sectionDelta(old: old, new: new) }, items: { match.itemDelta() })
         }
+        guard !exceedsDataCount(old.count, new.count) else { return finished() }
         let sectionDelta = match.sectionDelta(old: old, new: new)
         let proposed = proposedStyle(changeCount: sectionDelta.changeCount, coarse: .reloadSections)
         let preferred = delegate?.preferredSectionAnimationStyle(for: sectionDelta, proposed: proposed) ?? proposed
@@ -126,17 +139,13 @@ extension AnimationPolicy {
         result.sectionAnimation = max(proposed, preferred)
         guard result.sectionAnimation == .preciseAnimations,
             !exceedsDataCount(match.oldItems.count, match.newItems.count)
-        else {
-            if keepsExactDelta { result.exact = SectionedDelta(sectionDelta: sectionDelta, itemDelta: match.itemDelta()) }
-            return result
-        }
+        else { return finished() }
         let itemDelta = match.itemDelta()
         let proposedItems = proposedStyle(changeCount: itemDelta.changeCount, coarse: .reloadData)
         let preferredItems =
             delegate?.preferredItemAnimationStyle(for: itemDelta, proposed: proposedItems) ?? proposedItems
         result.itemDelta = itemDelta
         result.itemAnimation = max(proposedItems, preferredItems)
-        result.exact = SectionedDelta(sectionDelta: sectionDelta, itemDelta: itemDelta)
-        return result
+        return finished()
     }
 }

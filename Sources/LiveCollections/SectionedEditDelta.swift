@@ -54,10 +54,8 @@ extension AnimationPolicy {
                 deletions: stage.deletions.map(placed), insertions: stage.insertions.map(placed),
                 moves: stage.moves.map(placed), reloads: stage.reloads.map(placed))
         }
-        guard !exceedsDataCount(old.count, new.count) else {
-            if keepsExactDelta { result.exact = SectionedDelta(sectionDelta: sectionStage(), itemDelta: itemStage()) }
-            return result
-        }
+        func finished() -> AnimatedSectionedDelta { result.withExact(keeping: keepsExactDelta, sections: sectionStage, items: itemStage) }
+        guard !exceedsDataCount(old.count, new.count) else { return finished() }
         let sectionDelta = sectionStage()
         let proposed = proposedStyle(changeCount: sectionDelta.changeCount, coarse: .reloadSections)
         let preferred = delegate?.preferredSectionAnimationStyle(for: sectionDelta, proposed: proposed) ?? proposed
@@ -65,17 +63,13 @@ extension AnimationPolicy {
         result.sectionAnimation = max(proposed, preferred)
         guard result.sectionAnimation == .preciseAnimations,
             !exceedsDataCount(old.reduce(0) { $0 + $1.items.count }, new.reduce(0) { $0 + $1.items.count })
-        else {
-            if keepsExactDelta { result.exact = SectionedDelta(sectionDelta: sectionDelta, itemDelta: itemStage()) }
-            return result
-        }
+        else { return finished() }
         let itemDelta = itemStage()
         let proposedItems = proposedStyle(changeCount: itemDelta.changeCount, coarse: .reloadData)
         let preferredItems = delegate?.preferredItemAnimationStyle(for: itemDelta, proposed: proposedItems) ?? proposedItems
         result.itemDelta = itemDelta
         result.itemAnimation = max(proposedItems, preferredItems)
-        result.exact = SectionedDelta(sectionDelta: sectionDelta, itemDelta: itemDelta)
-        return result
+        return finished()
     }
 }
 

@@ -130,8 +130,9 @@ final class LiveFeed: Sendable {
         if case .flat(let data) = holder, case .flat(let old) = before.collection.shape, case .flat(let new) = after.collection.shape,
             max(old.count, new.count) > data.policy.dataCountAnimationThreshold, let delta = Self.delta(from: old, to: new)
         {
-            // Over the data-count threshold the rules work out no delta (the animation says to
-            // reload), but windows project one, as they do a writer's own: it is worked out here.
+            // Over the data-count threshold the delta only windows use is worked out here,
+            // from the rows between those both versions share at the top and the bottom: the
+            // rules' own would match all the ids of a million rows for a change of a few.
             let animated = data.policy.animated(delta, oldCount: old.count, newCount: new.count)
             return try? SessionRules.commit(session, .flat(new, owners: before.collection.owners.merging(after.collection.owners), delta: animated))
         }
