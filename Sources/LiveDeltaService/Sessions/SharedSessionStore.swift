@@ -128,7 +128,10 @@ package final class SharedSessionStore: SessionStore {
     package func loggedSteps(id: String, incarnation: String, from version: UInt64) -> [LoggedState] {
         // The states from `version` on are the session now, taken back step by step: over a
         // change by the parts it logged, to a collection written whole by its logged text.
-        guard let steps = try? storage.steps(of: id, after: nil), let now = try? storage.readParts(id), let stored = now.stored,
+        // The log is read after the session: a commit logs its step with it, so the log then
+        // holds every step up to the session read (read before, it missed a commit made in
+        // between, and the walk back found no step for the version read).
+        guard let now = try? storage.readParts(id), let steps = try? storage.steps(of: id, after: nil), let stored = now.stored,
             now.incarnation == incarnation, now.version >= version
         else { return [] }
         var made: [UInt64: LoggedStep] = [:]
