@@ -116,44 +116,66 @@ public final class LiveList<Item: Codable & Sendable & Equatable> {
     #endif
 
     /// Follows session `id` with `client` and takes every update, until the task is cancelled
-    /// or the session ends (returned) or following stops for good (thrown).
+    /// or the session ends (returned: `.cancelled`, `.deleted`, `.expired`, `.evicted`) or
+    /// following stops for good (thrown: a `LiveDeltaError` the server refused with, or
+    /// `FollowEnd.undecodable`). Either way `connection` ends `.stopped`, saying why.
     /// A delta that does not fit what is shown starts following afresh, from the session whole.
     ///
     /// With `options.window` it follows those rows alone; `moveWindow` scrolls.
-    public func follow(_ id: String, with client: LiveDeltaClient, options: FollowOptions = FollowOptions()) async throws {
+    @discardableResult
+    public func follow(_ id: String, with client: LiveDeltaClient, options: FollowOptions = FollowOptions()) async throws -> FollowStop {
+        do {
+            try await following(id, with: client, options: options)
+        } catch FollowEnd.ended(let reason) {
+            return stopped(FollowStop(serverReason: reason))
+        } catch FollowEnd.undecodable(let event) {
+            stopped(.undecodable(event))
+            throw FollowEnd.undecodable(event)
+        } catch let error as LiveDeltaError {
+            stopped(.refused(status: error.status, code: error.code, message: error.message))
+            throw error
+        }
+        return stopped(.cancelled)
+    }
+
+    /// Says in `connection` why following stopped (the stream said so already where it could).
+    @discardableResult
+    private func stopped(_ stop: FollowStop) -> FollowStop {
+        if connection != .stopped(stop) { take(.connection(.stopped(stop))) }
+        return stop
+    }
+
+    /// `follow`'s loop: returns where the task was cancelled, throws where following ended.
+    private func following(_ id: String, with client: LiveDeltaClient, options: FollowOptions) async throws {
         var options = options
         followedWindow = options.window
-        do {
-            while !Task.isCancelled {
-                let window = followedWindow
-                options.window = window
-                let stream = client.follow(id, as: Item.self, options: options)
-                let connection = Task { @MainActor [weak self] () throws -> Bool in
-                    for try await update in stream {
-                        guard let self, !Task.isCancelled else { return false }
-                        if !self.take(update) { return true }
-                    }
-                    return false
+        while !Task.isCancelled {
+            let window = followedWindow
+            options.window = window
+            let stream = client.follow(id, as: Item.self, options: options)
+            let connection = Task { @MainActor [weak self] () throws -> Bool in
+                for try await update in stream {
+                    guard let self, !Task.isCancelled else { return false }
+                    if !self.take(update) { return true }
                 }
-                connection_ = connection
-                let refused = try await withTaskCancellationHandler {
-                    try await connection.value
-                } onCancel: {
-                    connection.cancel()
-                }
-                connection_ = nil
-                if Task.isCancelled { return }
-                if followedWindow != window {
-                    // A scroll: from the rows shown, one delta to the new window's.
-                    options.since = resumeToken
-                    continue
-                }
-                guard refused else { return }
-                // Without a resume token the server starts with the session whole (a reset).
-                options.since = nil
+                return false
             }
-        } catch FollowEnd.ended {
-            return
+            connection_ = connection
+            let refused = try await withTaskCancellationHandler {
+                try await connection.value
+            } onCancel: {
+                connection.cancel()
+            }
+            connection_ = nil
+            if Task.isCancelled { return }
+            if followedWindow != window {
+                // A scroll: from the rows shown, one delta to the new window's.
+                options.since = resumeToken
+                continue
+            }
+            guard refused else { return }
+            // Without a resume token the server starts with the session whole (a reset).
+            options.since = nil
         }
     }
 

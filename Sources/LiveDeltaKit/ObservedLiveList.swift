@@ -39,8 +39,9 @@
         @discardableResult
         public func take(_ update: LiveUpdate<Item>) -> Bool { list.take(update) }
 
-        /// Follows session `id` (see `LiveList.follow`).
-        public func follow(_ id: String, with client: LiveDeltaClient, options: FollowOptions = FollowOptions()) async throws {
+        /// Follows session `id` (see `LiveList.follow`): says why it stopped.
+        @discardableResult
+        public func follow(_ id: String, with client: LiveDeltaClient, options: FollowOptions = FollowOptions()) async throws -> FollowStop {
             try await list.follow(id, with: client, options: options)
         }
 

@@ -23,6 +23,8 @@ public enum ConnectionState: Sendable, Equatable {
     case live
     /// Waiting `delay` seconds before the next try, after `reason`.
     case reconnecting(delay: TimeInterval, reason: String)
+    /// Following ended, and why: no more updates come.
+    case stopped(FollowStop)
 }
 
 /// How a follower connects.
@@ -44,6 +46,9 @@ public struct FollowOptions: Sendable {
     public var pollWait = 20
     /// Follow these rows alone (`LiveList.moveWindow` scrolls).
     public var window: Window?
+    /// What to do with an event the `Item` type cannot decode: stop (the default), or read
+    /// the session afresh. Never ask for it again: the server would send the same bytes.
+    public var undecodable: UndecodablePolicy = .stop
 
     /// The defaults: events, a 45 s watchdog, back-off from 1 s to 32 s.
     public init() {}
@@ -53,6 +58,9 @@ public struct FollowOptions: Sendable {
 public enum FollowEnd: Error, Sendable, Equatable {
     /// The session went: `deleted`, `expired` or `evicted`.
     case ended(reason: String)
+    /// An event the `Item` type cannot decode (`FollowOptions.undecodable` is `.stop`, or a
+    /// fresh read did not decode either).
+    case undecodable(UndecodableEvent)
 }
 
 extension LiveDeltaClient {
@@ -62,8 +70,10 @@ extension LiveDeltaClient {
     /// floor); drops a stream silent past `heartbeatTimeout`; asks for a new token once after a
     /// 401. Never gives a version twice, or a delta that does not start at the version given
     /// before: a gap, or a version without a delta, is a fresh read given as a reset. Ends by
-    /// throwing `FollowEnd.ended` when the session goes, or a `LiveDeltaError` that retrying
-    /// cannot fix (no such session, a refused token); cancel the consuming task to stop.
+    /// throwing `FollowEnd.ended` when the session goes, `FollowEnd.undecodable` for an event
+    /// `Item` cannot take, or a `LiveDeltaError` that retrying cannot fix (no such session, a
+    /// refused token), each after a `.connection(.stopped(...))` saying so; cancel the
+    /// consuming task to stop.
     public func follow<Item: Codable & Sendable>(_ id: String, as type: Item.Type = Item.self, options: FollowOptions = FollowOptions())
         -> AsyncThrowingStream<LiveUpdate<Item>, any Error>
     {
@@ -90,6 +100,11 @@ final class Follower<Item: Codable & Sendable>: Sendable {
         var reconnectAfter: TimeInterval?
         var refreshToken = false
         var fresh: String?
+        /// Why the next reset comes, where the follower asked for it.
+        var resetReason: String?
+        /// An undecodable event was passed by (`UndecodablePolicy.readAfresh`): until a reset
+        /// decodes, another one stops following.
+        var skipping = false
     }
 
     private let position: Locked<Position>
@@ -117,7 +132,13 @@ final class Follower<Item: Codable & Sendable>: Sendable {
                     defer { state.fresh = nil }
                     return state.fresh
                 }) {
-                    let state: SessionState<Item> = try await client.session(id, window: options.window)
+                    let state: SessionState<Item>
+                    do {
+                        state = try await client.session(id, window: options.window)
+                    } catch let error as DecodingError {
+                        throw FollowEnd.undecodable(
+                            UndecodableEvent(session: id, event: "read", version: nil, eventID: nil, reason: UndecodableEvent.reason(error)))
+                    }
                     position.withLock {
                         $0.version = state.version
                         // A window's read says where to follow it from.
@@ -133,9 +154,16 @@ final class Follower<Item: Codable & Sendable>: Sendable {
                 case .longPoll: try await poll()
                 }
             } catch let end as FollowEnd {
+                let stop: FollowStop
+                switch end {
+                case .ended(let reason): stop = FollowStop(serverReason: reason)
+                case .undecodable(let event): stop = .undecodable(event)
+                }
+                output.yield(.connection(.stopped(stop)))
                 output.finish(throwing: end)
                 return
             } catch let error as LiveDeltaError where !error.isTransient {
+                output.yield(.connection(.stopped(.refused(status: error.status, code: error.code, message: error.message))))
                 output.finish(throwing: error)
                 return
             } catch {
@@ -255,7 +283,15 @@ final class Follower<Item: Codable & Sendable>: Sendable {
                 continue
             }
             output.yield(.connection(.live))
-            let page = try JSONDecoder().decode(PolledPage.self, from: data)
+            let page: PolledPage
+            do {
+                page = try JSONDecoder().decode(PolledPage.self, from: data)
+            } catch {
+                // A page Foundation cannot parse (a lone surrogate, a number past Double) holds
+                // no event id to resume after either.
+                try passBy(UndecodableEvent(session: id, event: "changes", version: nil, eventID: nil, reason: UndecodableEvent.reason(error)))
+                return
+            }
             for event in page.events {
                 let text = String(decoding: try JSONEncoder().encode(event.data), as: UTF8.self)
                 if try handle(ServerSentEvent(type: event.event, id: event.id, data: text)) { return }
@@ -265,25 +301,72 @@ final class Follower<Item: Codable & Sendable>: Sendable {
         }
     }
 
+    /// An event (or page) `Item` cannot take: following stops, or, where the app chose
+    /// `.readAfresh`, reconnects without a resume token for a reset (the caller ends the
+    /// connection). A second one before a reset decodes stops all the same.
+    private func passBy(_ event: UndecodableEvent) throws {
+        let skip =
+            options.undecodable == .readAfresh
+            && position.withLock { position -> Bool in
+                guard !position.skipping else { return false }
+                position.skipping = true
+                position.lastID = nil
+                position.resetReason = event.description
+                return true
+            }
+        guard skip else { throw FollowEnd.undecodable(event) }
+    }
+
+    /// An event's data as `T`, or nil where it did not decode and the follower reconnects.
+    private func decoded<T: Decodable>(_ type: T.Type, _ event: ServerSentEvent, _ data: Data) throws -> T? {
+        do {
+            return try JSONDecoder().decode(T.self, from: data)
+        } catch {
+            let version = (try? JSONDecoder().decode(Brings.self, from: data))?.version ?? Self.version(of: event.id)
+            try passBy(
+                UndecodableEvent(session: id, event: event.type, version: version, eventID: event.id, reason: UndecodableEvent.reason(error)))
+            return nil
+        }
+    }
+
     /// Takes one event; true where this connection should end (a reconnect or a fresh read).
     private func handle(_ event: ServerSentEvent) throws -> Bool {
         let data = Data(event.data.utf8)
         switch event.type {
         case "reset":
-            var state = try JSONDecoder().decode(SessionState<Item>.self, from: data)
+            guard var state = try decoded(SessionState<Item>.self, event, data) else { return true }
             state.eventID = event.id
-            let first = position.withLock { position -> Bool in
+            let reason = position.withLock { position -> String in
                 defer {
                     position.lastID = event.id ?? position.lastID
                     position.life = event.id.flatMap(Self.life(of:)) ?? position.life
                     position.version = state.version
                     position.failures = 0
+                    position.skipping = false
+                    position.resetReason = nil
                 }
-                return position.version == nil
+                if let reason = position.resetReason { return reason }
+                guard position.version != nil else { return "start" }
+                // Another life: the session was replaced (or began again) since.
+                let life = event.id.flatMap(Self.life(of:))
+                return life != nil && position.life != nil && life != position.life ? "replaced" : "reset"
             }
-            output.yield(.reset(state, reason: first ? "start" : "reset"))
+            output.yield(.reset(state, reason: reason))
         case "delta":
-            var delta = try JSONDecoder().decode(DeltaEvent<Item>.self, from: data)
+            if let brings = try? JSONDecoder().decode(Brings.self, from: data), let version = brings.version,
+                position.withLock({ position in
+                    // As the verdict below says: a window's scroll at the version given starts
+                    // from that version, and is taken.
+                    guard let held = position.version, position.life == event.id.flatMap(Self.life(of:)) else { return false }
+                    return version <= held && brings.baseVersion != held
+                })
+            {
+                // Already given (a resume replays from an older id): not decoded at all, so an
+                // item that no longer decodes does not stop a list that is past it.
+                position.withLock { $0.lastID = event.id ?? $0.lastID }
+                return false
+            }
+            guard var delta = try decoded(DeltaEvent<Item>.self, event, data) else { return true }
             delta.eventID = event.id
             let verdict = position.withLock { position -> DeltaVerdict in
                 let life = event.id.flatMap(Self.life(of:))
@@ -306,7 +389,7 @@ final class Follower<Item: Codable & Sendable>: Sendable {
                 return true
             }
         case "window":
-            var moved = try JSONDecoder().decode(WindowEvent.self, from: data)
+            guard var moved = try decoded(WindowEvent.self, event, data) else { return true }
             moved.eventID = event.id
             let fits = position.withLock { position -> Bool in
                 position.lastID = event.id ?? position.lastID
@@ -363,5 +446,11 @@ private struct PolledPage: Decodable {
 }
 
 private struct EndData: Decodable { var reason: String }
+
+/// The version an event brings, read alone.
+private struct Brings: Decodable {
+    var version: Int?
+    var baseVersion: Int?
+}
 
 private struct ShutdownData: Decodable { var retry: Double? }

@@ -197,7 +197,7 @@ final class Journal: @unchecked Sendable {  // guarded by `lock`
     private let lock = NSLock()
     private var lines: [String] = []
 
-    func note(_ update: LiveUpdate<Row>, taken: Bool) {
+    func note<Item>(_ update: LiveUpdate<Item>, taken: Bool) {
         let line: String
         switch update {
         case .reset(let state, let reason): line = "reset to \(state.version) (\(reason))"
