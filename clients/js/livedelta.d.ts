@@ -237,6 +237,23 @@ export class LiveDeltaError extends Error {
   readonly transient: boolean;
 }
 
+/**
+ * An event the app could not use (its data did not parse, or a callback threw on it): following
+ * stops with it (`onStop`: a `LiveDeltaError` with the code `unusable_event`, never transient) rather than ask for the same
+ * bytes again, or reads afresh once (`unusable`).
+ */
+export class UnusableEvent extends LiveDeltaError {
+  constructor(details: { session: string; event: string; version?: number | null; eventId?: string | null; cause?: unknown });
+  /** The session followed. */
+  readonly session: string;
+  /** The event's type: `reset`, `delta`, `window`, ... */
+  readonly event: string;
+  /** The version it brings, where it could be read. */
+  readonly version: number | null;
+  /** Its id (a resume token). */
+  readonly eventId: string | null;
+}
+
 /** A delta that does not fit the collection it was applied to. */
 export class DeltaMismatch extends Error {
   constructor(message: string);
@@ -264,6 +281,8 @@ export interface FollowOptions {
   pauseWhenHidden?: boolean;
   /** Follow these rows alone (see `moveWindow` to scroll). */
   window?: Window;
+  /** An event the app cannot use: stop (the default) or read the session whole once. */
+  unusable?: "stop" | "readAfresh";
   onReset?: (data: SessionState, info: { first: boolean; reason: string }) => void;
   onDelta?: (data: DeltaEvent) => void;
   onWindow?: (data: WindowEvent) => void;

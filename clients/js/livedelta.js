@@ -314,6 +314,29 @@ function collectionBody(collection) {
   throw new TypeError("a collection is an array of items, or {sections: [...]}");
 }
 
+/**
+ * An event the app could not use: its data did not parse, or a callback (`onReset`, `onDelta`,
+ * `onWindow`, `onChange`) threw on it. The server would send the same bytes again, so it is never
+ * asked for again: following stops with this error (or, with `unusable: "readAfresh"`, reads
+ * the session whole once).
+ */
+export class UnusableEvent extends LiveDeltaError {
+  constructor({ session, event, version = null, eventId = null, cause }) {
+    const at = version === null ? "" : ` at version ${version}`;
+    super({ code: "unusable_event", message: `session ${session}: the ${event}${at} could not be used (${cause?.message ?? cause})`, cause });
+    this.name = "UnusableEvent";
+    this.session = session;
+    this.event = event;
+    this.version = version;
+    this.eventId = eventId;
+  }
+
+  /** Never: the server would send the same event again. */
+  get transient() {
+    return false;
+  }
+}
+
 /** A jittered exponential back-off: about `first` ms for attempt 0, doubling, at most `most`. */
 export function backoff(attempt, first = 1000, most = 32000) {
   const ceiling = Math.min(most, first * 2 ** Math.min(attempt, 30));
@@ -405,7 +428,9 @@ export function windowQuery(window) {
  * Callbacks: `onReset(data, {first, reason})` (the whole session, as GET answers it; `first`
  * false where it replaces what the app showed, after a gap or a new life of the session),
  * `onDelta(data)` (its `baseVersion` is the version the app is at), `onEnd(reason)` (the session
- * was deleted, expired or evicted), `onStop(error)` (a permanent error: nothing more will come),
+ * was deleted, expired or evicted), `onStop(error)` (a permanent error: nothing more will come;
+ * an `UnusableEvent` where an event did not parse or a callback threw on it, which is never asked
+ * for again: with `unusable: "readAfresh"` the session is read whole once instead),
  * `onState(state, detail)` with `connecting`, `live`, `reconnecting` (`{delay, error}`),
  * `paused`, `ended`, `stopped`.
  */
@@ -500,6 +525,7 @@ export class Follower {
         continue;
       }
       this.controller = new AbortController();
+      this.passing = false;
       let retryAfter;
       try {
         if (this.pendingReread) {
@@ -520,7 +546,7 @@ export class Follower {
         this.moving = false;
         continue;
       }
-      if (this.stopped || this.pendingReread || this.controller.signal.reason === "hidden") continue;
+      if (this.stopped || this.pendingReread || ["hidden", "unusable"].includes(this.controller.signal.reason)) continue;
       if (this.shutdownDelay !== undefined) {
         // The server is stopping: come back after the delay it gave, spread so that a deploy's
         // subscribers do not all arrive at once.
@@ -659,7 +685,7 @@ export class Follower {
       this.#state("live");
       for (const event of page.events) {
         this.#event(event.event, event.id, JSON.stringify(event.data), event.data);
-        if (this.stopped || this.ended || this.pendingReread) return;
+        if (this.stopped || this.ended || this.pendingReread || this.passing) return;
       }
       if (page.next === null || page.next === undefined) return;
       this.lastId = page.next;
@@ -668,15 +694,54 @@ export class Follower {
   }
 
   #event(type, id, text, parsed) {
+    // The rest of a chunk after an event passed by: the connection is being replaced.
+    if (this.passing || this.stopped) return;
+    try {
+      this.#take(type, id, text, parsed);
+    } catch (cause) {
+      this.#unusable(type, id, text, cause);
+    }
+  }
+
+  /**
+   * An event that did not parse, or that a callback threw on: never retried (the server would
+   * send it again, for ever). Following stops, or, with `unusable: "readAfresh"`, reconnects
+   * without a resume token for the session whole; a second one before a reset is used stops.
+   */
+  #unusable(type, id, text, cause) {
+    let version = position(id)?.version ?? null;
+    try {
+      version = JSON.parse(text).version ?? version;
+    } catch {
+      // The version the id names, then.
+    }
+    const error = new UnusableEvent({ session: this.id, event: type, version, eventId: id ?? null, cause });
+    if (this.options.unusable === "readAfresh" && !this.skipping) {
+      this.skipping = true;
+      this.passing = true;
+      this.lastId = null;
+      this.resetReason = error.message;
+      this.controller?.abort("unusable");
+      return;
+    }
+    this.#stop(error);
+  }
+
+  #take(type, id, text, parsed) {
     const data = parsed ?? (text ? JSON.parse(text) : {});
     this.failures = 0;
     switch (type) {
       case "reset": {
         const first = this.version === null;
+        const life = position(id)?.life;
+        // Another life: the session was replaced (or began again) since.
+        const reason = this.resetReason ?? (first ? "start" : life && this.life && life !== this.life ? "replaced" : "reset");
         this.lastId = id ?? this.lastId;
-        this.life = position(id)?.life ?? this.life;
+        this.life = life ?? this.life;
         this.version = data.version;
-        this.options.onReset?.(data, { first, reason: first ? "start" : "reset" });
+        this.options.onReset?.(data, { first, reason });
+        this.resetReason = null;
+        this.skipping = false;
         return;
       }
       case "delta": {

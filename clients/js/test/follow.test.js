@@ -217,6 +217,66 @@ describe("following a session", () => {
       live.close();
     });
 
+    // An app whose rendering throws on an item it cannot show (here a null item): the follower
+    // stops with an UnusableEvent naming the session and version, and never asks for it again.
+    const rendering = (seen) => (array, event) => {
+      seen.titles = array.items.map((item) => item.title.toUpperCase());
+      seen.versions.push(array.version);
+      if (event.type === "reset") seen.resets.push(event.reason);
+    };
+
+    test("an event the app cannot use stops following with why, and is not asked for again", async () => {
+      await client.putSession("unusable", [{ id: 1, title: "a" }]);
+      const calls = [];
+      const counting = new LiveDeltaClient(server.url, { fetch: recordingFetch(calls) });
+      const { seen, callbacks } = recorder();
+      const live = counting.live("unusable", { ...callbacks, onChange: rendering(seen), minDelay: 10, maxDelay: 20 });
+      await until(() => live.array.version === 0, "version 0");
+      await client.update("unusable", [null, { id: 1, title: "a" }]);
+      await client.update("unusable", [{ id: 1, title: "b" }]);
+      await live.done;
+      assert.equal(seen.stopped?.name, "UnusableEvent");
+      assert.equal(seen.stopped.session, "unusable");
+      assert.equal(seen.stopped.event, "delta");
+      assert.equal(seen.stopped.version, 1);
+      assert.ok(seen.stopped.cause instanceof TypeError);
+      assert.equal(seen.states.at(-1), "stopped");
+      await sleep(200);
+      assert.equal(calls.length, 1, "one connection: the event is not asked for again");
+    });
+
+    test("unusable: readAfresh passes the event by to the session whole, and follows on", async () => {
+      await client.putSession("passed", [{ id: 1, title: "a" }]);
+      const first = client.live("passed", { format: "keyed" });
+      await until(() => first.array.version === 0, "version 0");
+      const token = first.lastId;
+      first.close();
+      await client.update("passed", [null, { id: 1, title: "a" }]);
+      await client.update("passed", [{ id: 1, title: "b" }]);
+      const { seen, callbacks } = recorder();
+      const live = client.live("passed", { ...callbacks, onChange: rendering(seen), since: token, unusable: "readAfresh" });
+      await until(() => live.array.version === 2, "version 2");
+      assert.deepEqual(seen.titles, ["B"]);
+      assert.equal(seen.resets.length, 1);
+      assert.match(seen.resets[0], /session passed: the delta at version 1 could not be used/);
+      await client.update("passed", [{ id: 1, title: "c" }]);
+      await until(() => live.array.version === 3, "version 3");
+      assert.deepEqual(seen.titles, ["C"]);
+      assert.equal(seen.stopped, null);
+      live.close();
+    });
+
+    test("a replaced session's reset says so", async () => {
+      await client.putSession("again", [1]);
+      const { seen, callbacks } = recorder();
+      const live = client.live("again", callbacks);
+      await until(() => live.array.version === 0, "version 0");
+      await client.putSession("again", [2]);
+      await until(() => live.array.items[0] === 2, "the new life");
+      assert.deepEqual(seen.resets, ["start", "replaced"]);
+      live.close();
+    });
+
     test("resuming from a token kept from before: every version after it, as deltas", async () => {
       await client.putSession("kept", [0]);
       const first = client.live("kept", { format: "keyed" });

@@ -2,7 +2,7 @@
 // where a declaration and the module drift apart in a way a user would meet, this stops compiling.
 import {
   LiveDeltaClient, LiveDeltaError, LiveArray, DeltaMismatch, applyPatch, keyedReplay, itemKeys, jsonEqual,
-  windowQuery, type DeltaEvent, type KeyedOperation, type SessionState, type WindowEvent, type WindowPlace,
+  UnusableEvent, windowQuery, type DeltaEvent, type KeyedOperation, type SessionState, type WindowEvent, type WindowPlace,
 } from "livedelta";
 import { LiveList, renderItem, textOf } from "livedelta/dom";
 
@@ -25,7 +25,11 @@ async function main(container: HTMLElement): Promise<void> {
       const at: number | null = event.version;
       void at;
     },
-    onStop: (error: LiveDeltaError) => console.log(error.code, error.status, error.transient),
+    onStop: (error: LiveDeltaError) => {
+      if (error instanceof UnusableEvent) console.log(error.session, error.event, error.version, error.eventId, error.cause);
+      console.log(error.code, error.status, error.transient);
+    },
+    unusable: "readAfresh",
     onState: (state, detail) => console.log(state, detail.version),
   });
   const items = live.array.items;
