@@ -23,8 +23,11 @@ public final class LiveDeltaException extends Exception {
         this.idempotencyKey = idempotencyKey;
     }
 
-    /** Whether trying again later may succeed: no connection, a timeout, a busy or failing server. */
+    /**
+     * Whether trying again later may succeed: no connection, a timeout, a busy or failing server.
+     * An event the app could not use ({@link SessionFollower#UNUSABLE_EVENT}) would come the same.
+     */
     public boolean isTransient() {
-        return status == 0 || status == 408 || status == 429 || status >= 500;
+        return (status == 0 && !SessionFollower.UNUSABLE_EVENT.equals(code)) || status == 408 || status == 429 || status >= 500;
     }
 }

@@ -34,7 +34,11 @@ public final class SessionFollower {
         /** The session went: {@code deleted}, {@code expired} or {@code evicted}. */
         default void onEnded(String reason) {}
 
-        /** Following stopped for good: a missing session, a refused token. */
+        /**
+         * Following stopped for good: a missing session, a refused token, or an event the app
+         * could not use (code {@link SessionFollower#UNUSABLE_EVENT}: its data did not parse, or a
+         * callback threw on it), which is never asked for again.
+         */
         default void onStopped(LiveDeltaException error) {}
 
         /** {@code connecting}, {@code live}, {@code reconnecting}. */
@@ -69,6 +73,12 @@ public final class SessionFollower {
     private final Executor executor;
     private final Listener listener;
     private final int heartbeatTimeoutMillis;
+    /**
+     * The code of the {@link LiveDeltaException} an event the app could not use stops following
+     * with: the server would send the same bytes again, so retrying would never end.
+     */
+    public static final String UNUSABLE_EVENT = "unusable_event";
+
     private volatile boolean running;
     private volatile Thread thread;
     private volatile HttpURLConnection connection;
@@ -153,6 +163,33 @@ public final class SessionFollower {
         executor.execute(work);
     }
 
+    /**
+     * Delivers an event's callback: one that throws on it (an item the app cannot show) stops
+     * following with why, instead of leaving the list behind while versions go on.
+     */
+    private void deliver(String type, String eventId, Map<String, Object> data, Runnable work) {
+        executor.execute(() -> {
+            // Stopped meanwhile (by the app, or by an event before this one it could not use).
+            if (!running) return;
+            try {
+                work.run();
+            } catch (RuntimeException thrown) {
+                if (!running) return;
+                stop();
+                listener.onStopped(unusable(type, eventId, data, thrown));
+            }
+        });
+    }
+
+    /** The error an event the app could not use stops following with. */
+    private LiveDeltaException unusable(String type, String eventId, Object data, RuntimeException cause) {
+        Object brings = data instanceof Map ? ((Map<?, ?>) data).get("version") : null;
+        String at = brings instanceof Number ? " at version " + brings : "";
+        LiveDeltaException error = new LiveDeltaException(
+                0, UNUSABLE_EVENT, "session " + id + ": the " + type + at + " could not be used (" + cause + ")", null, -1, null);
+        error.initCause(cause);
+        return error;
+    }
     private void run() {
         boolean refreshed = false;
         while (running) {
@@ -336,17 +373,32 @@ public final class SessionFollower {
     }
 
     @SuppressWarnings("unchecked")
-    private void handle(String type, String eventId, String text) throws Shutdown, Reread, Ended {
-        handle(type, eventId, (Map<String, Object>) Json.parse(text));
+    private void handle(String type, String eventId, String text) throws LiveDeltaException, Shutdown, Reread, Ended {
+        Map<String, Object> data;
+        try {
+            data = (Map<String, Object>) Json.parse(text);
+        } catch (RuntimeException malformed) {
+            throw unusable(type, eventId, null, malformed);
+        }
+        handle(type, eventId, data);
     }
 
-    private void handle(String type, String eventId, Map<String, Object> data) throws Shutdown, Reread, Ended {
+    /** Takes one event; one whose data is not what its type says stops following (never retried). */
+    private void handle(String type, String eventId, Map<String, Object> data) throws LiveDeltaException, Shutdown, Reread, Ended {
+        try {
+            take(type, eventId, data);
+        } catch (RuntimeException malformed) {
+            throw unusable(type, eventId, data, malformed);
+        }
+    }
+
+    private void take(String type, String eventId, Map<String, Object> data) throws Shutdown, Reread, Ended {
         switch (type) {
             case "reset": {
                 lastId = eventId != null ? eventId : lastId;
                 version = ((Number) data.get("version")).longValue();
                 failures = 0;
-                deliver(() -> listener.onReset(data));
+                deliver(type, eventId, data, () -> listener.onReset(data));
                 return;
             }
             case "delta": {
@@ -361,7 +413,7 @@ public final class SessionFollower {
                 }
                 version = next;
                 failures = 0;
-                deliver(() -> {
+                deliver(type, eventId, data, () -> {
                     if (!listener.onDelta(data)) {
                         // It did not fit what the app shows: read the session afresh.
                         reread = true;
@@ -380,7 +432,7 @@ public final class SessionFollower {
                     throw new Reread();
                 }
                 version = next;
-                deliver(() -> listener.onWindow(data));
+                deliver(type, eventId, data, () -> listener.onWindow(data));
                 return;
             }
             case "end":

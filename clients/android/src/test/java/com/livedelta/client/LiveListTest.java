@@ -1,8 +1,11 @@
 package com.livedelta.client;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
 import java.util.Map;
@@ -10,14 +13,16 @@ import java.util.Random;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
 import org.junit.jupiter.api.Test;
 
 /**
  * 2,000 random updates (flat and sectioned) from the real server, followed over server-sent
  * events into a LiveList whose callback enforces RecyclerView's rules: no rule broken, and the
- * rows the view shows equal GET after every version; and a follow through a server kill and
- * restart (Redis) that gives every version once.
+ * rows the view shows equal GET after every version; a follow through a server kill and
+ * restart (Redis) that gives every version once; an event the app cannot use stops following
+ * with why, once.
  */
 class LiveListTest {
     static List<Object> rows(Random random) {
@@ -108,6 +113,55 @@ class LiveListTest {
                 main.shutdown();
                 for (int i = 1; i < versions.size(); i++) assertEquals(versions.get(i - 1) + 1, (long) versions.get(i), id + ": every version once");
             }
+        }
+    }
+
+    @Test
+    void anEventTheAppCannotUseStopsFollowingWithWhyOnce() throws Exception {
+        try (Servers.Server server = new Servers.Server()) {
+            LiveDeltaClient client = new LiveDeltaClient(server.url(), null);
+            client.putSession("unusable", List.of(Json.object("id", 1L, "title", "a")), null);
+            ExecutorService main = Executors.newSingleThreadExecutor();
+            List<String> titles = new ArrayList<>();
+            LiveDeltaException[] stopped = new LiveDeltaException[1];
+            AtomicInteger deltas = new AtomicInteger();
+            // An app that shows each item's title, and cannot show a null item.
+            SessionFollower follower = new SessionFollower(client, "unusable", null, main, new SessionFollower.Listener() {
+                @Override
+                public void onReset(Map<String, Object> session) {
+                    show(session);
+                }
+
+                @Override
+                public boolean onDelta(Map<String, Object> event) {
+                    deltas.incrementAndGet();
+                    show(event);
+                    return true;
+                }
+
+                @Override
+                public void onStopped(LiveDeltaException error) {
+                    stopped[0] = error;
+                }
+
+                @SuppressWarnings("unchecked")
+                void show(Map<String, Object> state) {
+                    titles.clear();
+                    for (Object item : (List<Object>) state.get("items")) titles.add(((String) ((Map<String, Object>) item).get("title")).toUpperCase());
+                }
+            });
+            follower.start();
+            await(main, () -> titles.equals(List.of("A")), "version 0");
+            client.update("unusable", Arrays.asList(null, Json.object("id", 1L, "title", "a")), null, null);
+            client.update("unusable", List.of(Json.object("id", 1L, "title", "b")), null, null);
+            await(main, () -> stopped[0] != null, "a stop");
+            assertEquals(SessionFollower.UNUSABLE_EVENT, stopped[0].code);
+            assertFalse(stopped[0].isTransient());
+            assertTrue(stopped[0].getMessage().startsWith("session unusable: the delta at version 1 could not be used"), stopped[0].getMessage());
+            assertTrue(stopped[0].getCause() instanceof NullPointerException, String.valueOf(stopped[0].getCause()));
+            // Given once, and nothing after it: following stopped there.
+            assertEquals(1, (int) on(main, deltas::get));
+            main.shutdown();
         }
     }
 
