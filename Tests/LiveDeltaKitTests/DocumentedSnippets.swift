@@ -6,9 +6,20 @@ import Testing
 // `import UIKit` or `import SwiftUI`), compiled here: the test below checks that each block of
 // the docs is, line for line, the text between a `// snippet:` marker and `// end` in this file.
 
+/// The documented model (`documentedModel` compiles the docs' block of it).
 struct Film: Codable, Sendable, Equatable {
     var id: Int
     var title: String
+}
+
+func documentedModel() {
+    // snippet: model
+    struct Film: Codable, Sendable, Equatable {
+        var id: Int
+        var title: String
+    }
+    // end
+    _ = Film(id: 1, title: "Alien")
 }
 
 @MainActor
@@ -33,14 +44,16 @@ func documentedFollow() async throws {
             refresh ? "a new token" : "the token"  // asked again after a 401
         })
     let list = LiveList<Film>()
-    list.onChange = { change in
+    list.onChange = { [weak list] change in  // weak: the list holds onChange
+        guard let list else { return }
         switch change {
         case .reset: print("show", list.items)
         case .delta(let answer, let oldItems, _): print("animate", answer, "from", oldItems, "to", list.items)
         case .window: print("rows", list.window?.offset ?? 0, "of", list.window?.total ?? 0)  // a window's place changed
         }
     }
-    try await list.follow("feed-42", with: client)  // until the session ends, or the task is cancelled
+    let stop = try await list.follow("feed-42", with: client)  // until the session ends, or the task is cancelled
+    print("stopped:", stop)  // deleted, expired, evicted or cancelled; list.connection says it too
     // end
 }
 
@@ -70,5 +83,5 @@ func documentedFollow() async throws {
             #expect(compiled.values.contains(block), "\(document): a Swift block that is not compiled here:\n\(block)")
         }
     }
-    #expect(compiled.count == 2)
+    #expect(compiled.count == 3)
 }

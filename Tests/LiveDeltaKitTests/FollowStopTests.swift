@@ -138,6 +138,35 @@ import Testing
         #expect(journal.all.filter { $0.hasPrefix("reset") } == ["reset to 0 (start)", "reset to 0 (replaced)"], "\(journal.all)")
     }
 
+    /// The documented way to follow (docs/clients.md, "Following a session") lets go of its
+    /// list: nothing of the client holds it once following stopped, nor does its `onChange`.
+    @MainActor @Test func aListFollowedAsDocumentedIsFreedWhenFollowingStops() async throws {
+        let server = try ServerProcess()
+        defer { _ = server.stop() }
+        let client = ClientTests.client(server)
+        _ = try await client.putSession("freed", Collection.items([Row(id: 1, v: 0)]))
+        weak var weakList: LiveList<Row>?
+        let seen = Versions()
+        let following: Task<FollowStop, any Error>
+        do {
+            let list = LiveList<Row>()
+            list.onChange = { [weak list] _ in
+                guard let list else { return }
+                seen.append(list.version)
+            }
+            weakList = list
+            following = Task { try await list.follow("freed", with: client) }
+        }
+        var deadline = Date().addingTimeInterval(20)
+        while seen.count == 0, Date() < deadline { try await Task.sleep(nanoseconds: 10_000_000) }
+        try await client.deleteSession("freed")
+        #expect(try await following.value == .deleted)
+        // The task that followed lets go of it as it finishes, on another thread.
+        deadline = Date().addingTimeInterval(20)
+        while weakList != nil, Date() < deadline { try await Task.sleep(nanoseconds: 10_000_000) }
+        #expect(weakList == nil, "the list outlived following")
+    }
+
     /// Session `id` at version 0 followed, for the resume token; then version 1 holding `item`,
     /// and version 2 clean again.
     static func badThenClean(_ id: String, _ item: String, _ server: ServerProcess, _ client: LiveDeltaClient) async throws -> String {

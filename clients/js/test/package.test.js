@@ -25,9 +25,12 @@ for (const [specifier, declarations] of [["livedelta", "livedelta.d.ts"], ["live
   });
 }
 
-test("package.json names the modules and their types, and no dependencies", () => {
+test("package.json names the modules and their types, the repository's license, and no dependencies", () => {
   const manifest = JSON.parse(readFileSync(join(folder, "package.json"), "utf8"));
   assert.equal(manifest.name, "livedelta");
+  // The repository is MIT (its LICENSE); the package says so, as npm and license checkers read it.
+  assert.match(readFileSync(join(folder, "..", "..", "LICENSE"), "utf8"), /^MIT License/);
+  assert.equal(manifest.license, "MIT");
   assert.equal(manifest.type, "module");
   assert.equal(manifest.dependencies, undefined);
   for (const entry of Object.values(manifest.exports)) {
