@@ -5,7 +5,7 @@ import Foundation
 #endif
 
 /// A collection to send: items, or sections.
-public enum Collection<Item: Codable & Sendable>: Sendable {
+public enum SessionCollection<Item: Codable & Sendable>: Sendable {
     case items([Item])
     case sections([LiveSection<Item>])
 
@@ -43,10 +43,11 @@ extension LiveDeltaClient {
     }
 
     /// `POST /diff`: the delta between two collections, in the `batch` format.
-    public func diff<Item: Codable & Sendable>(_ old: Collection<Item>, _ new: Collection<Item>, options: SessionOptions? = nil) async throws
+    public func diff<Item: Codable & Sendable>(_ old: SessionCollection<Item>, _ new: SessionCollection<Item>, options: SessionOptions? = nil)
+        async throws
         -> DeltaAnswer
     {
-        func document(_ collection: Collection<Item>) -> any Encodable {
+        func document(_ collection: SessionCollection<Item>) -> any Encodable {
             switch collection {
             case .items(let items): items
             case .sections(let sections): ["sections": sections]
@@ -58,14 +59,17 @@ extension LiveDeltaClient {
     }
 
     /// `POST /sessions`: a session with an id the server picks.
-    public func createSession<Item>(_ collection: Collection<Item>, options: SessionOptions? = nil, write: WriteOptions = WriteOptions()) async throws
+    public func createSession<Item>(_ collection: SessionCollection<Item>, options: SessionOptions? = nil, write: WriteOptions = WriteOptions())
+        async throws
         -> SessionAnswer
     {
         try await decoded(SessionAnswer.self, self.write("POST", "/sessions", try Self.body(collection.members(options: options)), write))
     }
 
     /// `PUT /sessions/{id}`: creates the session, or replaces it at version 0.
-    public func putSession<Item>(_ id: String, _ collection: Collection<Item>, options: SessionOptions? = nil, write: WriteOptions = WriteOptions())
+    public func putSession<Item>(
+        _ id: String, _ collection: SessionCollection<Item>, options: SessionOptions? = nil, write: WriteOptions = WriteOptions()
+    )
         async throws -> SessionAnswer
     {
         try await decoded(SessionAnswer.self, self.write("PUT", Self.sessionPath(id), try Self.body(collection.members(options: options)), write))
@@ -78,19 +82,21 @@ extension LiveDeltaClient {
     }
 
     /// `POST /sessions/{id}/update`: commits the new collection; answers its delta.
-    public func update<Item>(_ id: String, to collection: Collection<Item>, write: WriteOptions = WriteOptions()) async throws -> SessionAnswer {
+    public func update<Item>(_ id: String, to collection: SessionCollection<Item>, write: WriteOptions = WriteOptions()) async throws -> SessionAnswer
+    {
         try await decoded(
             SessionAnswer.self, self.write("POST", Self.sessionPath(id, "/update"), try Self.body(collection.members(options: nil)), write))
     }
 
     /// `POST /sessions/{id}/append`: adds items (or whole sections) at the end.
-    public func append<Item>(_ id: String, _ collection: Collection<Item>, write: WriteOptions = WriteOptions()) async throws -> SessionAnswer {
+    public func append<Item>(_ id: String, _ collection: SessionCollection<Item>, write: WriteOptions = WriteOptions()) async throws -> SessionAnswer
+    {
         try await decoded(
             SessionAnswer.self, self.write("POST", Self.sessionPath(id, "/append"), try Self.body(collection.members(options: nil)), write))
     }
 
     /// `POST /sessions/{id}/delta`: the delta an update would answer, committing nothing.
-    public func delta<Item>(_ id: String, to collection: Collection<Item>) async throws -> SessionAnswer {
+    public func delta<Item>(_ id: String, to collection: SessionCollection<Item>) async throws -> SessionAnswer {
         try await decoded(
             SessionAnswer.self, Call(method: "POST", path: Self.sessionPath(id, "/delta"), body: try Self.body(collection.members(options: nil))))
     }

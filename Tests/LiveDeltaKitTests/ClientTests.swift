@@ -17,15 +17,16 @@ import Testing
         let client = Self.client(server)
         let diff = try await client.diff(.items([Row(id: 1, v: 0), Row(id: 2, v: 0)]), .items([Row(id: 2, v: 0), Row(id: 1, v: 1)]))
         #expect(diff.delta?.moves.count == 1 && diff.delta?.reloads.count == 1)
-        let created = try await client.createSession(Collection.items([Row(id: 1, v: 0)]))
+        let created = try await client.createSession(SessionCollection.items([Row(id: 1, v: 0)]))
         #expect(created.version == 0)
-        let put = try await client.putSession("kit", Collection.items([Row(id: 1, v: 0), Row(id: 2, v: 0)]))
+        let put = try await client.putSession("kit", SessionCollection.items([Row(id: 1, v: 0), Row(id: 2, v: 0)]))
         #expect(put.id == "kit" && put.version == 0)
-        let updated = try await client.update("kit", to: Collection.items([Row(id: 2, v: 0), Row(id: 1, v: 0)]), write: WriteOptions(ifMatch: 0))
+        let updated = try await client.update(
+            "kit", to: SessionCollection.items([Row(id: 2, v: 0), Row(id: 1, v: 0)]), write: WriteOptions(ifMatch: 0))
         #expect(updated.version == 1 && updated.baseVersion == 0 && updated.answer.delta?.moves.count == 1)
-        let appended = try await client.append("kit", Collection.items([Row(id: 3, v: 0)]))
+        let appended = try await client.append("kit", SessionCollection.items([Row(id: 3, v: 0)]))
         #expect(appended.answer.delta?.insertions == [2])
-        let preview = try await client.delta("kit", to: Collection.items([Row(id: 3, v: 0)]))
+        let preview = try await client.delta("kit", to: SessionCollection.items([Row(id: 3, v: 0)]))
         #expect(preview.answer.delta?.deletions == [0, 1])
         let changed = try await client.changes(
             "kit",
@@ -35,14 +36,16 @@ import Testing
         #expect(patched.version == 4)
         let session: SessionState<Row> = try await client.session("kit")
         #expect(session.items == [Row(id: 2, v: 5), Row(id: 1, v: 0)])
-        await #expect(throws: LiveDeltaError.self) { try await client.update("kit", to: Collection.items([Row]()), write: WriteOptions(ifMatch: 0)) }
+        await #expect(throws: LiveDeltaError.self) {
+            try await client.update("kit", to: SessionCollection.items([Row]()), write: WriteOptions(ifMatch: 0))
+        }
         do {
-            _ = try await client.update("kit", to: Collection.items([Row]()), write: WriteOptions(ifMatch: 0))
+            _ = try await client.update("kit", to: SessionCollection.items([Row]()), write: WriteOptions(ifMatch: 0))
         } catch let error as LiveDeltaError {
             #expect(error.status == 412 && error.code == "version_mismatch" && !error.isTransient)
         }
         let sections = try await client.putSession(
-            "kit-shelf", Collection.sections([LiveSection(id: .string("a"), fields: ["title": .string("A")], items: [Row(id: 1, v: 0)])]))
+            "kit-shelf", SessionCollection.sections([LiveSection(id: .string("a"), fields: ["title": .string("A")], items: [Row(id: 1, v: 0)])]))
         #expect(sections.sectionCount == 1)
         try await client.deleteSession("kit", write: WriteOptions(ifMatch: 4))
         await #expect(throws: LiveDeltaError.self) { let _: SessionState<Row> = try await client.session("kit") }
@@ -52,10 +55,10 @@ import Testing
         let server = try ServerProcess()
         defer { _ = server.stop() }
         let client = Self.client(server)
-        _ = try await client.putSession("once", Collection.items([Row]()))
+        _ = try await client.putSession("once", SessionCollection.items([Row]()))
         let key = WriteOptions(idempotencyKey: UUID().uuidString)
-        let first = try await client.append("once", Collection.items([Row(id: 1, v: 0)]), write: key)
-        let again = try await client.append("once", Collection.items([Row(id: 1, v: 0)]), write: key)
+        let first = try await client.append("once", SessionCollection.items([Row(id: 1, v: 0)]), write: key)
+        let again = try await client.append("once", SessionCollection.items([Row(id: 1, v: 0)]), write: key)
         #expect(first.version == 1 && again.version == 1)
         let session: SessionState<Row> = try await client.session("once")
         #expect(session.version == 1 && session.items?.count == 1)
@@ -64,13 +67,13 @@ import Testing
     @Test func anAppendWhoseAnswerIsLostIsRetriedAndCommittedOnce() async throws {
         let server = try ServerProcess()
         defer { _ = server.stop() }
-        _ = try await Self.client(server).putSession("lost", Collection.items([Row]()))
+        _ = try await Self.client(server).putSession("lost", SessionCollection.items([Row]()))
         let proxy = try LosingProxy(forwardingTo: server.port, losing: 1)
         defer { proxy.close() }
         // Through the proxy, which lets the first answer go: the client sends the append again,
         // with the same key, and gets the first answer.
         let client = LiveDeltaClient(baseURL: URL(string: "http://127.0.0.1:\(proxy.port)")!)
-        let answer = try await client.append("lost", Collection.items([Row(id: 7, v: 0)]))
+        let answer = try await client.append("lost", SessionCollection.items([Row(id: 7, v: 0)]))
         #expect(answer.version == 1 && proxy.forwarded == 2)
         let session: SessionState<Row> = try await Self.client(server).session("lost")
         #expect(session.version == 1 && session.items == [Row(id: 7, v: 0)])
@@ -81,7 +84,7 @@ import Testing
         var server = try ServerProcess(arguments: ["--session-store", redis.url])
         let port = server.port
         let client = Self.client(server)
-        _ = try await client.putSession("followed", Collection.items([Row(id: 0, v: 0)]))
+        _ = try await client.putSession("followed", SessionCollection.items([Row(id: 0, v: 0)]))
         let list = await LiveList<Row>()
         let seen = Versions()
         let journal = Journal()
@@ -99,7 +102,7 @@ import Testing
         var items = [Row(id: 0, v: 0)]
         for step in 1...20 {
             items = [Row(id: step, v: 0)] + items.prefix(5)
-            _ = try await client.update("followed", to: Collection.items(items))
+            _ = try await client.update("followed", to: SessionCollection.items(items))
         }
         try await Self.until { await list.version == 20 }
         let before = journal.count
@@ -109,7 +112,7 @@ import Testing
         try await Self.until { journal.reconnected(after: before) }
         for step in 21...40 {
             items = [Row(id: step, v: 0)] + items.prefix(5)
-            _ = try await client.update("followed", to: Collection.items(items))
+            _ = try await client.update("followed", to: SessionCollection.items(items))
         }
         try await Self.until { await list.version == 40 }
         let final: SessionState<Row> = try await client.session("followed")
@@ -129,7 +132,7 @@ import Testing
             _ = second.stop()
         }
         let writer = Self.client(first)
-        _ = try await writer.putSession("moving", Collection.items([Row(id: 0, v: 0)]))
+        _ = try await writer.putSession("moving", SessionCollection.items([Row(id: 0, v: 0)]))
         let list = await LiveList<Row>()
         let seen = Versions()
         let journal = Journal()
@@ -143,15 +146,15 @@ import Testing
         }
         var following = follow(first)
         try await Self.until { await list.version == 0 }
-        for step in 1...10 { _ = try await writer.update("moving", to: Collection.items([Row(id: step, v: 0)])) }
+        for step in 1...10 { _ = try await writer.update("moving", to: SessionCollection.items([Row(id: step, v: 0)])) }
         try await Self.until { await list.version == 10 }
         following.cancel()
         // Versions committed while the list is between replicas: it gets them on the other.
-        for step in 11...15 { _ = try await writer.update("moving", to: Collection.items([Row(id: step, v: 0)])) }
+        for step in 11...15 { _ = try await writer.update("moving", to: SessionCollection.items([Row(id: step, v: 0)])) }
         var options = FollowOptions()
         options.since = await list.resumeToken
         following = follow(second, options: options)
-        for step in 16...20 { _ = try await Self.client(second).update("moving", to: Collection.items([Row(id: step, v: 0)])) }
+        for step in 16...20 { _ = try await Self.client(second).update("moving", to: SessionCollection.items([Row(id: step, v: 0)])) }
         try await Self.until { await list.version == 20 }
         #expect(await list.items == [Row(id: 20, v: 0)])
         let versions = seen.all.compactMap { $0 }

@@ -97,7 +97,7 @@ import Testing
         defer { _ = server.stop() }
         let client = ClientTests.client(server)
         // Deleted: follow returns why, and connection says it.
-        _ = try await client.putSession("gone", Collection.items([Row(id: 1, v: 0)]))
+        _ = try await client.putSession("gone", SessionCollection.items([Row(id: 1, v: 0)]))
         let deleted = await LiveList<Row>()
         let following = Task { try await deleted.follow("gone", with: client) }
         try await ClientTests.until { @MainActor in deleted.version == 0 && deleted.connection == .live }
@@ -105,7 +105,7 @@ import Testing
         #expect(try await following.value == .deleted)
         #expect(await deleted.connection == .stopped(.deleted))
         // Cancelled.
-        _ = try await client.putSession("left", Collection.items([Row(id: 1, v: 0)]))
+        _ = try await client.putSession("left", SessionCollection.items([Row(id: 1, v: 0)]))
         let cancelled = await LiveList<Row>()
         let leaving = Task { try await cancelled.follow("left", with: client) }
         try await ClientTests.until { await cancelled.version == 0 }
@@ -125,7 +125,7 @@ import Testing
         let server = try ServerProcess()
         defer { _ = server.stop() }
         let client = ClientTests.client(server)
-        _ = try await client.putSession("again", Collection.items([Row(id: 1, v: 0)]))
+        _ = try await client.putSession("again", SessionCollection.items([Row(id: 1, v: 0)]))
         let list = await LiveList<Row>()
         let journal = Journal()
         let following = Task { @MainActor in
@@ -133,7 +133,7 @@ import Testing
         }
         defer { following.cancel() }
         try await ClientTests.until { await list.version == 0 }
-        _ = try await client.putSession("again", Collection.items([Row(id: 2, v: 0)]))
+        _ = try await client.putSession("again", SessionCollection.items([Row(id: 2, v: 0)]))
         try await ClientTests.until { await list.items == [Row(id: 2, v: 0)] }
         #expect(journal.all.filter { $0.hasPrefix("reset") } == ["reset to 0 (start)", "reset to 0 (replaced)"], "\(journal.all)")
     }
@@ -144,7 +144,7 @@ import Testing
         let server = try ServerProcess()
         defer { _ = server.stop() }
         let client = ClientTests.client(server)
-        _ = try await client.putSession("freed", Collection.items([Row(id: 1, v: 0)]))
+        _ = try await client.putSession("freed", SessionCollection.items([Row(id: 1, v: 0)]))
         weak var weakList: LiveList<Row>?
         let seen = Versions()
         let following: Task<FollowStop, any Error>
@@ -178,7 +178,7 @@ import Testing
 
     /// Creates session `id` at version 0, follows it there, and gives the resume token.
     static func followedToVersionZero(_ id: String, _ client: LiveDeltaClient) async throws -> String {
-        _ = try await client.putSession(id, Collection.items([film]))
+        _ = try await client.putSession(id, SessionCollection.items([film]))
         for try await update in client.follow(id, as: Film.self) {
             if case .reset(let state, _) = update, let token = state.eventID { return token }
         }

@@ -38,7 +38,7 @@ import Testing
         let server = try ServerProcess()
         defer { _ = server.stop() }
         let client = LiveDeltaClient(baseURL: URL(string: "http://127.0.0.1:\(server.port)")!)
-        _ = try await client.putSession("observed", Collection.items([Row(id: 1, v: 0)]))
+        _ = try await client.putSession("observed", SessionCollection.items([Row(id: 1, v: 0)]))
         let observed = ObservedLiveList<Row>()
         let items = Self.tracking { _ = observed.items }
         let sections = Self.tracking { _ = observed.sections }
@@ -48,7 +48,7 @@ import Testing
         #expect(items.isRaised && observed.items == [Row(id: 1, v: 0)] && observed.connection == .live)
         let again = Self.tracking { _ = observed.items }
         let version = Self.tracking { _ = observed.version }
-        _ = try await client.update("observed", to: Collection.items([Row(id: 2, v: 0), Row(id: 1, v: 1)]))
+        _ = try await client.update("observed", to: SessionCollection.items([Row(id: 2, v: 0), Row(id: 1, v: 1)]))
         try await Self.until { observed.version == 1 }
         #expect(again.isRaised && version.isRaised && observed.items == [Row(id: 2, v: 0), Row(id: 1, v: 1)])
         #expect(!sections.isRaised, "a flat session's sections never changed")
