@@ -11,6 +11,9 @@
 - a session of 1,000,000 rows is shown as a virtual list: scrolled to the middle and to the end
   while a writer commits, the rows on the page are the session's rows at those positions, and
   the page never takes the list whole (one reset, then deltas);
+- a deleted row fades out where it was and a changed one flashes;
+- a sectioned session of 100,000 rows (followed whole) is shown, and its replacement by
+  100,000 other rows, each timed (the figures printed) and checked equal to GET;
 - the web example of docs/clients.md, served from a second origin that --cors-origins lists,
   shows its session; served from a third origin, the browser refuses it the module and the
   page says which flag allows its origin.
@@ -101,7 +104,9 @@ def strings(rng):
 
 def objects(rng):
     # Ids under a dotted idKey, and fields that are not text.
-    return [{"movie": {"id": f"m{i}"}, "year": 1950 + i, "tags": [rng.choice(WORDS)]} for i in rng.sample(range(50), rng.randint(3, 20))]
+    # Every third has its title beside its id (`movie.title`), which the page shows.
+    return [{"movie": {"id": f"m{i}", **({"title": f"Film {i}"} if i % 3 == 0 else {})}, "year": 1950 + i, "tags": [rng.choice(WORDS)]}
+            for i in rng.sample(range(50), rng.randint(3, 20))]
 
 
 def shelves(rng):
@@ -115,10 +120,15 @@ def expected_text(item, id_key="id"):
     """What the page shows for an item (renderItem in clients/js/dom.js)."""
     if not isinstance(item, dict):
         return item if isinstance(item, str) else json.dumps(item)
-    for field in ["title", "name", "label", "text"]:
-        if isinstance(item.get(field), str):
-            return item[field]
-    top = id_key.split(".")[0]
+    path = id_key.split(".")
+    holder = item
+    for part in path[:-1]:
+        holder = holder.get(part) if isinstance(holder, dict) else None
+    for titled in [item, holder]:
+        for field in ["title", "name", "label", "text"]:
+            if isinstance(titled, dict) and isinstance(titled.get(field), str):
+                return titled[field]
+    top = path[0]
     return ", ".join(f"{name}: {value if isinstance(value, str) else json.dumps(value, separators=(',', ':'))}"
                      for name, value in item.items() if name != top)
 
@@ -319,6 +329,57 @@ def million_rows(driver, context):
                   f" through {commits[0]} commits, with one reset")
 
 
+def changes_are_animated(driver, context):
+    """A deleted row fades out where it was, a changed one flashes: every animation the page
+    starts is recorded as it starts (a check after the fact would race its 200 ms)."""
+    base = context["base"]
+    call("PUT", f"{base}/sessions/animated", {"items": [{"id": 1, "title": "Ann"}, {"id": 2, "title": "Bob"}, {"id": 3, "title": "Cy"}]})
+    driver.get(f"{base}/live/animated")
+    wait_for(lambda: shown_version(driver) == "0", "version 0 of animated")
+    driver.execute_script("""
+        window.animated = [];
+        const start = Element.prototype.animate;
+        Element.prototype.animate = function (frames, options) {
+          window.animated.push({ key: this.dataset.key ?? null, leaving: this.classList.contains("livedelta-leaving"),
+                                 text: this.textContent, frames: JSON.stringify(frames) });
+          return start.call(this, frames, options);
+        };
+    """)
+    call("POST", f"{base}/sessions/animated/update", {"items": [{"id": 1, "title": "Ann"}, {"id": 3, "title": "Cyrus"}]})
+    wait_for(lambda: shown_version(driver) == "1", "version 1 of animated")
+    animated = driver.execute_script("return window.animated")
+    leaving = [a for a in animated if a["leaving"]]
+    assert len(leaving) == 1 and "Bob" in leaving[0]["text"] and "opacity" in leaving[0]["frames"], animated
+    flashed = [a for a in animated if a["key"] == "3" and "backgroundColor" in a["frames"]]
+    assert len(flashed) == 1 and "Cyrus" in flashed[0]["text"], animated
+    assert not [a for a in animated if a["key"] == "1" and "backgroundColor" in a["frames"]], animated
+    wait_for(lambda: not driver.find_elements(By.CSS_SELECTOR, ".livedelta-leaving"), "the deleted row's copy to go")
+    passed.append("a deleted row fades out where it was, a changed row flashes, an unchanged one does not")
+
+
+def hundred_thousand_rows_whole(driver, context):
+    """A session followed whole (sectioned: sections vary in height, so no virtual list) of
+    100,000 rows: the time to show it, and to show its replacement by 100,000 other rows. Figures
+    printed, not asserted (a loaded machine is slower); the rows are checked equal to GET."""
+    base = context["base"]
+
+    def shelves_of(first):
+        return {"sections": [{"id": f"s{s}", "title": f"Shelf {s}", "items": list(range(first + s * 1000, first + (s + 1) * 1000))}
+                             for s in range(100)]}
+
+    call("PUT", f"{base}/sessions/hundred-k", shelves_of(0))
+    started = time.time()
+    driver.get(f"{base}/live/hundred-k")
+    wait_for(lambda: shown_version(driver) == "0", "100,000 rows shown", seconds=120)
+    shown = time.time() - started
+    started = time.time()
+    call("POST", f"{base}/sessions/hundred-k/update", shelves_of(1_000_000))
+    wait_for(lambda: shown_version(driver) == "1", "their replacement shown", seconds=120)
+    replaced = time.time() - started
+    check_equal(driver, base, "hundred-k", "id")
+    passed.append(f"100,000 rows followed whole: shown in {shown:.2f} s, replaced by 100,000 others in {replaced:.2f} s")
+
+
 def headers_are_set(context):
     for path in ["/live/x", "/clients/livedelta.js", "/clients/appliers.js", "/clients/dom.js", "/clients/live.js", "/clients/live.css"]:
         with urllib.request.urlopen(context["base"] + path) as answer:
@@ -409,6 +470,8 @@ def main():
         follow_through_updates(driver, context, "shelves", shelves, {})
         problems_are_shown(driver, context)
         million_rows(driver, context)
+        hundred_thousand_rows_whole(driver, context)
+        changes_are_animated(driver, context)
         other_origins(driver, context, allowed, refused)
         for line in passed:
             print("ok:", line)

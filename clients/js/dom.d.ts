@@ -16,7 +16,10 @@ export interface LiveListOptions {
   renderHeader?: RenderHeader;
   /** The element of each item (`li`). */
   itemTag?: string;
-  /** Slide what moved, fade in what came (true; off where the reader prefers reduced motion). */
+  /**
+   * Slide what moved, fade in what came and out what went, flash what changed (true; off where
+   * the reader prefers reduced motion, and for a change to over 2,000 elements).
+   */
   animate?: boolean;
 }
 

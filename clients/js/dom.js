@@ -1,10 +1,51 @@
 // A DOM list that shows a session's collection, flat or sectioned, one element per item keyed
 // by the session's own idKey (dotted paths too, repeated ids by occurrence), and animates what
-// moved (FLIP: each element starts where it was and slides to its new place). Items are written
+// moved (FLIP: each element starts where it was and slides to its new place), fades in what
+// came and out what went, and flashes what changed. Items are written
 // with textContent only: no item can inject markup, whatever its fields hold.
 import { itemId, itemKeys, jsonEqual, keyOf } from "./appliers.js";
 
 const TITLE_FIELDS = ["title", "name", "label", "text"];
+// Past this many elements a change is shown at once, not animated: measuring every element's
+// place before and after costs more than a frame, and a reader sees a screenful of them.
+const ANIMATED = 2000;
+
+const HIGHLIGHT = "#fff1b8";
+
+function reducedMotion() {
+  return globalThis.matchMedia?.("(prefers-reduced-motion: reduce)").matches ?? false;
+}
+
+/**
+ * A deleted element fades out where it was: a copy of it, fixed over its last place, so that
+ * the list itself is never held up by it (its rows close up at once, sliding).
+ */
+function fadeOut(element, rect) {
+  if (!rect || !element.animate || rect.height === 0) return;
+  const ghost = element.cloneNode(true);
+  ghost.removeAttribute("data-key");
+  ghost.classList.add("livedelta-leaving");
+  ghost.setAttribute("aria-hidden", "true");
+  const style = getComputedStyle(element);
+  Object.assign(ghost.style, {
+    position: "fixed", top: `${rect.top}px`, left: `${rect.left}px`, width: `${rect.width}px`, height: `${rect.height}px`,
+    margin: "0", boxSizing: "border-box", listStyle: "none", pointerEvents: "none", font: style.font, color: style.color,
+  });
+  document.body.append(ghost);
+  ghost.animate([{ opacity: 1 }, { opacity: 0 }], { duration: 200, easing: "ease-in" }).finished.then(
+    () => ghost.remove(),
+    () => ghost.remove(),
+  );
+}
+
+/** Puts `element` where `next` is in `list` (where it is already, leaves it); the next place. */
+function place(list, element, next) {
+  if (element === next) return next.nextElementSibling;
+  // A row of a flat list the next section took (a flat session became sectioned): at the end.
+  const before = next?.parentNode === list ? next : null;
+  list.insertBefore(element, before);
+  return before;
+}
 
 /** A value as one line of text: strings as they are, anything else as JSON. */
 export function textOf(value) {
@@ -18,8 +59,8 @@ export function textOf(value) {
 
 /**
  * How an item is shown where the app gives no `render`: a scalar as its text; an object as its
- * id, then its title (the first of title, name, label, text that is a string), else its other
- * fields as `name: value`.
+ * id, then its title (the first of title, name, label, text that is a string, in the item or,
+ * under a dotted idKey, beside the id), else its other fields as `name: value`.
  */
 export function renderItem(item, element, { idKey = "id" } = {}) {
   element.replaceChildren();
@@ -35,11 +76,13 @@ export function renderItem(item, element, { idKey = "id" } = {}) {
   id.textContent = textOf(itemId(item, idKey));
   const text = document.createElement("span");
   text.className = "livedelta-text";
-  const title = TITLE_FIELDS.find((field) => typeof item[field] === "string");
-  const top = idKey.split(".")[0];
-  text.textContent = title
-    ? item[title]
-    : Object.entries(item).filter(([name]) => name !== top).map(([name, value]) => `${name}: ${textOf(value)}`).join(", ");
+  // Under a dotted idKey (`movie.id`) the title may sit beside the id (`movie.title`).
+  const path = idKey.split(".");
+  const holder = path.slice(0, -1).reduce((value, key) => (value !== null && typeof value === "object" ? value[key] : undefined), item);
+  const titled = [item, holder].find((value) => value !== null && typeof value === "object" && TITLE_FIELDS.some((field) => typeof value[field] === "string"));
+  text.textContent = titled
+    ? titled[TITLE_FIELDS.find((field) => typeof titled[field] === "string")]
+    : Object.entries(item).filter(([name]) => name !== path[0]).map(([name, value]) => `${name}: ${textOf(value)}`).join(", ");
   element.append(id, text);
 }
 
@@ -70,36 +113,48 @@ export class LiveList {
   /** Shows `collection` (a LiveArray, or `{items | sections, options}`). */
   show(collection) {
     const options = { idKey: "id", sectionIdKey: "id", itemsKey: "items", unique: true, ...(collection.options ?? {}) };
-    const before = this.animate ? this.#positions() : null;
-    const keptItems = new Set();
-    if (collection.sections) {
-      const seen = new Map();
-      const keptSections = new Set();
-      collection.sections.forEach((section, at) => {
-        const key = keyOf(itemId(section, options.sectionIdKey));
-        keptSections.add(key);
-        const element = this.#section(key, section, options);
-        this.#place(this.container, element, at);
+    // What stays is known first, and what goes is removed before anything is placed: each
+    // element is then placed by a cursor walking the list once, so showing n rows costs O(n)
+    // DOM operations, whatever moved (an index into a list being changed is a walk from its
+    // start in the browser, and that made a whole replacement quadratic).
+    const sections = collection.sections ?? null;
+    const seen = new Map();
+    const keyed = sections
+      ? sections.map((section) => {
         const items = section[options.itemsKey] ?? [];
-        this.#fill(element.querySelector(":scope > ul"), items, itemKeys(items, options, seen), options, keptItems);
-      });
-      for (const [key, element] of this.sections) {
-        if (!keptSections.has(key)) {
-          element.remove();
-          this.sections.delete(key);
-        }
-      }
-    } else {
-      for (const element of this.sections.values()) element.remove();
-      this.sections.clear();
-      const items = collection.items ?? [];
-      this.#fill(this.container, items, itemKeys(items, options), options, keptItems);
-    }
+        return { key: keyOf(itemId(section, options.sectionIdKey)), section, items, keys: itemKeys(items, options, seen) };
+      })
+      : null;
+    const items = sections ? [] : collection.items ?? [];
+    const keys = sections ? [] : itemKeys(items, options);
+    const keptItems = new Set(sections ? keyed.flatMap((entry) => entry.keys) : keys);
+    const keptSections = new Set(sections ? keyed.map((entry) => entry.key) : []);
+    const count = keptItems.size + keptSections.size + this.items.size + this.sections.size;
+    const before = this.animate && count <= ANIMATED && !reducedMotion() ? this.#positions() : null;
+    this.changed = before ? [] : null;
     for (const [key, element] of this.items) {
       if (!keptItems.has(key)) {
+        if (before) fadeOut(element, before.get(element));
         element.remove();
         this.items.delete(key);
       }
+    }
+    for (const [key, element] of this.sections) {
+      if (!keptSections.has(key)) {
+        if (before) fadeOut(element, before.get(element));
+        element.remove();
+        this.sections.delete(key);
+      }
+    }
+    if (sections) {
+      let next = this.container.firstElementChild;
+      for (const entry of keyed) {
+        const element = this.#section(entry.key, entry.section, options);
+        next = place(this.container, element, next);
+        this.#fill(element.querySelector(":scope > ul"), entry.items, entry.keys, options);
+      }
+    } else {
+      this.#fill(this.container, items, keys, options);
     }
     if (before) this.#slide(before);
   }
@@ -123,10 +178,10 @@ export class LiveList {
     return element;
   }
 
-  #fill(list, items, keys, options, kept) {
+  #fill(list, items, keys, options) {
+    let next = list.firstElementChild;
     items.forEach((item, at) => {
       const key = keys[at];
-      kept.add(key);
       let element = this.items.get(key);
       if (!element) {
         element = document.createElement(this.itemTag);
@@ -134,37 +189,38 @@ export class LiveList {
         this.items.set(key, element);
       }
       if (!this.shown.has(element) || (this.shown.get(element) !== item && !jsonEqual(this.shown.get(element), item))) {
+        if (this.shown.has(element)) this.changed?.push(element);
         this.shown.set(element, item);
         this.render(item, element, options);
       }
-      this.#place(list, element, at);
+      next = place(list, element, next);
     });
-    // Elements left after these belong to a later section now (its pass moves them there) or
-    // to none (the pass over all keys removes them).
-  }
-
-  #place(list, element, at) {
-    if (list.children[at] !== element) list.insertBefore(element, list.children[at] ?? null);
+    // Elements left after these belong to a later section (its pass moves them there).
   }
 
   #positions() {
     const positions = new Map();
     for (const element of [...this.items.values(), ...this.sections.values()]) {
-      if (element.isConnected) positions.set(element, element.getBoundingClientRect().top);
+      if (element.isConnected) positions.set(element, element.getBoundingClientRect());
     }
     return positions;
   }
 
   #slide(before) {
-    if (globalThis.matchMedia?.("(prefers-reduced-motion: reduce)").matches) return;
-    for (const element of [...this.items.values(), ...this.sections.values()]) {
-      const top = before.get(element);
-      if (top === undefined) {
-        element.animate?.([{ opacity: 0 }, { opacity: 1 }], { duration: 200 });
-        continue;
-      }
-      const shift = top - element.getBoundingClientRect().top;
-      if (Math.abs(shift) > 0.5) element.animate?.([{ transform: `translateY(${shift}px)` }, { transform: "none" }], { duration: 250, easing: "ease-out" });
-    }
+    const elements = [...this.items.values(), ...this.sections.values()];
+    // Every place is read before any animation starts: a read after an animation began would
+    // lay the page out again, once per element.
+    const shifts = elements.map((element) => {
+      const was = before.get(element);
+      return was === undefined ? null : was.top - element.getBoundingClientRect().top;
+    });
+    elements.forEach((element, i) => {
+      const shift = shifts[i];
+      if (shift === null) element.animate?.([{ opacity: 0 }, { opacity: 1 }], { duration: 200 });
+      else if (Math.abs(shift) > 0.5) element.animate?.([{ transform: `translateY(${shift}px)` }, { transform: "none" }], { duration: 250, easing: "ease-out" });
+    });
+    // A changed row flashes, and fades back to its own background.
+    for (const element of this.changed) element.animate?.([{ backgroundColor: HIGHLIGHT, offset: 0 }], { duration: 700, easing: "ease-out" });
+    this.changed = null;
   }
 }
