@@ -1,7 +1,12 @@
 /// Any JSON value: ids, section fields, and whatever an app does not decode into its own types.
+/// Integers are kept exactly (an id past 2^53 is written back as it was read); a whole number
+/// is equal to, and hashes as, the same integer (`.integer(2) == .number(2)`).
 public enum JSONValue: Codable, Hashable, Sendable {
     case null
     case bool(Bool)
+    /// A number written without a fraction or exponent that fits `Int`, exactly.
+    case integer(Int)
+    /// Any other number, as `Double` holds it.
     case number(Double)
     case string(String)
     case array([JSONValue])
@@ -14,6 +19,8 @@ public enum JSONValue: Codable, Hashable, Sendable {
             self = .null
         } else if let value = try? container.decode(Bool.self) {
             self = .bool(value)
+        } else if let value = try? container.decode(Int.self) {
+            self = .integer(value)
         } else if let value = try? container.decode(Double.self) {
             self = .number(value)
         } else if let value = try? container.decode(String.self) {
@@ -31,10 +38,40 @@ public enum JSONValue: Codable, Hashable, Sendable {
         switch self {
         case .null: try container.encodeNil()
         case .bool(let value): try container.encode(value)
+        case .integer(let value): try container.encode(value)
         case .number(let value): try container.encode(value)
         case .string(let value): try container.encode(value)
         case .array(let value): try container.encode(value)
         case .object(let value): try container.encode(value)
+        }
+    }
+
+    /// Equal values: a whole number equals the same integer.
+    public static func == (lhs: JSONValue, rhs: JSONValue) -> Bool {
+        switch (lhs, rhs) {
+        case (.null, .null): true
+        case (.bool(let a), .bool(let b)): a == b
+        case (.integer(let a), .integer(let b)): a == b
+        case (.number(let a), .number(let b)): a == b
+        case (.integer(let a), .number(let b)), (.number(let b), .integer(let a)): Int(exactly: b) == a
+        case (.string(let a), .string(let b)): a == b
+        case (.array(let a), .array(let b)): a == b
+        case (.object(let a), .object(let b)): a == b
+        default: false
+        }
+    }
+
+    /// Hashes as `==` compares: a whole number as its integer.
+    public func hash(into hasher: inout Hasher) {
+        switch self {
+        case .null: hasher.combine(0)
+        case .bool(let value): hasher.combine(value)
+        case .integer(let value): hasher.combine(value)
+        case .number(let value):
+            if let whole = Int(exactly: value) { hasher.combine(whole) } else { hasher.combine(value) }
+        case .string(let value): hasher.combine(value)
+        case .array(let value): hasher.combine(value)
+        case .object(let value): hasher.combine(value)
         }
     }
 

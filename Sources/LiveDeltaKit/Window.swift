@@ -46,6 +46,7 @@ public struct Window: Sendable, Hashable {
 
     private static func json(_ id: JSONValue) -> String {
         // A whole number is written without a fraction, as the server reads ids.
+        if case .integer(let number) = id { return String(number) }
         if case .number(let number) = id, number.rounded() == number, abs(number) < 1e15 { return String(Int64(number)) }
         return (try? JSONEncoder().encode(id)).map { String(decoding: $0, as: UTF8.self) } ?? "null"
     }

@@ -138,6 +138,28 @@ import Testing
         #expect(journal.all.filter { $0.hasPrefix("reset") } == ["reset to 0 (start)", "reset to 0 (replaced)"], "\(journal.all)")
     }
 
+    /// A long poll's page goes through `JSONValue`: an id past 2^53 reaches the list with every
+    /// digit (it came back rounded through `Double`).
+    @Test func aLongPollKeepsEveryDigitOfAnId() async throws {
+        let server = try ServerProcess()
+        defer { _ = server.stop() }
+        let client = ClientTests.client(server)
+        let big = 9_007_199_254_740_993
+        _ = try await client.putSession("digits", SessionCollection.items([Row(id: 1, v: 0)]))
+        let list = await LiveList<Row>()
+        var options = FollowOptions()
+        options.transport = .longPoll
+        options.pollWait = 1
+        let following = Task { @MainActor in
+            for try await update in client.follow("digits", as: Row.self, options: options) { list.take(update) }
+        }
+        defer { following.cancel() }
+        try await ClientTests.until { await list.version == 0 }
+        _ = try await client.update("digits", to: .items([Row(id: big, v: 0), Row(id: 1, v: 0)]))
+        try await ClientTests.until { await list.version == 1 }
+        #expect(await list.items == [Row(id: big, v: 0), Row(id: 1, v: 0)])
+    }
+
     /// The documented way to follow (docs/clients.md, "Following a session") lets go of its
     /// list: nothing of the client holds it once following stopped, nor does its `onChange`.
     @MainActor @Test func aListFollowedAsDocumentedIsFreedWhenFollowingStops() async throws {
