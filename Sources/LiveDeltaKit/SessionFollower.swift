@@ -322,10 +322,28 @@ final class Follower<Item: Codable & Sendable>: Sendable {
         do {
             return try JSONDecoder().decode(T.self, from: data)
         } catch {
-            let version = (try? JSONDecoder().decode(Brings.self, from: data))?.version ?? Self.version(of: event.id)
-            try passBy(
-                UndecodableEvent(session: id, event: event.type, version: version, eventID: event.id, reason: UndecodableEvent.reason(error)))
+            try passBy(undecodable(event, data, error))
             return nil
+        }
+    }
+
+    /// What an event that did not decode was, its version read alone where it can be.
+    private func undecodable(_ event: ServerSentEvent, _ data: Data, _ error: any Error) -> UndecodableEvent {
+        let version = (try? JSONDecoder().decode(Brings.self, from: data))?.version ?? Self.version(of: event.id)
+        return UndecodableEvent(session: id, event: event.type, version: version, eventID: event.id, reason: UndecodableEvent.reason(error))
+    }
+
+    /// Whether a delta that did not decode was given already (a resume replays from an older
+    /// id): then it is passed by, and a list past it is not stopped by it.
+    private func given(_ event: ServerSentEvent, _ data: Data) -> Bool {
+        guard let brings = try? JSONDecoder().decode(Brings.self, from: data), let version = brings.version else { return false }
+        return position.withLock { position in
+            // As the verdict says: a window's scroll at the version given starts from that
+            // version, and is taken.
+            guard let held = position.version, position.life == event.id.flatMap(Self.life(of:)) else { return false }
+            guard version <= held && brings.baseVersion != held else { return false }
+            position.lastID = event.id ?? position.lastID
+            return true
         }
     }
 
@@ -353,20 +371,14 @@ final class Follower<Item: Codable & Sendable>: Sendable {
             }
             output.yield(.reset(state, reason: reason))
         case "delta":
-            if let brings = try? JSONDecoder().decode(Brings.self, from: data), let version = brings.version,
-                position.withLock({ position in
-                    // As the verdict below says: a window's scroll at the version given starts
-                    // from that version, and is taken.
-                    guard let held = position.version, position.life == event.id.flatMap(Self.life(of:)) else { return false }
-                    return version <= held && brings.baseVersion != held
-                })
-            {
-                // Already given (a resume replays from an older id): not decoded at all, so an
-                // item that no longer decodes does not stop a list that is past it.
-                position.withLock { $0.lastID = event.id ?? $0.lastID }
-                return false
+            var delta: DeltaEvent<Item>
+            do {
+                delta = try JSONDecoder().decode(DeltaEvent<Item>.self, from: data)
+            } catch {
+                if given(event, data) { return false }
+                try passBy(undecodable(event, data, error))
+                return true
             }
-            guard var delta = try decoded(DeltaEvent<Item>.self, event, data) else { return true }
             delta.eventID = event.id
             let verdict = position.withLock { position -> DeltaVerdict in
                 let life = event.id.flatMap(Self.life(of:))
