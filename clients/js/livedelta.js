@@ -514,7 +514,12 @@ export class Follower {
       this.lastId = data.token;
       this.life = position(data.token)?.life ?? this.life;
     }
-    this.options.onReset?.(data, { first: false, reason });
+    try {
+      this.options.onReset?.(data, { first: false, reason });
+    } catch (cause) {
+      // A read the app cannot use either: stopped (or passed by) as an event would be.
+      this.#unusable("read", data.token ?? null, JSON.stringify({ version: data.version }), cause);
+    }
   }
 
   async #run() {
