@@ -167,7 +167,7 @@ public final class SessionFollower {
      * Delivers an event's callback: one that throws on it (an item the app cannot show) stops
      * following with why, instead of leaving the list behind while versions go on.
      */
-    private void deliver(String type, String eventId, Map<String, Object> data, Runnable work) {
+    private void deliver(String type, Map<String, Object> data, Runnable work) {
         executor.execute(() -> {
             // Stopped meanwhile (by the app, or by an event before this one it could not use).
             if (!running) return;
@@ -176,13 +176,13 @@ public final class SessionFollower {
             } catch (RuntimeException thrown) {
                 if (!running) return;
                 stop();
-                listener.onStopped(unusable(type, eventId, data, thrown));
+                listener.onStopped(unusable(type, data, thrown));
             }
         });
     }
 
     /** The error an event the app could not use stops following with. */
-    private LiveDeltaException unusable(String type, String eventId, Object data, RuntimeException cause) {
+    private LiveDeltaException unusable(String type, Object data, RuntimeException cause) {
         Object brings = data instanceof Map ? ((Map<?, ?>) data).get("version") : null;
         String at = brings instanceof Number ? " at version " + brings : "";
         LiveDeltaException error = new LiveDeltaException(
@@ -190,6 +190,7 @@ public final class SessionFollower {
         error.initCause(cause);
         return error;
     }
+
     private void run() {
         boolean refreshed = false;
         while (running) {
@@ -378,7 +379,7 @@ public final class SessionFollower {
         try {
             data = (Map<String, Object>) Json.parse(text);
         } catch (RuntimeException malformed) {
-            throw unusable(type, eventId, null, malformed);
+            throw unusable(type, null, malformed);
         }
         handle(type, eventId, data);
     }
@@ -388,7 +389,7 @@ public final class SessionFollower {
         try {
             take(type, eventId, data);
         } catch (RuntimeException malformed) {
-            throw unusable(type, eventId, data, malformed);
+            throw unusable(type, data, malformed);
         }
     }
 
@@ -398,7 +399,7 @@ public final class SessionFollower {
                 lastId = eventId != null ? eventId : lastId;
                 version = ((Number) data.get("version")).longValue();
                 failures = 0;
-                deliver(type, eventId, data, () -> listener.onReset(data));
+                deliver(type, data, () -> listener.onReset(data));
                 return;
             }
             case "delta": {
@@ -413,7 +414,7 @@ public final class SessionFollower {
                 }
                 version = next;
                 failures = 0;
-                deliver(type, eventId, data, () -> {
+                deliver(type, data, () -> {
                     if (!listener.onDelta(data)) {
                         // It did not fit what the app shows: read the session afresh.
                         reread = true;
@@ -432,7 +433,7 @@ public final class SessionFollower {
                     throw new Reread();
                 }
                 version = next;
-                deliver(type, eventId, data, () -> listener.onWindow(data));
+                deliver(type, data, () -> listener.onWindow(data));
                 return;
             }
             case "end":
