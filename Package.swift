@@ -129,6 +129,20 @@ let package = Package(
         // The Swift client against the real binary, and its batch updates against a double
         // that enforces UIKit's rules.
         .testTarget(name: "LiveDeltaKitTests", dependencies: ["LiveDeltaKit", "TestSupport"]),
+        // UIKit, AppKit and SwiftUI as Apple documents them, transcribed (Linux has no Apple SDK):
+        // the adapters (UIKitViews.swift, AppKitViews.swift, linked into the test targets) and the
+        // docs' snippets for them compile against these, so a wrong label or closure type fails.
+        .target(name: "UIKitTranscribed", path: "Tests/AppleSDK/UIKitTranscribed"),
+        .target(name: "AppKitTranscribed", path: "Tests/AppleSDK/AppKitTranscribed"),
+        .target(name: "SwiftUITranscribed", path: "Tests/AppleSDK/SwiftUITranscribed"),
+        .testTarget(
+            name: "UIKitAdapterTests",
+            dependencies: ["LiveDeltaKit", "UIKitTranscribed", "SwiftUITranscribed", "TestSupport"],
+            swiftSettings: [.define("TRANSCRIBED_UIKIT")]
+        ),
+        .testTarget(
+            name: "AppKitAdapterTests", dependencies: ["LiveDeltaKit", "AppKitTranscribed"], swiftSettings: [.define("TRANSCRIBED_APPKIT")]
+        ),
         // The Redis session store in process, on a real redis-server the tests start.
         .testTarget(
             name: "LiveDeltaRedisTests",

@@ -1,6 +1,14 @@
 // AppKit's list views as BatchUpdatable.
 #if canImport(AppKit) && !targetEnvironment(macCatalyst)
     import AppKit
+#elseif TRANSCRIBED_APPKIT
+    // Linux has no AppKit: Tests/AppKitAdapterTests compiles this file against AppKit's
+    // declarations transcribed from Apple's documentation (Tests/AppleSDK/AppKitTranscribed).
+    import LiveDeltaKit
+    import AppKitTranscribed
+#endif
+
+#if (canImport(AppKit) && !targetEnvironment(macCatalyst)) || TRANSCRIBED_APPKIT
 
     extension NSCollectionView: BatchUpdatable {
         /// Runs the updates as one animated batch.

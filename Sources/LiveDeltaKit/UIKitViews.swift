@@ -1,7 +1,15 @@
 // UIKit's list views as BatchUpdatable: a few forwarding lines each. The adapter's logic is in
-// BatchUpdates.swift, where it runs (and is tested) on every platform.
+// BatchUpdates.swift and DiffableSnapshots.swift, where it runs (and is tested) on every platform.
 #if canImport(UIKit) && !os(watchOS)
     import UIKit
+#elseif TRANSCRIBED_UIKIT
+    // Linux has no UIKit: Tests/UIKitAdapterTests compiles this file against UIKit's
+    // declarations transcribed from Apple's documentation (Tests/AppleSDK/UIKitTranscribed).
+    import LiveDeltaKit
+    import UIKitTranscribed
+#endif
+
+#if (canImport(UIKit) && !os(watchOS)) || TRANSCRIBED_UIKIT
 
     extension UICollectionView: BatchUpdatable {
         /// Runs the updates as one animated batch.
@@ -32,4 +40,7 @@
         public func reconfigureItems(at indexPaths: [IndexPath]) { reconfigureRows(at: indexPaths) }
         // moveSection(_:toSection:) and reloadData() are UITableView's own.
     }
+
+    /// `LiveList.snapshot` builds one of these; its members are the snapshot's own.
+    extension NSDiffableDataSourceSnapshot: DiffableSnapshot {}
 #endif

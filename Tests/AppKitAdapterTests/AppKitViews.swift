@@ -1,0 +1,1 @@
+../../Sources/LiveDeltaKit/AppKitViews.swift

@@ -1,0 +1,1 @@
+../../Sources/LiveDeltaKit/UIKitViews.swift
