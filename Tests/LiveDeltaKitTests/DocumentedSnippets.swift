@@ -2,9 +2,9 @@ import Foundation
 import LiveDeltaKit
 import Testing
 
-// The Swift snippets of the README and docs/ that use no UIKit (a block that does starts with
-// `import UIKit` or `import SwiftUI`), compiled here: the test below checks that each block of
-// the docs is, line for line, the text between a `// snippet:` marker and `// end` in this file.
+// The Swift snippets of the README and docs/ that use no UIKit, compiled here (those that do are
+// in Tests/UIKitAdapterTests): the test below checks that each block of the docs is, line for
+// line, the text between a `// snippet:` marker and `// end` in one of those files.
 
 /// The documented model (`documentedModel` compiles the docs' block of it).
 struct Film: Codable, Sendable, Equatable {
@@ -57,31 +57,49 @@ func documentedFollow() async throws {
     // end
 }
 
+/// Every Swift block of the README and docs/ is compiled: here, or (a block that imports UIKit or
+/// SwiftUI) in Tests/UIKitAdapterTests against those frameworks' transcribed declarations. A
+/// block is compared without its `import` lines, which the compiled files hold at their tops.
 @Test func theDocumentedSnippetsAreTheCompiledOnes() throws {
     let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-    let source = try String(contentsOf: URL(fileURLWithPath: #filePath), encoding: .utf8)
+    let adapterTests = root.appendingPathComponent("Tests/UIKitAdapterTests")
+    let files =
+        [URL(fileURLWithPath: #filePath)]
+        + (try FileManager.default.contentsOfDirectory(atPath: adapterTests.path)).filter { $0.hasPrefix("Documented") }.map {
+            adapterTests.appendingPathComponent($0)
+        }
     var compiled: [String: String] = [:]
-    var name: String?
-    var lines: [String] = []
-    for line in source.split(separator: "\n", omittingEmptySubsequences: false) {
-        let trimmed = line.trimmingCharacters(in: .whitespaces)
-        if trimmed.hasPrefix("// snippet: ") {
-            name = String(trimmed.dropFirst("// snippet: ".count))
-            lines = []
-        } else if trimmed == "// end", let current = name {
-            compiled[current] = lines.joined(separator: "\n")
-            name = nil
-        } else if name != nil {
-            lines.append(String(line.dropFirst(4)))
+    for file in files {
+        var name: String?
+        var lines: [String] = []
+        for line in try String(contentsOf: file, encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false) {
+            let trimmed = line.trimmingCharacters(in: .whitespaces)
+            if trimmed.hasPrefix("// snippet: ") {
+                name = String(trimmed.dropFirst("// snippet: ".count))
+                lines = []
+            } else if trimmed == "// end", let current = name {
+                #expect(compiled[current] == nil, "two snippets named \(current)")
+                compiled[current] = lines.joined(separator: "\n")
+                name = nil
+            } else if name != nil {
+                lines.append(String(line.dropFirst(4)))
+            }
         }
     }
     let documents = try FileManager.default.contentsOfDirectory(atPath: root.appendingPathComponent("docs").path).filter { $0.hasSuffix(".md") }
+    var shown: Set<String> = []
     for document in ["README.md"] + documents.map({ "docs/" + $0 }) {
         let text = try String(contentsOf: root.appendingPathComponent(document), encoding: .utf8)
-        let blocks = text.components(separatedBy: "```swift\n").dropFirst().map { $0.components(separatedBy: "\n```")[0] }
-        for block in blocks where !block.contains("import UIKit") && !block.contains("import SwiftUI") {
-            #expect(compiled.values.contains(block), "\(document): a Swift block that is not compiled here:\n\(block)")
+        for block in text.components(separatedBy: "```swift\n").dropFirst().map({ $0.components(separatedBy: "\n```")[0] }) {
+            let lines = block.split(separator: "\n", omittingEmptySubsequences: false)
+            let imports = Set(lines.filter { $0.hasPrefix("import ") }.map { String($0.dropFirst("import ".count)) })
+            #expect(imports.isSubset(of: ["Foundation", "LiveDeltaKit", "UIKit", "SwiftUI"]), "\(document): a block imports \(imports)")
+            var code = lines.filter { !$0.hasPrefix("import ") }
+            while code.first?.isEmpty == true { code.removeFirst() }
+            let match = compiled.first { $0.value == code.joined(separator: "\n") }?.key
+            #expect(match != nil, "\(document): a Swift block that is not compiled:\n\(block)")
+            shown.formUnion([match].compactMap { $0 })
         }
     }
-    #expect(compiled.count == 3)
+    #expect(shown == Set(compiled.keys), "each compiled snippet is in the docs")
 }
