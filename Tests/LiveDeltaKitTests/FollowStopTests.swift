@@ -121,6 +121,93 @@ import Testing
         }
     }
 
+    /// Evicted (the store full, the least recently used session goes) and expired (idle past
+    /// `--session-idle-timeout`; the hub looks about every 10 s) end `follow` with their value.
+    @Test func evictedAndExpiredAreValuesTheAppSees() async throws {
+        let server = try ServerProcess(arguments: ["--max-sessions", "2", "--session-idle-timeout", "2"])
+        defer { _ = server.stop() }
+        let client = ClientTests.client(server)
+        _ = try await client.putSession("evicted", SessionCollection.items([Row(id: 1, v: 0)]))
+        _ = try await client.putSession("expired", SessionCollection.items([Row(id: 1, v: 0)]))
+        let (evicted, expired) = await MainActor.run { (LiveList<Row>(), LiveList<Row>()) }
+        let followingEvicted = Task { try await evicted.follow("evicted", with: client) }
+        let followingExpired = Task { try await expired.follow("expired", with: client) }
+        try await ClientTests.until { @MainActor in evicted.connection == .live && expired.connection == .live }
+        _ = try await client.session("expired", as: Row.self)  // the more recently used of the two
+        _ = try await client.putSession("newcomer", SessionCollection.items([Row(id: 1, v: 0)]))
+        #expect(try await followingEvicted.value == .evicted)
+        #expect(await evicted.connection == .stopped(.evicted))
+        #expect(try await followingExpired.value == .expired)
+        #expect(await expired.connection == .stopped(.expired))
+    }
+
+    /// A token the server refuses (401, after the provider was asked again) or one without the
+    /// scope to follow (403) stops following with the status and code, thrown and in `connection`.
+    @Test func accessRefusedStopsWithItsStatus() async throws {
+        let secret = FileManager.default.temporaryDirectory.appendingPathComponent("follow-stop-\(UUID().uuidString).key")
+        try Data(String(repeating: "s", count: 40).utf8).write(to: secret)
+        defer { try? FileManager.default.removeItem(at: secret) }
+        let server = try ServerProcess(arguments: ["--auth", "jwt", "--jwt-secret-file", secret.path])
+        defer { _ = server.stop() }
+        let writer = try Self.token(secret: secret, scope: "sessions:write sessions:read sessions:subscribe")
+        let reader = try Self.token(secret: secret, scope: "sessions:read")
+        _ = try await ClientTests.client(server, token: { _ in writer }).putSession("guarded", SessionCollection.items([Row(id: 1, v: 0)]))
+        let asked = Counter()
+        for (token, status) in [("not a token", 401), (reader, 403)] {
+            let list = await LiveList<Row>()
+            let client = ClientTests.client(
+                server,
+                token: { _ in
+                    asked.add()
+                    return token
+                })
+            do {
+                try await list.follow("guarded", with: client)
+                Issue.record("followed with a token it should not have")
+            } catch let error as LiveDeltaError {
+                #expect(error.status == status)
+            }
+            guard case .stopped(.refused(status, _, _)) = await list.connection else {
+                Issue.record("connection: \(await list.connection)")
+                continue
+            }
+        }
+        #expect(asked.value >= 3, "the provider was asked again after the 401")
+    }
+
+    /// An HS256 token for tenant `acme`, signed by openssl (the tests have no JOSE library).
+    static func token(secret: URL, scope: String) throws -> String {
+        func base64URL(_ data: Data) -> String {
+            data.base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+                .replacingOccurrences(of: "=", with: "")
+        }
+        let exp = Int(Date().timeIntervalSince1970) + 3600
+        let input =
+            base64URL(Data(#"{"alg":"HS256","typ":"JWT"}"#.utf8)) + "."
+            + base64URL(Data(#"{"tenant":"acme","scope":"\#(scope)","exp":\#(exp)}"#.utf8))
+        let openssl = Process()
+        openssl.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
+        let key = try String(contentsOf: secret, encoding: .utf8)
+        openssl.arguments = ["dgst", "-sha256", "-hmac", key, "-binary"]
+        let (stdin, stdout) = (Pipe(), Pipe())
+        openssl.standardInput = stdin
+        openssl.standardOutput = stdout
+        try openssl.run()
+        stdin.fileHandleForWriting.write(Data(input.utf8))
+        try stdin.fileHandleForWriting.close()
+        let signature = stdout.fileHandleForReading.readDataToEndOfFile()
+        openssl.waitUntilExit()
+        return input + "." + base64URL(signature)
+    }
+
+    /// A count shared with a token provider.
+    final class Counter: @unchecked Sendable {  // guarded by `lock`
+        private let lock = NSLock()
+        private var count = 0
+        func add() { lock.withLock { count += 1 } }
+        var value: Int { lock.withLock { count } }
+    }
+
     @Test func aReplacementsResetSaysSo() async throws {
         let server = try ServerProcess()
         defer { _ = server.stop() }
