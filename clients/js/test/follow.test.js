@@ -25,6 +25,26 @@ function recorder() {
   };
 }
 
+// A fetch that drops the event of one version from every event stream, as a faulty proxy would.
+function droppingVersion(version) {
+  return async (url, init) => {
+    const response = await fetch(url, init);
+    if (!String(url).includes("/events")) return response;
+    const decoder = new TextDecoder();
+    const encoder = new TextEncoder();
+    let buffer = "";
+    const body = response.body.pipeThrough(new TransformStream({
+      transform(chunk, controller) {
+        buffer += decoder.decode(chunk, { stream: true });
+        const events = buffer.split("\n\n");
+        buffer = events.pop();
+        for (const event of events) if (!new RegExp(`^id: \\w+\\.${version}$`, "m").test(event)) controller.enqueue(encoder.encode(`${event}\n\n`));
+      },
+    }));
+    return new Response(body, { status: response.status, headers: response.headers });
+  };
+}
+
 const increasing = (versions) => versions.every((version, i) => i === 0 || version > versions[i - 1]);
 
 describe("following a session", () => {
@@ -186,25 +206,7 @@ describe("following a session", () => {
 
     test("an event lost on the way: the gap is noticed by version and the session read afresh", async () => {
       await client.putSession("gappy", [0]);
-      // A proxy that drops the event of version 3 from the stream.
-      const dropping = new LiveDeltaClient(server.url, {
-        fetch: async (url, init) => {
-          const response = await fetch(url, init);
-          if (!String(url).includes("/events")) return response;
-          const decoder = new TextDecoder();
-          const encoder = new TextEncoder();
-          let buffer = "";
-          const body = response.body.pipeThrough(new TransformStream({
-            transform(chunk, controller) {
-              buffer += decoder.decode(chunk, { stream: true });
-              const events = buffer.split("\n\n");
-              buffer = events.pop();
-              for (const event of events) if (!/^id: \w+\.3$/m.test(event)) controller.enqueue(encoder.encode(`${event}\n\n`));
-            },
-          }));
-          return new Response(body, { status: response.status, headers: response.headers });
-        },
-      });
+      const dropping = new LiveDeltaClient(server.url, { fetch: droppingVersion(3) });
       const { seen, callbacks } = recorder();
       const live = dropping.live("gappy", { format: "keyed", ...callbacks });
       await until(() => live.array.version === 0, "version 0");
@@ -215,6 +217,28 @@ describe("following a session", () => {
       assert.match(seen.resets[1], /a delta from version 3 arrived at version 2/);
       assert.ok(increasing(seen.versions), `versions: ${seen.versions}`);
       live.close();
+    });
+
+    test("a fresh read the app cannot use stops too, and the session is not read again", async () => {
+      await client.putSession("unusable-read", [{ id: 1, title: "a" }]);
+      const calls = [];
+      const dropping = new LiveDeltaClient(server.url, { fetch: recordingFetch(calls, droppingVersion(3)) });
+      const { seen, callbacks } = recorder();
+      const onChange = (array, event) => {
+        if (event.type === "reset" && array.version > 0) throw new TypeError("this app cannot show the session read afresh");
+        callbacks.onChange(array, event);
+      };
+      const live = dropping.live("unusable-read", { format: "keyed", ...callbacks, onChange, minDelay: 10, maxDelay: 20 });
+      await until(() => live.array.version === 0, "version 0");
+      for (let i = 1; i <= 4; i++) await client.update("unusable-read", [{ id: 1, title: `t${i}` }]);
+      await until(() => seen.stopped !== null, "stopped");
+      assert.equal(seen.stopped?.name, "UnusableEvent");
+      assert.equal(seen.stopped.session, "unusable-read");
+      assert.equal(seen.stopped.event, "read");
+      assert.ok(seen.stopped.cause instanceof TypeError);
+      await sleep(200);
+      const reads = calls.filter((call) => !call.url.includes("/events"));
+      assert.equal(reads.length, 1, `one read after the gap, not read again: ${reads.map((call) => call.url)}`);
     });
 
     // An app whose rendering throws on an item it cannot show (here a null item): the follower
