@@ -64,9 +64,12 @@ windows: deps
 	Tests/Windows/run.sh .build/debug/livedelta
 
 ## The JavaScript client (clients/js) with Node's own test runner against the real binary, and
-## its type declarations with tsc (Debian's nodejs and node-typescript, installed when missing).
+## its type declarations with tsc, its installs with npm (Debian's nodejs, node-typescript and
+## npm, installed when missing).
 js: deps
 	@dpkg -s nodejs node-typescript >/dev/null 2>&1 || { $(APT_GET) update -qq && $(APT_GET) install -y -qq nodejs node-typescript; }
+	@# npm comes with some builds of nodejs (NodeSource's), and in a package of its own with Debian's.
+	@command -v npm >/dev/null || { $(APT_GET) update -qq && $(APT_GET) install -y -qq npm; }
 	$(SWIFT) build --product livedelta
 	cd clients/js && LIVEDELTA_BINARY=$(CURDIR)/.build/debug/livedelta node --test test/*.test.js
 
