@@ -1,5 +1,6 @@
 import Foundation
 import LiveDeltaKit
+import TestSupport
 import Testing
 
 // A file that imports LiveDeltaKit still reaches Swift's own protocols by their names: the
@@ -27,4 +28,28 @@ extension Collection where Element == Row {
     #expect(again.contains("9007199254740993"), "\(again)")
     #expect(JSONValue.integer(2) == .number(2) && Set([JSONValue.integer(2), .number(2)]).count == 1)
     #expect(JSONValue.integer(2) != .number(2.5))
+}
+
+/// A number a Double would change keeps its digits, read and written back, and through the
+/// server; one a Double holds as written stays a number.
+@Test func jsonValueKeepsTheDigitsADoubleWouldLose() async throws {
+    let texts = ["123456789012345678901234567890", "0.1000000000000000055511151231257827", "9.999999999999999e22", "-18446744073709551617"]
+    for text in texts {
+        let value = try JSONDecoder().decode(JSONValue.self, from: Data(text.utf8))
+        #expect(value == .decimal(Decimal(string: text)!), "\(text): \(value)")
+        let again = try JSONDecoder().decode(JSONValue.self, from: try JSONEncoder().encode(value))
+        #expect(again == value, "\(text) written back")
+    }
+    for (text, number) in [("0.1", 0.1), ("2.5e-5", 2.5e-5), ("1.7976931348623157e308", 1.7976931348623157e308), ("-0.0", -0.0)] {
+        #expect(try JSONDecoder().decode(JSONValue.self, from: Data(text.utf8)) == .number(number), "\(text)")
+    }
+    let server = try ServerProcess()
+    defer { _ = server.stop() }
+    let client = ClientTests.client(server)
+    let items: [JSONValue] = try texts.enumerated().map { index, text in
+        .object(["id": .integer(index), "price": try JSONDecoder().decode(JSONValue.self, from: Data(text.utf8))])
+    }
+    _ = try await client.putSession("prices", .items(items))
+    let read: SessionState<JSONValue> = try await client.session("prices")
+    #expect(read.items == items)
 }
