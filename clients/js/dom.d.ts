@@ -21,6 +21,13 @@ export interface LiveListOptions {
    * the reader prefers reduced motion, and for a change to over 2,000 elements).
    */
   animate?: boolean;
+  /**
+   * Make a section's rows only when it comes near the viewport (false): until then its list is
+   * empty, `data-rows` says how many rows it holds, and it is `rowHeight` px a row tall.
+   */
+  lazy?: boolean;
+  /** The height a row not made yet stands for (40 px). */
+  rowHeight?: number;
 }
 
 /** A container kept equal to a collection, one element per item by key. */

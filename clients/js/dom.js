@@ -99,7 +99,7 @@ export function renderSection(section, header, { sectionIdKey = "id", itemsKey =
  * kept by key, moved, added and removed, and re-rendered where their item changed.
  */
 export class LiveList {
-  constructor(container, { render, renderHeader, itemTag = "li", animate = true } = {}) {
+  constructor(container, { render, renderHeader, itemTag = "li", animate = true, lazy = false, rowHeight = 40 } = {}) {
     this.container = container;
     this.render = render ?? renderItem;
     this.renderHeader = renderHeader ?? renderSection;
@@ -108,6 +108,17 @@ export class LiveList {
     this.items = new Map();
     this.sections = new Map();
     this.shown = new WeakMap();
+    // Lazy sections: a section's rows are made when it comes near the viewport, not before; until
+    // then its list is an empty box as tall as its rows would be (rowHeight each). Making 100,000
+    // rows' elements is most of what showing them costs, and a reader sees a screenful.
+    this.rowHeight = rowHeight;
+    this.pending = new Map();
+    this.built = new WeakSet();
+    this.observer = lazy && typeof IntersectionObserver === "function"
+      ? new IntersectionObserver((entries) => {
+        for (const entry of entries) if (entry.isIntersecting) this.#build(entry.target);
+      }, { rootMargin: "1000px 0px" })
+      : null;
   }
 
   /** Shows `collection` (a LiveArray, or `{items | sections, options}`). */
@@ -132,18 +143,28 @@ export class LiveList {
     const count = keptItems.size + keptSections.size + this.items.size + this.sections.size;
     const before = this.animate && count <= ANIMATED && !reducedMotion() ? this.#positions() : null;
     this.changed = before ? [] : null;
+    // Rows that go leave their lists; a list that loses every row is emptied at once (a whole
+    // replacement: one call, not a removal per row).
+    const leaving = new Map();
     for (const [key, element] of this.items) {
       if (!keptItems.has(key)) {
         if (before) fadeOut(element, before.get(element));
-        element.remove();
+        const list = element.parentNode;
+        if (list) leaving.set(list, (leaving.get(list) ?? 0) + 1);
         this.items.delete(key);
       }
+    }
+    for (const [list, gone] of leaving) {
+      if (gone === list.childElementCount) list.replaceChildren();
+      else for (const element of [...list.children]) if (!this.items.has(element.dataset.key) || this.items.get(element.dataset.key) !== element) element.remove();
     }
     for (const [key, element] of this.sections) {
       if (!keptSections.has(key)) {
         if (before) fadeOut(element, before.get(element));
         element.remove();
         this.sections.delete(key);
+        this.pending.delete(element);
+        this.observer?.unobserve(element);
       }
     }
     if (sections) {
@@ -151,7 +172,8 @@ export class LiveList {
       for (const entry of keyed) {
         const element = this.#section(entry.key, entry.section, options);
         next = place(this.container, element, next);
-        this.#fill(element.querySelector(":scope > ul"), entry.items, entry.keys, options);
+        if (this.observer && !this.built.has(element)) this.#defer(element, entry, options);
+        else this.#fill(element.lastChild, entry.items, entry.keys, options);
       }
     } else {
       this.#fill(this.container, items, keys, options);
@@ -169,6 +191,7 @@ export class LiveList {
       element.firstChild.className = "livedelta-section-title";
       element.lastChild.className = "livedelta-items";
       this.sections.set(key, element);
+      this.observer?.observe(element);
     }
     const { [options.itemsKey]: _, ...header } = section;
     if (!jsonEqual(this.shown.get(element), header)) {
@@ -178,7 +201,35 @@ export class LiveList {
     return element;
   }
 
+  /** Keeps a section's rows to make when it comes into view; a row shown elsewhere leaves. */
+  #defer(element, entry, options) {
+    for (const key of entry.keys) {
+      const row = this.items.get(key);
+      if (row) {
+        row.remove();
+        this.items.delete(key);
+      }
+    }
+    this.pending.set(element, { items: entry.items, keys: entry.keys, options });
+    element.lastChild.dataset.rows = entry.items.length;
+    element.lastChild.style.height = `${entry.items.length * this.rowHeight}px`;
+  }
+
+  /** Makes the rows of a section that came into view. */
+  #build(element) {
+    const record = this.pending.get(element);
+    if (!record) return;
+    this.pending.delete(element);
+    this.built.add(element);
+    delete element.lastChild.dataset.rows;
+    element.lastChild.style.height = "";
+    this.#fill(element.lastChild, record.items, record.keys, record.options);
+  }
+
   #fill(list, items, keys, options) {
+    // Rows going into an empty list are built apart and put in with one call: the browser then
+    // takes them in as one change, not one per row.
+    const fresh = list.firstElementChild === null ? document.createDocumentFragment() : null;
     let next = list.firstElementChild;
     items.forEach((item, at) => {
       const key = keys[at];
@@ -193,8 +244,10 @@ export class LiveList {
         this.shown.set(element, item);
         this.render(item, element, options);
       }
-      next = place(list, element, next);
+      if (fresh) fresh.append(element);
+      else next = place(list, element, next);
     });
+    if (fresh) list.append(fresh);
     // Elements left after these belong to a later section (its pass moves them there).
   }
 

@@ -13,7 +13,8 @@ const client = new LiveDeltaClient("", { token, credentials: "same-origin" });
 const items = document.getElementById("items");
 const viewport = document.getElementById("viewport");
 const spacer = document.getElementById("spacer");
-const list = new LiveList(items);
+// A sectioned session's rows are made as their sections come into view (see live.css).
+const list = new LiveList(items, { lazy: true, rowHeight: 41 });
 const state = document.getElementById("state");
 const problem = document.getElementById("problem");
 const seen = document.body.dataset;
@@ -32,6 +33,7 @@ function explain(text) {
 
 /** Why following stopped, as a reader of the page needs it. */
 function reason(error) {
+  if (error.code === "unusable_event") return `This page could not show the ${error.event} at version ${error.version ?? "–"}: ${error.cause?.message ?? error.message}. Reload to read the session afresh.`;
   switch (error.status) {
     case 404: return `There is no session "${id}" (or it expired). Create it, then reload this page.`;
     case 401: return `The token is missing or was refused: ${error.message}`;
@@ -115,7 +117,10 @@ function onChange(array, event) {
     follow();
     return;
   }
+  // How long drawing took, for anyone checking the page's speed (the browser test prints it).
+  const drawing = performance.now();
   list.show(array);
+  seen.drawn = Math.round(performance.now() - drawing);
   place();
   explain(null);
   // How the list got where it is, for anyone checking the page (and its test): resets and
@@ -124,6 +129,8 @@ function onChange(array, event) {
   if (event.type === "reset") {
     seen.resets = Number(seen.resets ?? 0) + 1;
     if (event.reason) seen.resetBecause = event.reason;
+    // The page says why it shows the list afresh where the reader would not expect it.
+    if (event.reason === "replaced") explain("The session was replaced (put again): the list shows the new one.");
     if (seen.shown === undefined) seen.first = array.version;
     else seen.skipped = Number(seen.skipped ?? 0) + Math.max(0, array.version - Number(seen.shown));
   } else {
