@@ -3,6 +3,10 @@ import LiveDeltaKit
 import TestSupport
 import Testing
 
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
 /// The Swift client against the real binary: every call; a write retried with its key is
 /// committed once; a session followed into a LiveList through a kill and a restart (Redis
 /// store) with no version twice or missed; a missing session stops following with its reason.
@@ -76,6 +80,25 @@ import Testing
         let answer = try await client.append("lost", SessionCollection.items([Row(id: 7, v: 0)]))
         #expect(answer.version == 1 && proxy.forwarded == 2)
         let session: SessionState<Row> = try await Self.client(server).session("lost")
+        #expect(session.version == 1 && session.items == [Row(id: 7, v: 0)])
+    }
+
+    /// A proxy that lost the answer and holds the connection open, silent: the write is sent
+    /// again after `writeTimeout`, with its key, and answered with the first answer. Before,
+    /// it waited for URLSession's own timeout (here 10 minutes: the test's time limit fails it).
+    @Test(.timeLimit(.minutes(1))) func aWriteWhoseAnswerIsHeldBackIsRetriedAfterItsTimeout() async throws {
+        let server = try ServerProcess()
+        defer { _ = server.stop() }
+        _ = try await Self.client(server).putSession("held", SessionCollection.items([Row]()))
+        let proxy = try LosingProxy(forwardingTo: server.port, losing: 1, holding: true)
+        defer { proxy.close() }
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.timeoutIntervalForRequest = 600
+        let client = LiveDeltaClient(
+            baseURL: URL(string: "http://127.0.0.1:\(proxy.port)")!, session: URLSession(configuration: configuration), writeTimeout: 1)
+        let answer = try await client.append("held", SessionCollection.items([Row(id: 7, v: 0)]))
+        #expect(answer.version == 1 && proxy.forwarded == 2)
+        let session: SessionState<Row> = try await Self.client(server).session("held")
         #expect(session.version == 1 && session.items == [Row(id: 7, v: 0)])
     }
 

@@ -8,7 +8,8 @@ import Foundation
 
 /// A proxy in front of the server that forwards each request whole and reads the server's whole
 /// answer, but for the first `losing` requests closes the client's connection instead of
-/// passing the answer on: a write that happened, whose answer the client never sees.
+/// passing the answer on (or, `holding`, keeps it open and silent until `close`): a write that
+/// happened, whose answer the client never sees.
 // @unchecked Sendable: `remaining` is read and written under `lock`; the rest is set once.
 final class LosingProxy: @unchecked Sendable {  // guarded by `lock`; see above
     let port: UInt16
@@ -17,10 +18,14 @@ final class LosingProxy: @unchecked Sendable {  // guarded by `lock`; see above
     private let lock = NSLock()
     private var remaining: Int
     private(set) var forwarded = 0
+    /// Whether a lost answer's connection is held open, never answered, until `close`.
+    private let holding: Bool
+    private let held = DispatchSemaphore(value: 0)
 
-    init(forwardingTo target: UInt16, losing count: Int) throws {
+    init(forwardingTo target: UInt16, losing count: Int, holding: Bool = false) throws {
         self.target = target
         remaining = count
+        self.holding = holding
         let listening = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
@@ -35,7 +40,10 @@ final class LosingProxy: @unchecked Sendable {  // guarded by `lock`; see above
         Thread.detachNewThread { [self] in acceptLoop() }
     }
 
-    func close() { _ = shutdown(listener, Int32(SHUT_RDWR)) }
+    func close() {
+        _ = shutdown(listener, Int32(SHUT_RDWR))
+        held.signal()
+    }
 
     private func acceptLoop() {
         while true {
@@ -64,7 +72,12 @@ final class LosingProxy: @unchecked Sendable {  // guarded by `lock`; see above
             remaining -= 1
             return true
         }
-        if !lose { _ = Self.write(answer, to: client) }
+        if !lose {
+            _ = Self.write(answer, to: client)
+        } else if holding {
+            held.wait()  // the client's connection stays open, its answer never sent
+            held.signal()
+        }
     }
 
     /// One HTTP message: its head, then a body of `Content-Length` bytes.
