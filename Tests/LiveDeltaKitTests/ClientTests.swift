@@ -83,6 +83,21 @@ import Testing
         #expect(session.version == 1 && session.items == [Row(id: 7, v: 0)])
     }
 
+    /// A 408 (the request did not arrive in time: nothing was done) is retried like a 429 or a
+    /// 503, with the write's key, and the write is committed once.
+    @Test func aWriteTimedOutBeforeItArrivedIsRetried() async throws {
+        let server = try ServerProcess()
+        defer { _ = server.stop() }
+        _ = try await Self.client(server).putSession("late", SessionCollection.items([Row]()))
+        let proxy = try LosingProxy(forwardingTo: server.port, losing: 0, timingOut: 2)
+        defer { proxy.close() }
+        let client = LiveDeltaClient(baseURL: URL(string: "http://127.0.0.1:\(proxy.port)")!)
+        let answer = try await client.append("late", SessionCollection.items([Row(id: 7, v: 0)]))
+        #expect(answer.version == 1 && proxy.forwarded == 1)
+        let session: SessionState<Row> = try await Self.client(server).session("late")
+        #expect(session.version == 1 && session.items == [Row(id: 7, v: 0)])
+    }
+
     /// A proxy that lost the answer and holds the connection open, silent: the write is sent
     /// again after `writeTimeout`, with its key, and answered with the first answer. Before,
     /// it waited for URLSession's own timeout (here 10 minutes: the test's time limit fails it).

@@ -22,10 +22,14 @@ final class LosingProxy: @unchecked Sendable {  // guarded by `lock`; see above
     private let holding: Bool
     private let held = DispatchSemaphore(value: 0)
 
-    init(forwardingTo target: UInt16, losing count: Int, holding: Bool = false) throws {
+    /// Requests answered 408 by the proxy itself, before any is forwarded (a request it timed out).
+    private var timingOut: Int
+
+    init(forwardingTo target: UInt16, losing count: Int, holding: Bool = false, timingOut: Int = 0) throws {
         self.target = target
         remaining = count
         self.holding = holding
+        self.timingOut = timingOut
         let listening = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
@@ -56,6 +60,18 @@ final class LosingProxy: @unchecked Sendable {  // guarded by `lock`; see above
     private func serve(_ client: Int32) {
         defer { _ = Glibc.close(client) }
         guard let request = Self.readMessage(client) else { return }
+        let timeOut = lock.withLock {
+            guard timingOut > 0 else { return false }
+            timingOut -= 1
+            return true
+        }
+        if timeOut {
+            let body = #"{"error":{"code":"request_timeout","message":"the request did not arrive in time"}}"#
+            let head =
+                "HTTP/1.1 408 Request Timeout\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n"
+            _ = Self.write(Array((head + body).utf8), to: client)
+            return
+        }
         let server = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         defer { _ = Glibc.close(server) }
         var address = sockaddr_in()
