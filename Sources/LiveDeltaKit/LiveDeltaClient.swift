@@ -49,10 +49,11 @@ public final class LiveDeltaClient: Sendable {
     let tokens: TokenStore
     /// Tries after the first, for a lost connection, a 408/429/503, or a keyed write's 504.
     public let retries: Int
-    /// Seconds a write (which carries its key) waits for its answer before it is sent again.
-    /// A connection can stay open with its answer lost (a proxy that dropped it holds the
+    /// Seconds a session write (which carries its key) waits for its answer before it is sent
+    /// again. A connection can stay open with its answer lost (a proxy that dropped it holds the
     /// connection until the server closes its own, 10 s later by default); the key makes a
     /// retry safe, and the server answers it with the first answer, or waits for the first.
+    /// `/diff` and `/delta`, which commit nothing and keep no answer, wait as `session` does.
     public let writeTimeout: TimeInterval
 
     /// A client of the server at `baseURL`, through `session` (its configuration serves the live streams too).
@@ -115,7 +116,7 @@ public final class LiveDeltaClient: Sendable {
             var request = URLRequest(url: url(call.path, query: call.query))
             request.httpMethod = call.method
             request.httpBody = call.body
-            if call.idempotencyKey != nil { request.timeoutInterval = writeTimeout }
+            if call.idempotencyKey != nil, call.path.hasPrefix("/sessions"), !call.path.hasSuffix("/delta") { request.timeoutInterval = writeTimeout }
             request.setValue("application/json", forHTTPHeaderField: "Accept")
             if call.body != nil { request.setValue(call.contentType, forHTTPHeaderField: "Content-Type") }
             if let ifMatch = call.ifMatch { request.setValue(ifMatch, forHTTPHeaderField: "If-Match") }
