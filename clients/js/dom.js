@@ -150,13 +150,14 @@ export class LiveList {
       if (!keptItems.has(key)) {
         if (before) fadeOut(element, before.get(element));
         const list = element.parentNode;
-        if (list) leaving.set(list, (leaving.get(list) ?? 0) + 1);
+        if (list && leaving.has(list)) leaving.get(list).push(element);
+        else if (list) leaving.set(list, [element]);
         this.items.delete(key);
       }
     }
     for (const [list, gone] of leaving) {
-      if (gone === list.childElementCount) list.replaceChildren();
-      else for (const element of [...list.children]) if (!this.items.has(element.dataset.key) || this.items.get(element.dataset.key) !== element) element.remove();
+      if (gone.length === list.childElementCount) list.replaceChildren();
+      else for (const element of gone) element.remove();
     }
     for (const [key, element] of this.sections) {
       if (!keptSections.has(key)) {
