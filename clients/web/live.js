@@ -91,7 +91,7 @@ viewport.addEventListener("scroll", () => requestAnimationFrame(place), { passiv
 
 function follow() {
   document.body.classList.toggle("windowed", windowed);
-  follower = client.live(id, {
+  const mine = client.live(id, {
     format: "keyed",
     ...(windowed ? { window: { offset: 0, limit: HELD } } : {}),
     onChange,
@@ -108,6 +108,13 @@ function follow() {
       stopped(error);
     },
   });
+  follower = mine;
+  // Said once this follower has let go for good (stopped, ended or closed): it asks nothing more.
+  seen.asking = "yes";
+  const letGo = () => {
+    if (follower === mine) seen.asking = "no";
+  };
+  mine.done.then(letGo, letGo);
 }
 
 function onChange(array, event) {
