@@ -12,17 +12,7 @@ struct Row: Codable, Sendable, Equatable {
 /// (flat, sectioned, repeated ids) applied with no rule broken and the view ending on the new
 /// data; and a delta that does not fit is a reload, never a broken batch.
 @Suite(.serialized) struct BatchUpdateTests {
-    /// A small seeded generator, so that a failure can be run again.
-    struct Seeded: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
+    typealias Seeded = SeededGenerator
 
     static func rows(_ random: inout Seeded) -> [Row] {
         (0..<40).shuffled(using: &random).prefix(Int.random(in: 0...25, using: &random)).map { Row(id: $0, v: Int.random(in: 0...2, using: &random)) }

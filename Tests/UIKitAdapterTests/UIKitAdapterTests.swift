@@ -85,7 +85,7 @@ struct UIKitAdapterTests {
         let following = Task { try await list.follow("diffable", with: client) }
         defer { following.cancel() }
         try await Self.until { list.version == 0 }
-        var random = SplitMix(state: 5)
+        var random = SeededGenerator(state: 5)
         var nextID = 100
         for round in 0..<40 {
             let before = rows
@@ -166,17 +166,5 @@ struct UIKitAdapterTests {
             guard Date() < deadline else { throw CancellationError() }
             try await Task.sleep(nanoseconds: 5_000_000)
         }
-    }
-}
-
-/// A seeded generator: the same rounds every run.
-struct SplitMix: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
