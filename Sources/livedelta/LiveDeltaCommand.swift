@@ -16,11 +16,13 @@ struct LiveDeltaCommand: ParsableCommand {
         case "healthcheck":
             main(EnvironmentArguments.applied(to: arguments, for: HealthCheck.self, declaredBy: [HealthCheck.self], only: ["--port"]))
         case "serve":
+            HugePages.startWithTunable()
             main(EnvironmentArguments.applied(to: arguments, for: Serve.self, declaredBy: [Serve.self, AuthOptions.self]))
         case "help":
             main(arguments)
         default:
             // No subcommand named: serve, the default.
+            HugePages.startWithTunable()
             main(EnvironmentArguments.applied(to: arguments, for: Serve.self, declaredBy: [Serve.self, AuthOptions.self]))
         }
     }

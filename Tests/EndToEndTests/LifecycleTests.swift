@@ -164,4 +164,26 @@ import Testing
         #expect(server.stop(signal: 0) == 0)
         #expect(server.logShows("drained=true"))
     }
+
+    /// Where the kernel gives huge pages only to memory that asks for them, the server starts
+    /// itself again with glibc's tunable that asks (its long sessions' commits copy arrays of
+    /// tens of megabytes); the process id stays the one started. A `GLIBC_TUNABLES` the operator
+    /// sets, even empty, is theirs: the server runs with it as it is.
+    @Test func theServerAsksForHugePagesUnlessTheOperatorSetsTheTunables() throws {
+        let mode = (try? String(contentsOfFile: "/sys/kernel/mm/transparent_hugepage/enabled", encoding: .utf8)) ?? ""
+        func tunables(of server: ServerProcess) throws -> String? {
+            let environment = try Data(contentsOf: URL(fileURLWithPath: "/proc/\(server.process.processIdentifier)/environ"))
+            let variables = environment.split(separator: 0).map { String(decoding: $0, as: UTF8.self) }
+            return variables.first { $0.hasPrefix("GLIBC_TUNABLES=") }.map { String($0.dropFirst("GLIBC_TUNABLES=".count)) }
+        }
+        let asked = try ServerProcess()
+        let inherited = ProcessInfo.processInfo.environment["GLIBC_TUNABLES"]
+        let expected = inherited ?? (mode.contains("[madvise]") ? "glibc.malloc.hugetlb=1" : nil)
+        #expect(try tunables(of: asked) == expected, "transparent huge pages: \(mode)")
+        #expect(try asked.connection().request("GET", "/health").status == 200)
+        #expect(asked.stop() == 0)
+        let chosen = try ServerProcess(environment: ["GLIBC_TUNABLES": ""])
+        #expect(try tunables(of: chosen) == "")
+        #expect(chosen.stop() == 0)
+    }
 }
