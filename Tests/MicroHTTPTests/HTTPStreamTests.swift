@@ -58,6 +58,26 @@ private func streamingServer(
         try waitUntil { !stream.isOpen && server.openStreams == 0 }
     }
 
+    /// Writes to many streams within `batchingWakes` resume their connections at its end: each
+    /// client gets its events, batch after batch (each connection suspended again between them),
+    /// and a stream closed within a batch ends.
+    @Test func writesWithinABatchAreSentWhenItEnds() throws {
+        let streams = NIOLockedValueBox<[HTTPStream]>([])
+        let server = try streamingServer(threads: 2, streams: streams)
+        defer { server.stop(grace: .seconds(1)) }
+        let clients = try (0..<4).map { _ in try EventStreamClient(port: server.port, path: "/stream") }
+        try waitUntil { streams.withLockedValue { $0.count } == clients.count }
+        let written = streams.withLockedValue { $0 }
+        for number in 1...3 {
+            let accepted = HTTPStream.batchingWakes { written.map { $0.write(Array("id: \(number)\ndata: event \(number)\n\n".utf8)) } }
+            #expect(accepted.allSatisfy { $0 })
+            for client in clients { #expect(try client.next()?.data == "event \(number)") }
+        }
+        HTTPStream.batchingWakes { for stream in written { stream.close() } }
+        for client in clients { #expect(try client.next() == nil) }
+        try waitUntil { server.openStreams == 0 }
+    }
+
     /// A stream answered from a waiting thread, with bytes written before it was sent.
     @Test func aStreamFromAWaitingThreadSendsEachEventAsItIsWritten() throws {
         let streams = NIOLockedValueBox<[HTTPStream]>([])

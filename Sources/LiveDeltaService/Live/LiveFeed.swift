@@ -420,13 +420,17 @@ final class LiveFeed: Sendable {
     /// spread over the cores in chunks; a subscriber is in one chunk only, and the pass ends
     /// when every chunk has, so each subscriber's events keep their order.
     private func deliverAll(_ work: [(LiveSubscriber, ArraySlice<LiveEntry>)]) -> [LiveSubscriber] {
+        // Each chunk's connections are resumed together at its end (`batchingWakes`).
         guard work.count > Self.chunk, HTTPServer.processorCount > 1 else {
-            return work.filter { !deliver($0.1, to: $0.0) }.map(\.0)
+            return stride(from: 0, to: work.count, by: Self.chunk).flatMap { start in
+                let part = work[start..<min(work.count, start + Self.chunk)]
+                return HTTPStream.batchingWakes { part.filter { !deliver($0.1, to: $0.0) }.map(\.0) }
+            }
         }
         let gone = NIOLockedValueBox<[LiveSubscriber]>([])
         DispatchQueue.concurrentPerform(iterations: (work.count + Self.chunk - 1) / Self.chunk) { index in
             let part = work[index * Self.chunk..<min(work.count, (index + 1) * Self.chunk)]
-            let lost = part.filter { !deliver($0.1, to: $0.0) }.map(\.0)
+            let lost = HTTPStream.batchingWakes { part.filter { !deliver($0.1, to: $0.0) }.map(\.0) }
             if !lost.isEmpty { gone.withLockedValue { $0 += lost } }
         }
         return gone.withLockedValue { $0 }
