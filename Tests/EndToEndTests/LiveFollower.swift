@@ -83,9 +83,12 @@ final class LiveFollower: @unchecked Sendable {  // one thread at a time; see ab
 
     private func replay(_ data: JSONValue) throws -> [JSONValue] {
         switch format {
-        case "batch":
-            let new = data["items"]?.array ?? []
-            let replayed = try indexDelta(data["delta"]).replay(old: items, new: new)
+        case "batch", "batch&rows=changed":
+            let delta = try indexDelta(data["delta"])
+            let new = try newRows(data, positions: delta.insertions + delta.reloads.map(\.target))
+            let replayed = try delta.replay(old: items, new: new)
+            // Where the event carried only the changed rows, the replay is the list.
+            guard data["items"] != nil else { return replayed }
             guard replayed.map(\.identity) == new.map(\.identity) else { throw WireError.shape("identities differ after the batch") }
             return new
         case "keyed": return try applyKeyed(data["keyed"]?.array ?? [], to: items)

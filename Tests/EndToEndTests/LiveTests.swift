@@ -27,8 +27,8 @@ import Testing
         let port = fixture.server.port
         let server = fixture.server
         #expect(try fixture.connection.request("PUT", "/sessions/live", json: Self.body((0..<20).map { Thing(id: $0) })).status == 201)
-        let formats = ["batch", "keyed", "jsonPatch"]
-        let early = try (0..<12).map { try LiveFollower(port: port, session: "live", format: formats[$0 % 3]) }
+        let formats = ["batch", "keyed", "jsonPatch", "batch&rows=changed"]
+        let early = try (0..<12).map { try LiveFollower(port: port, session: "live", format: formats[$0 % 4]) }
         let written = Atomic<Int>(0)
         let failures = Mutex<[String]>([])
         let writers = DispatchGroup()
@@ -49,7 +49,7 @@ import Testing
         }
         // Late joiners, once writing is under way.
         while written.load(ordering: .relaxed) < 100 { usleep(1_000) }
-        let late = try (0..<8).map { try LiveFollower(port: port, session: "live", format: formats[$0 % 3]) }
+        let late = try (0..<8).map { try LiveFollower(port: port, session: "live", format: formats[$0 % 4]) }
         let followers = early + late
         let finalVersion = 400
         let outcomes = Mutex<[Int: Bool]>([:])

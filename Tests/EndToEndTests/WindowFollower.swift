@@ -24,6 +24,8 @@ final class WindowFollower: @unchecked Sendable {
     private(set) var query: String
     private(set) var client: EventStreamClient
     private(set) var rows: [JSONValue] = []
+    /// The data of the last event read.
+    private(set) var lastData = ""
     private(set) var version: Int?
     private(set) var incarnation: String?
     private(set) var window: JSONValue?
@@ -66,6 +68,7 @@ final class WindowFollower: @unchecked Sendable {
     }
 
     private func apply(_ event: ServerSentEvent) {
+        lastData = event.data
         guard let data = try? JSONValue(parsing: event.data) else {
             problems.append("unreadable data: \(event.data.prefix(200))")
             return
@@ -98,14 +101,22 @@ final class WindowFollower: @unchecked Sendable {
     }
 
     private func replay(_ data: JSONValue) throws -> [JSONValue] {
-        switch format {
+        switch format.prefix(while: { $0 != "&" }) {
         case "batch":
-            let new = data["items"]?.array ?? []
-            let replayed = try indexDelta(data["delta"]).replay(old: rows, new: new)
-            guard replayed.map(\.identity) == new.map(\.identity) else { throw WireError.shape("identities differ after the batch") }
-            return new
+            let delta = try indexDelta(data["delta"])
+            let new = try newRows(data, positions: delta.insertions + delta.reloads.map(\.target))
+            let replayed = try delta.replay(old: rows, new: new)
+            guard data["items"] == nil || replayed.map(\.identity) == new.map(\.identity) else {
+                throw WireError.shape("identities differ after the batch")
+            }
+            return data["items"] == nil ? replayed : new
         case "sequential":
-            let new = data["items"]?.array ?? []
+            let steps = data["sequential"]?.array ?? []
+            let positions = steps.flatMap { step -> [Int] in
+                guard ["insert", "change"].contains(step["op"]?.stringValue), let position = step["position"]?.int else { return [] }
+                return Array(position..<position + (step["count"]?.int ?? 1))
+            }
+            let new = try newRows(data, positions: positions)
             let operations: [AndroidReplayer.Operation] = try (data["sequential"]?.array ?? []).map { step in
                 let position = step["position"]?.int ?? -1
                 let count = step["count"]?.int ?? 1
@@ -118,11 +129,29 @@ final class WindowFollower: @unchecked Sendable {
                 }
             }
             let (list, _) = try AndroidReplayer.apply(operations, to: rows, new: new)
-            guard list.map(\.identity) == new.map(\.identity) else { throw WireError.shape("identities differ after the steps") }
-            return new
+            guard data["items"] == nil || list.map(\.identity) == new.map(\.identity) else {
+                throw WireError.shape("identities differ after the steps")
+            }
+            return data["items"] == nil ? list : new
         case "keyed": return try applyKeyed(data["keyed"]?.array ?? [], to: rows)
         case "jsonPatch": return try applyPatch(data["jsonPatch"]?.array ?? [], to: rows)
         default: throw WireError.shape("no replayer for \(format)")
         }
     }
+}
+
+/// The new rows a batch or sequential event's delta needs: its `items`, or, asked with
+/// `rows=changed`, its `rows` put at the positions that take them in the order the delta meets
+/// them (`positions`: insertions, then reload targets; or the insert and change steps' rows),
+/// the other positions left null for the rows the client holds.
+func newRows(_ data: JSONValue, positions: [Int]) throws -> [JSONValue] {
+    if let items = data["items"]?.array { return items }
+    guard let carried = data["rows"]?.array, let newCount = data["newCount"]?.int else { throw WireError.shape("a delta without rows or items") }
+    guard carried.count == positions.count else { throw WireError.shape("\(carried.count) rows for \(positions.count) positions") }
+    var new = [JSONValue](repeating: .null, count: newCount)
+    for (row, position) in zip(carried, positions) {
+        guard new.indices.contains(position) else { throw WireError.shape("row position \(position) of \(newCount)") }
+        new[position] = row
+    }
+    return new
 }

@@ -215,7 +215,9 @@ import Testing
         return problems
     }
 
-    static let formats = ["batch", "sequential", "keyed", "jsonPatch"]
+    /// Each format, and the two that give positions only carrying only the rows they insert
+    /// or change (`rows=changed`).
+    static let formats = ["batch", "sequential", "keyed", "jsonPatch", "batch&rows=changed", "sequential&rows=changed"]
 
     /// Random writes of every kind and random scrolls; each follower's rows are the session's
     /// rows in its window at every version it reached, in every format, flat, in both stores.
@@ -394,6 +396,26 @@ import Testing
         #expect(try follower.client.next()?.event == "window")
     }
 
+    /// With `rows=changed`, a batch scroll carries the 10 rows that enter the window, not the
+    /// 50 it shows, and so does a commit that changes one row in it.
+    @Test(arguments: ["batch", "sequential"]) func aScrollCarriesOnlyTheRowsThatEnter(format: String) throws {
+        let fixture = try Fixture(.memory)
+        let session = try Session(connection: fixture.connection, name: "entering", rows: (0..<1_000).map { Row(id: $0, v: 0) })
+        let follower = try WindowFollower(
+            port: fixture.server.port, session: "entering", format: format + "&rows=changed", query: "offset=100&limit=50")
+        #expect(try follower.follow(until: 0, of: session.incarnation))
+        try follower.move(to: "offset=110&limit=50")
+        #expect(try follower.next() == "delta")
+        let scrolled = try JSONValue(parsing: follower.lastData)
+        #expect(scrolled["items"] == nil && scrolled["rows"]?.array?.compactMap { $0["id"]?.int } == Array(150..<160))
+        #expect(follower.rows.compactMap { $0["id"]?.int } == Array(110..<160) && follower.problems.isEmpty)
+        try session.write("POST", "/changes", #"{"operations":[{"op":"update","id":120,"item":{"id":120,"v":7}}]}"#)
+        #expect(try follower.next() == "delta")
+        let changed = try JSONValue(parsing: follower.lastData)
+        #expect(changed["rows"]?.array?.map { $0["v"]?.int } == [7] && follower.rows[10]["v"]?.int == 7)
+        #expect(follower.problems.isEmpty, "\(follower.problems)")
+    }
+
     /// With a history of two versions (as a million-row session has within the history's
     /// bytes), a window that reconnects or scrolls from a version trimmed from the history is
     /// caught up in one delta from what is left of the changes (LiveTrace), never reset, and
@@ -478,6 +500,7 @@ import Testing
             ("/sessions/repeats?after=1&limit=5", 400, "invalid_parameter", "after"),
             ("/sessions/flat/events?limit=500", 400, "invalid_parameter", "limit"),
             ("/sessions/flat/changes?before=3&offset=1&limit=5", 400, "invalid_parameter", "before"),
+            ("/sessions/flat/events?offset=1&limit=5&rows=some", 400, "invalid_parameter", "rows"),
         ]
         for (path, status, code, parameter) in cases {
             let reply = try connection.request("GET", path)

@@ -10,6 +10,7 @@ struct LiveEndpoints {
     private struct Request {
         var format: DeltaFormat?
         var changes: ChangeDetail?
+        var rows = CarriedRows.all
         var token: WindowToken?
         var coalesce = false
         var window: WindowRequest?
@@ -17,6 +18,13 @@ struct LiveEndpoints {
         init(_ request: HTTPRequest, maxWindowRows: Int) throws(APIError) {
             window = try WindowRequest.parse(request, maxRows: maxWindowRows)
             (format, changes) = try request.spellingParameters()
+            if let given = request.query("rows") {
+                guard let carried = CarriedRows(rawValue: given) else {
+                    throw .invalidParameter(
+                        "rows", "rows must be all (batch and sequential deltas carry every row) or changed (only the rows they insert or change)")
+                }
+                rows = carried
+            }
             switch request.query("catchUp") {
             case nil, "replay": coalesce = false
             case "coalesce": coalesce = true
@@ -30,7 +38,7 @@ struct LiveEndpoints {
         }
 
         func spelling(_ options: DiffOptions) -> LiveSpelling {
-            LiveSpelling(format: format ?? options.format, changes: changes ?? options.changes)
+            LiveSpelling(format: format ?? options.format, changes: changes ?? options.changes, rows: rows)
         }
     }
 

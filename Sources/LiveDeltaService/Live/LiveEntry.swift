@@ -78,7 +78,7 @@ final class LiveEntry: Sendable {
         if let event = rendered.withLockedValue({ $0[spelling] }) { return event }
         // A delta that cannot be spelled (an internal failure, as a request would answer 500)
         // becomes a reset: the subscriber starts again from the session's state.
-        guard let data = try? change.json(spelling: spelling.applied(to: change.options), withCollection: spelling.needsCollection)
+        guard let data = try? change.json(spelling: spelling.applied(to: change.options), carrying: spelling.carried)
         else { return reset() }
         let event = LiveEvent(name: .delta, id: position.token, data: data)
         rendered.withLockedValue { $0[spelling] = event }

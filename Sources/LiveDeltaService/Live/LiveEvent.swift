@@ -30,14 +30,19 @@ struct LivePosition: Equatable, Sendable {
     }
 }
 
-/// How a subscriber's deltas are spelled: the two options each request may choose.
+/// How a subscriber's deltas are spelled: the options each request may choose.
 struct LiveSpelling: Hashable, Sendable {
     var format: DeltaFormat
     var changes: ChangeDetail
+    var rows: CarriedRows = .all
 
-    /// Whether its deltas leave out the items' content (positions only), so that a subscriber,
-    /// which unlike a writer does not hold the new collection, is sent it with each delta.
-    var needsCollection: Bool { format == .batch || format == .sequential }
+    /// What its delta events carry besides the delta: a format that leaves out the items'
+    /// content (positions only) carries the rows, as a subscriber, unlike a writer, does not
+    /// hold the new collection.
+    var carried: CarriedCollection {
+        guard format == .batch || format == .sequential else { return .none }
+        return rows == .changed ? .changedRows : .whole
+    }
 
     func applied(to options: DiffOptions) -> DeltaSpelling {
         var spelling = options.spelling

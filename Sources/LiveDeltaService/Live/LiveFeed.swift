@@ -305,7 +305,7 @@ final class LiveFeed: Sendable {
         // Where the coalesced delta cannot be spelled, the steps one by one follow (or a reset).
         if coalesce, let from = log.last(where: { $0.position == token })?.state, let current = latest.state,
             let change = coalesced(from: from, to: current),
-            let data = try? change.json(spelling: spelling.applied(to: current.options), withCollection: spelling.needsCollection)
+            let data = try? change.json(spelling: spelling.applied(to: current.options), carrying: spelling.carried)
         {
             return [LiveEvent(name: .delta, id: latest.position.token, data: data)]
         }

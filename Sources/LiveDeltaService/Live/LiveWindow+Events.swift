@@ -133,7 +133,7 @@ enum WindowEvents {
         }
         let change = SessionChange(
             id: state.id, incarnation: state.incarnation, created: false, options: state.options, outcome: outcome, owners: owners)
-        guard var data = try? change.json(spelling: spelling.applied(to: state.options), withCollection: spelling.needsCollection),
+        guard var data = try? change.json(spelling: spelling.applied(to: state.options), carrying: spelling.carried),
             data.last == UInt8(ascii: "}")
         else { return nil }
         data.removeLast()

@@ -93,9 +93,10 @@ extension SessionSnapshot {
 }
 
 extension SessionChange {
-    /// The change as an update answers it, its delta spelled as `spelling` says; with the
-    /// collection after it (`items` or `sections`) where `withCollection`.
-    func json(spelling: DeltaSpelling, withCollection: Bool = false) throws(APIError) -> [UInt8] {
+    /// The change as an update answers it, its delta spelled as `spelling` says; with what
+    /// `carried` says of the collection after it (`items` or `sections` whole, or a flat
+    /// delta's inserted and changed `rows`).
+    func json(spelling: DeltaSpelling, carrying carried: CarriedCollection = .none) throws(APIError) -> [UInt8] {
         var writer = JSONWriter()
         writer.raw("{")
         let includeDeleted = options.includeDeletedItems
@@ -105,7 +106,11 @@ extension SessionChange {
                 animation: update.animation, delta: update.delta, spelling: spelling, old: old, new: new,
                 deletedItems: includeDeleted ? update.deletedItems : nil)
             writer.versions(id: id, version: update.version, baseVersion: update.baseVersion)
-            if withCollection {
+            if carried == .changedRows, let delta = update.delta {
+                writer.member("rows")
+                writer.items(ChangedRows.of(delta, format: spelling.format, oldCount: old.count, in: new))
+            } else if carried != .none {
+                // A delta over the thresholds is no delta: the rows whole.
                 writer.member("items")
                 writer.items(new)
             }
@@ -115,7 +120,7 @@ extension SessionChange {
                 itemDelta: update.itemDelta, spelling: spelling, old: old, new: new,
                 deletedItems: includeDeleted ? update.deletedItems : nil)
             writer.versions(id: id, version: update.version, baseVersion: update.baseVersion)
-            if withCollection {
+            if carried != .none {
                 writer.member("sections")
                 writer.array(new) { writer, section in writer.raw(section.text) }
             }
