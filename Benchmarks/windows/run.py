@@ -1,7 +1,7 @@
 """make bench-windows: live windows of a 1,000,000-item session, memory store and Redis.
 
 Prints: a 50-row window's first read (GET, p50 over 200 offsets) and its reset on the wire;
-a 10-row scroll of it on the wire (keyed); 10,000 subscribers on distinct keyset windows and a
+a 10-row scroll of it on the wire (batch with rows=changed, and keyed); 10,000 subscribers on distinct keyset windows and a
 one-item commit outside all of them (the server's CPU per commit beside the same commit with
 no subscribers; the rows they were sent: none; and the fan-out threads' CPU per commit, whole
 and once the totals, at most one a window a second, are priced from a quiet tail and taken
@@ -142,8 +142,12 @@ def reads(port, store):
     size, reset = first_event(port, f"/sessions/big/events?format=keyed&offset={middle}&limit=50")
     token = [line for line in reset.split(b"\n") if line.startswith(b"id: ")][0][4:].decode()
     scroll, _ = first_event(port, f"/sessions/big/events?format=keyed&offset={middle + 10}&limit=50", f"Last-Event-ID: {token}\r\n")
+    # batch with rows=changed: the delta's positions and only the 10 rows that enter.
+    compact, _ = first_event(port, f"/sessions/big/events?format=batch&rows=changed&offset={middle + 10}&limit=50",
+                             f"Last-Event-ID: {token}\r\n")
     print(f"  {store}: a 50-row window's first read p50 {statistics.median(latencies) * 1000:.2f} ms, p99 {percentile(latencies, 0.99) * 1000:.2f} ms"
-          f" (the first {latencies[0] * 1000:.1f} ms); its reset {size} bytes on the wire; a 10-row scroll {scroll} bytes (keyed)")
+          f" (the first {latencies[0] * 1000:.1f} ms); its reset {size} bytes on the wire; a 10-row scroll {compact} bytes"
+          f" (batch, rows=changed; keyed {scroll})")
 
 
 def helper_run(port, version, kind, mode, rounds, pid):
