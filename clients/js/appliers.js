@@ -126,8 +126,14 @@ export class LiveArray {
   #flat(format, data) {
     const old = this.items;
     switch (format) {
-      case "batch": return checked(batchReplay(old, data.delta, needs(data.items, "items")), data.items);
-      case "sequential": return checked(sequentialReplay(old, data.sequential, needs(data.items, "items")), data.items);
+      case "batch": {
+        if (data.rows) return batchReplay(old, data.delta, placed(data, batchPositions(data.delta)));
+        return checked(batchReplay(old, data.delta, needs(data.items, "items")), data.items);
+      }
+      case "sequential": {
+        if (data.rows) return sequentialReplay(old, data.sequential, placed(data, sequentialPositions(data.sequential)));
+        return checked(sequentialReplay(old, data.sequential, needs(data.items, "items")), data.items);
+      }
       case "jsonPatch": return applyPatch(old, data.jsonPatch);
       case "keyed": return keyedReplay(old, data.keyed, this.options);
       default: return fail(`unknown format ${format}`);
@@ -155,6 +161,34 @@ export class LiveArray {
       default: return fail(`unknown format ${format}`);
     }
   }
+}
+
+/** Where a batch delta's carried `rows` (`rows=changed`) go: its insertions, then its reloads' targets. */
+function batchPositions(delta) {
+  if (!delta) fail("no delta");
+  return [...(delta.insertions ?? []), ...(delta.reloads ?? []).map((reload) => reload.target)];
+}
+
+/** Where sequential steps' carried `rows` go: each insert and change step's, step by step. */
+function sequentialPositions(operations) {
+  const positions = [];
+  for (const op of operations ?? []) {
+    if (op.op !== "insert" && op.op !== "change") continue;
+    for (let row = op.position; row < op.position + op.count; row++) positions.push(row);
+  }
+  return positions;
+}
+
+/**
+ * The new list as far as an event with only the changed `rows` gives it: each row at its
+ * position, the others empty (the delta keeps the rows the list holds there).
+ */
+function placed(data, positions) {
+  if (!Number.isInteger(data.newCount)) fail("the event carries rows but no newCount");
+  if (data.rows.length !== positions.length) fail(`the event carries ${data.rows.length} rows for ${positions.length} positions`);
+  const next = new Array(data.newCount);
+  positions.forEach((position, i) => (next[index(position, data.newCount, "row position")] = data.rows[i]));
+  return next;
 }
 
 function needs(value, name) {

@@ -164,6 +164,8 @@ export interface DeltaEvent extends DeltaAnswer {
   baseVersion: number;
   items?: Item[];
   sections?: Section[];
+  /** With `rows: "changed"`: the rows the delta inserts or changes, in the order it meets them. */
+  rows?: Item[];
   /** For a window: where its rows are after the delta. */
   window?: WindowPlace;
 }
@@ -266,6 +268,12 @@ export interface FollowOptions {
   format?: DeltaFormat;
   changes?: ChangeDetail;
   catchUp?: "replay" | "coalesce";
+  /**
+   * With `batch` or `sequential`: `changed` has each delta carry only the rows it inserts or
+   * changes (`rows`), which the live array puts in place; `all` (the server's default) the new
+   * list whole (`items`).
+   */
+  rows?: "all" | "changed";
   /** A resume token (an event id) kept from before. */
   since?: string;
   /** `auto` (streams, long polling where streams stay silent), `sse` or `poll`. */

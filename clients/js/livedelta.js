@@ -579,8 +579,8 @@ export class Follower {
   }
 
   #query(extra) {
-    const { format, changes, catchUp, window } = this.options;
-    const query = { format, changes, catchUp, ...windowQuery(window), ...extra };
+    const { format, changes, catchUp, rows, window } = this.options;
+    const query = { format, changes, catchUp, rows, ...windowQuery(window), ...extra };
     if (this.lastId) query.since = this.lastId;
     return `?${new URLSearchParams(Object.entries(query).filter(([, v]) => v !== undefined))}`;
   }

@@ -35,12 +35,32 @@ test("a delta that does not fit is refused, whatever its format", () => {
     { format: "sequential", sequential: [{ op: "remove", position: 1, count: 5 }], items: [1] },
     // The replay gives [2, 1]; the event says the list is [1, 2].
     { delta: { deletions: [], insertions: [], moves: [{ source: 0, target: 1 }], reloads: [] }, items: [1, 2] },
+    // Changed rows (`rows=changed`) that do not match the positions the delta fills.
+    { delta: { deletions: [], insertions: [2], moves: [], reloads: [] }, rows: [3, 4], newCount: 3 },
+    { delta: { deletions: [], insertions: [5], moves: [], reloads: [] }, rows: [3], newCount: 3 },
+    { format: "sequential", sequential: [{ op: "insert", position: 0, count: 2 }], rows: [3], newCount: 4 },
   ];
   for (const data of cases) {
     const array = new LiveArray(session([1, 2]));
     assert.throws(() => array.apply({ ...data, version: 4, baseVersion: 3 }), DeltaMismatch, JSON.stringify(data));
     assert.deepEqual(array.items, [1, 2]);
   }
+});
+
+test("changed rows go where the delta puts them; the rows it keeps stay the same objects", () => {
+  const kept = { id: 1 };
+  const array = new LiveArray(session([kept, { id: 2, v: 0 }, { id: 3 }]));
+  array.apply({
+    delta: { deletions: [2], insertions: [0], moves: [], reloads: [{ source: 1, target: 2 }] },
+    rows: [{ id: 0 }, { id: 2, v: 1 }], newCount: 3, version: 4, baseVersion: 3,
+  });
+  assert.deepEqual(array.items, [{ id: 0 }, { id: 1 }, { id: 2, v: 1 }]);
+  assert.equal(array.items[1], kept);
+  array.apply({
+    format: "sequential", sequential: [{ op: "remove", position: 0, count: 1 }, { op: "change", position: 1, count: 1 }, { op: "insert", position: 2, count: 1 }],
+    rows: [{ id: 2, v: 2 }, { id: 4 }], newCount: 3, version: 5, baseVersion: 4,
+  });
+  assert.deepEqual(array.items, [{ id: 1 }, { id: 2, v: 2 }, { id: 4 }]);
 });
 
 test("a version without a delta is refused: the follower reads the session instead", () => {

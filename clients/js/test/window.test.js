@@ -22,15 +22,24 @@ describe("windows", () => {
     return total === whole.items.length && JSON.stringify(live.array.items) === JSON.stringify(whole.items.slice(offset, offset + count));
   }
 
-  for (const transport of ["sse", "poll"]) {
-    test(`a window follows commits and scrolls without a reset (${transport})`, async () => {
+  // Keyed (the default), and the two formats of positions carrying only the rows they change.
+  const spellings = [
+    ["sse", {}], ["poll", {}], ["sse", { format: "batch", rows: "changed" }], ["poll", { format: "sequential", rows: "changed" }],
+  ];
+  for (const [transport, spelling] of spellings) {
+    const named = [transport, spelling.format, spelling.rows].filter(Boolean).join(", ");
+    test(`a window follows commits and scrolls without a reset (${named})`, async () => {
       const client = new LiveDeltaClient(server.url);
-      const id = `window-${transport}`;
+      const id = `window-${transport}-${spelling.format ?? "keyed"}`;
       await client.putSession(id, rows(2_000));
       const events = [];
+      const carried = [];
       const live = client.live(id, {
-        window: { offset: 100, limit: 20 }, transport, pollWait: 1, minDelay: 50, maxDelay: 200,
-        onChange: (_, event) => events.push(event.type),
+        ...spelling, window: { offset: 100, limit: 20 }, transport, pollWait: 1, minDelay: 50, maxDelay: 200,
+        onChange: (_, event) => {
+          events.push(event.type);
+          if (event.type === "delta") carried.push(event.data.rows ? "rows" : event.data.items ? "items" : "neither");
+        },
       });
       await until(() => live.array.version === 0, "the first window");
       assert.deepEqual(live.array.items.map((item) => item.id), Array.from({ length: 20 }, (_, i) => 100 + i));
@@ -60,6 +69,8 @@ describe("windows", () => {
       assert.equal(live.array.window.after, 999);
       assert.ok(await matches(client, id, live));
       assert.deepEqual(events.filter((type) => type === "reset"), ["reset"]);
+      // Each delta carried only its changed rows where asked; keyed carries neither.
+      assert.deepEqual(new Set(carried), new Set([spelling.rows ? "rows" : "neither"]));
       live.close();
     });
   }
