@@ -38,6 +38,26 @@ public enum BatchReplay {
         return result.map { $0! }
     }
 
+    /// The same where an event carries only the rows the delta inserts or changes
+    /// (`FollowOptions.rows` `.changed`): `rows` at its insertions (ascending), then at its
+    /// reloads' targets, among `newCount` rows after it; every other row is one `old` holds.
+    public static func flat<Item>(_ old: [Item], _ delta: Delta<Int>, rows: [Item], newCount: Int?) throws -> [Item] {
+        let positions = delta.insertions + delta.reloads.map(\.target)
+        guard let newCount, newCount >= 0, rows.count == positions.count else {
+            throw DeltaMismatch(description: "\(rows.count) rows for \(positions.count) insertions and reloads of \(newCount ?? -1)")
+        }
+        var new = [Item?](repeating: nil, count: newCount)
+        for (row, position) in zip(rows, positions) {
+            guard new.indices.contains(position) else { throw DeltaMismatch(description: "row position \(position) of \(newCount)") }
+            new[position] = row
+        }
+        let replayed = try flat(old.map { Optional($0) }, delta, new: new)
+        return try replayed.map { row in
+            guard let row else { throw DeltaMismatch(description: "a position has no row") }
+            return row
+        }
+    }
+
     /// The section stage of a sectioned batch: sections in their new places, a surviving one
     /// with its old rows (and its new fields), an inserted one with its new rows.
     public static func sectionStage<Item>(_ old: [LiveSection<Item>], _ delta: Delta<Int>, new: [LiveSection<Item>]) throws -> [LiveSection<Item>] {

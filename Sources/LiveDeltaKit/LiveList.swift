@@ -81,13 +81,16 @@ public final class LiveList<Item: Codable & Sendable & Equatable> {
             onChange?(.window)
             return true
         case .delta(let event):
-            guard version == event.baseVersion, fits(event) else {
+            guard version == event.baseVersion, let new = after(event) else {
                 needsFreshRead = true
                 return false
             }
             willChange()
             let (oldItems, oldSections) = (items, sections)
-            if isSectioned { sections = event.sections ?? [] } else { items = event.items ?? [] }
+            switch new {
+            case .items(let new): items = new
+            case .sections(let new): sections = new
+            }
             version = event.version
             window = event.window ?? window
             resumeToken = event.eventID ?? resumeToken
@@ -96,14 +99,22 @@ public final class LiveList<Item: Codable & Sendable & Equatable> {
         }
     }
 
-    /// Whether replaying the event's delta on what is shown gives the collection it carries.
-    private func fits(_ event: DeltaEvent<Item>) -> Bool {
+    /// What the event's delta makes of what is shown: where it carries the collection, that,
+    /// if replaying the delta gives it; where it carries only the changed rows, the replay
+    /// with them in place. Nil where it does not fit.
+    private func after(_ event: DeltaEvent<Item>) -> SessionCollection<Item>? {
         if isSectioned {
-            guard let new = event.sections, let sectionDelta = event.answer.sectionDelta, let itemDelta = event.answer.itemDelta else { return false }
-            return (try? BatchReplay.sectioned(sections, sectionDelta: sectionDelta, itemDelta: itemDelta, new: new)) == new
+            guard let new = event.sections, let sectionDelta = event.answer.sectionDelta, let itemDelta = event.answer.itemDelta,
+                (try? BatchReplay.sectioned(sections, sectionDelta: sectionDelta, itemDelta: itemDelta, new: new)) == new
+            else { return nil }
+            return .sections(new)
         }
-        guard let new = event.items, let delta = event.answer.delta else { return false }
-        return (try? BatchReplay.flat(items, delta, new: new)) == new
+        guard let delta = event.answer.delta else { return nil }
+        if let rows = event.rows, event.items == nil {
+            return (try? BatchReplay.flat(items, delta, rows: rows, newCount: event.answer.newCount)).map { .items($0) }
+        }
+        guard let new = event.items, (try? BatchReplay.flat(items, delta, new: new)) == new else { return nil }
+        return .items(new)
     }
 
     #if canImport(Combine)
@@ -148,6 +159,8 @@ public final class LiveList<Item: Codable & Sendable & Equatable> {
     /// `follow`'s loop: returns where the task was cancelled, throws where following ended.
     private func following(_ id: String, with client: LiveDeltaClient, options: FollowOptions) async throws {
         var options = options
+        // The list puts a delta's changed rows in place itself: it needs no more.
+        options.rows = options.rows ?? .changed
         followedWindow = options.window
         while !Task.isCancelled {
             let window = followedWindow

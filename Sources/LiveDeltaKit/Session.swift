@@ -105,8 +105,11 @@ public struct DeltaEvent<Item: Codable & Sendable>: Codable, Sendable {
     public var baseVersion: Int
     /// The delta, as the write to this version answered it.
     public var answer: DeltaAnswer
-    /// The items after it (a flat session).
+    /// The items after it (a flat session), unless it carries `rows` instead.
     public var items: [Item]?
+    /// With `FollowOptions.rows` `.changed`: only the rows the delta inserts or changes, at
+    /// its insertions (ascending), then at its reloads' targets.
+    public var rows: [Item]?
     /// The sections after it (a sectioned session).
     public var sections: [LiveSection<Item>]?
     /// The event's id, a resume token (`FollowOptions.since`).
@@ -114,7 +117,7 @@ public struct DeltaEvent<Item: Codable & Sendable>: Codable, Sendable {
     /// For a window: where its rows are after the delta.
     public var window: WindowPlace?
 
-    enum CodingKeys: String, CodingKey { case version, baseVersion, items, sections, window }
+    enum CodingKeys: String, CodingKey { case version, baseVersion, items, rows, sections, window }
 
     /// Reads a section or an event: its members, and what it carries.
     public init(from decoder: any Decoder) throws {
@@ -122,6 +125,7 @@ public struct DeltaEvent<Item: Codable & Sendable>: Codable, Sendable {
         version = try container.decode(Int.self, forKey: .version)
         baseVersion = try container.decode(Int.self, forKey: .baseVersion)
         items = try container.decodeIfPresent([Item].self, forKey: .items)
+        rows = try container.decodeIfPresent([Item].self, forKey: .rows)
         sections = try container.decodeIfPresent([LiveSection<Item>].self, forKey: .sections)
         window = try container.decodeIfPresent(WindowPlace.self, forKey: .window)
         answer = try DeltaAnswer(from: decoder)
@@ -133,6 +137,7 @@ public struct DeltaEvent<Item: Codable & Sendable>: Codable, Sendable {
         try container.encode(version, forKey: .version)
         try container.encode(baseVersion, forKey: .baseVersion)
         try container.encodeIfPresent(items, forKey: .items)
+        try container.encodeIfPresent(rows, forKey: .rows)
         try container.encodeIfPresent(sections, forKey: .sections)
         try container.encodeIfPresent(window, forKey: .window)
         try answer.encode(to: encoder)

@@ -46,12 +46,26 @@ public struct FollowOptions: Sendable {
     public var pollWait = 20
     /// Follow these rows alone (`LiveList.moveWindow` scrolls).
     public var window: Window?
+    /// What each delta of a flat session carries besides the delta: the new list whole
+    /// (`.all`, `DeltaEvent.items`), or only the rows it inserts or changes (`.changed`,
+    /// `DeltaEvent.rows`), the fewest bytes for a long list or a scrolling window. Nil: a
+    /// `LiveList` asks for `.changed` and puts the rows in place itself; `follow` for `.all`.
+    public var rows: CarriedRows?
     /// What to do with an event the `Item` type cannot decode: stop (the default), or read
     /// the session afresh. Never ask for it again: the server would send the same bytes.
     public var undecodable: UndecodablePolicy = .stop
 
     /// The defaults: events, a 45 s watchdog, back-off from 1 s to 32 s.
     public init() {}
+}
+
+/// What a delta event carries besides the delta (`FollowOptions.rows`).
+public enum CarriedRows: String, Sendable {
+    /// The collection after it whole: `items` (or `sections`).
+    case all
+    /// Only the rows a flat session's delta inserts or changes: `rows`, at its insertions,
+    /// then at its reloads' targets (a sectioned session's deltas carry `sections` whole).
+    case changed
 }
 
 /// Why following ended.
@@ -195,6 +209,7 @@ final class Follower<Item: Codable & Sendable>: Sendable {
     /// The request that opens a stream or a poll, with the token and the resume token.
     private func request(_ route: String, query extra: [URLQueryItem], accept: String) async throws -> URLRequest {
         var query = [URLQueryItem(name: "format", value: "batch")] + (options.window?.queryItems ?? []) + extra
+        if let rows = options.rows, rows != .all { query.append(URLQueryItem(name: "rows", value: rows.rawValue)) }
         if let since = position.value.lastID { query.append(URLQueryItem(name: "since", value: since)) }
         var request = URLRequest(url: client.url(LiveDeltaClient.sessionPath(id, route), query: query))
         request.setValue(accept, forHTTPHeaderField: "Accept")

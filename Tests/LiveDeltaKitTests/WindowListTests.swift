@@ -10,7 +10,9 @@ import Testing
 @Suite struct WindowListTests {
     typealias Box = BatchUpdateTests.Box
 
-    @Test func aWindowedListDrivesTheViewThroughCommitsAndScrolls() async throws {
+    /// With each delta carrying only the rows it inserts or changes (a list's default), and
+    /// carrying the window's rows whole.
+    @Test(arguments: [nil, CarriedRows.all]) func aWindowedListDrivesTheViewThroughCommitsAndScrolls(rows carried: CarriedRows?) async throws {
         let server = try ServerProcess()
         defer { _ = server.stop() }
         let client = LiveDeltaClient(baseURL: URL(string: "http://127.0.0.1:\(server.port)")!)
@@ -21,6 +23,7 @@ import Testing
         let (list, view, data) = await MainActor.run { BatchUpdateTests.observedList() }
         var options = FollowOptions()
         options.window = Window(.offset(100), limit: 30)
+        options.rows = carried
         let following = Task { try await list.follow("window", with: client, options: options) }
         var offset = 100
         for round in 0..<60 {
