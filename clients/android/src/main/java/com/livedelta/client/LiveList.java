@@ -139,9 +139,12 @@ public final class LiveList {
     public boolean apply(Map<String, Object> event) {
         Object base = event.get("baseVersion");
         if (!(base instanceof Number) || ((Number) base).longValue() != version || !(event.get("sequential") instanceof List)) return false;
-        List<Row> next = rowsOf(event, itemsKey);
         List<Object> operations = (List<Object>) event.get("sequential");
         boolean sectioned = event.get("sections") instanceof List;
+        // Only the rows the steps bring (rows=changed): the others are the ones shown.
+        boolean changedRows = !sectioned && !(event.get("items") instanceof List) && event.get("rows") instanceof List;
+        List<Row> next = changedRows ? placed(event, operations) : rowsOf(event, itemsKey);
+        if (next == null) return false;
         List<Object[]> calls = new ArrayList<>();
         List<Row> replayed;
         try {
@@ -149,8 +152,8 @@ public final class LiveList {
         } catch (RuntimeException misfit) {
             return false;
         }
-        if (!replayed.equals(next)) return false;
-        rows = next;
+        if (changedRows ? replayed.contains(null) : !replayed.equals(next)) return false;
+        rows = changedRows ? replayed : next;
         version = ((Number) event.get("version")).longValue();
         if (event.get("window") instanceof Map) window = (Map<String, Object>) event.get("window");
         for (Object[] call : calls) {
@@ -162,6 +165,29 @@ public final class LiveList {
             }
         }
         return true;
+    }
+
+    /**
+     * The new rows as far as an event carrying only its steps' rows gives them: each insert
+     * and change step's rows at its positions, step by step, the others null; null where the
+     * rows do not match the steps.
+     */
+    @SuppressWarnings("unchecked")
+    static List<Row> placed(Map<String, Object> event, List<Object> operations) {
+        if (!(event.get("newCount") instanceof Number)) return null;
+        List<Object> carried = (List<Object>) event.get("rows");
+        List<Row> next = new ArrayList<>(java.util.Collections.nCopies(((Number) event.get("newCount")).intValue(), (Row) null));
+        int taken = 0;
+        for (Object raw : operations) {
+            Map<String, Object> op = (Map<String, Object>) raw;
+            if (!"insert".equals(op.get("op")) && !"change".equals(op.get("op"))) continue;
+            int position = number(op, "position"), count = number(op, "count");
+            for (int row = position; row < position + count; row++) {
+                if (taken >= carried.size() || row < 0 || row >= next.size()) return null;
+                next.set(row, new Row(false, carried.get(taken++)));
+            }
+        }
+        return taken == carried.size() ? next : null;
     }
 
     static int number(Map<String, Object> op, String name) {

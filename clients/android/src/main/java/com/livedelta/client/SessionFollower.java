@@ -87,6 +87,7 @@ public final class SessionFollower {
     private int failures;
     private volatile boolean reread;
     private volatile boolean longPolling;
+    private volatile boolean changedRows;
     private volatile Window window;
     /** The window was moved: open the next connection at once, from the rows shown. */
     private volatile boolean moving;
@@ -134,6 +135,17 @@ public final class SessionFollower {
      */
     public SessionFollower longPolling(boolean on) {
         longPolling = on;
+        return this;
+    }
+
+    /**
+     * Has each delta of a flat session carry only the rows its {@code insert} and {@code change}
+     * steps bring ({@code rows}, step by step), not the new list whole ({@code items}): the
+     * fewest bytes for a long list or a scrolling window. {@link LiveList#apply} takes either;
+     * a listener of its own reads {@code rows} instead of {@code items}. Call before {@link #start()}.
+     */
+    public SessionFollower changedRowsOnly(boolean on) {
+        changedRows = on;
         return this;
     }
 
@@ -278,7 +290,7 @@ public final class SessionFollower {
      */
     private HttpURLConnection open(String route, String extra, int readTimeout, String accept, boolean refreshed) throws IOException, LiveDeltaException {
         Window asked = window;
-        String query = "?format=sequential" + (asked != null ? asked.query() : "") + extra + (lastId != null ? "&since=" + URLEncoder.encode(lastId, "UTF-8") : "");
+        String query = "?format=sequential" + (changedRows ? "&rows=changed" : "") + (asked != null ? asked.query() : "") + extra + (lastId != null ? "&since=" + URLEncoder.encode(lastId, "UTF-8") : "");
         HttpURLConnection open = (HttpURLConnection) new URL(client.baseURL + LiveDeltaClient.sessionPath(id, route) + query).openConnection();
         connection = open;
         open.setConnectTimeout(10_000);

@@ -19,8 +19,10 @@ class WindowTest {
     void aWindowFollowsUpdatesAndScrollsWithoutBreakingARule() throws Exception {
         try (Servers.Server server = new Servers.Server()) {
             LiveDeltaClient client = new LiveDeltaClient(server.url(), null);
-            for (boolean polling : new boolean[] {false}) {  // long polls: see docs/clients.md
-                String id = polling ? "polled-window" : "window";
+            // With the window's rows whole in each delta, and with only the rows its steps bring.
+            for (boolean changedRows : new boolean[] {false, true}) {
+                boolean polling = false;  // long polls: see docs/clients.md
+                String id = changedRows ? "changed-rows-window" : "window";
                 Random random = new Random(5);
                 List<Object> rows = new ArrayList<>();
                 for (long row = 0; row < 500; row++) rows.add(Json.object("id", row, "v", 0L));
@@ -30,6 +32,7 @@ class WindowTest {
                 RecyclerViewRules view = new RecyclerViewRules(() -> holder[0].rows());
                 holder[0] = new LiveList(view);
                 int[] resets = {0};
+                int[] carriedRows = {0};
                 SessionFollower.Listener into = SessionFollower.into(holder[0]);
                 SessionFollower follower = new SessionFollower(client, id, null, main, new SessionFollower.Listener() {
                     @Override
@@ -41,6 +44,7 @@ class WindowTest {
 
                     @Override
                     public boolean onDelta(Map<String, Object> event) {
+                        if (event.get("rows") != null && event.get("items") == null) carriedRows[0]++;
                         boolean applied = into.onDelta(event);
                         view.settle();
                         return applied;
@@ -50,7 +54,7 @@ class WindowTest {
                     public void onWindow(Map<String, Object> event) {
                         into.onWindow(event);
                     }
-                }).window(Window.offset(100, 25)).longPolling(polling);
+                }).window(Window.offset(100, 25)).longPolling(polling).changedRowsOnly(changedRows);
                 follower.start();
                 LiveListTest.await(main, () -> holder[0].version() == 0, "version 0");
                 int offset = 100;
@@ -77,6 +81,7 @@ class WindowTest {
                     assertEquals(List.of(), LiveListTest.on(main, () -> new ArrayList<>(view.broken)), id + " version " + version);
                 }
                 assertEquals(1, (int) LiveListTest.on(main, () -> resets[0]), id + ": every version and every scroll a delta");
+                assertEquals(changedRows, LiveListTest.on(main, () -> carriedRows[0]) > 0, id + ": deltas carried only their rows where asked");
                 follower.stop();
                 main.shutdown();
             }
