@@ -247,4 +247,4 @@ performance: deps release
 
 ## Removes every build folder.
 clean:
-	rm -rf .build .build-fuzz .build-tsan
+	rm -rf .build .build-fuzz .build-tsan .build-kit .build-static Fuzz/.build
