@@ -420,17 +420,16 @@ final class LiveFeed: Sendable {
     /// spread over the cores in chunks; a subscriber is in one chunk only, and the pass ends
     /// when every chunk has, so each subscriber's events keep their order.
     private func deliverAll(_ work: [(LiveSubscriber, ArraySlice<LiveEntry>)]) -> [LiveSubscriber] {
-        // Each chunk's connections are resumed together at its end (`batchingWakes`).
-        guard work.count > Self.chunk, HTTPServer.processorCount > 1 else {
-            return stride(from: 0, to: work.count, by: Self.chunk).flatMap { start in
-                let part = work[start..<min(work.count, start + Self.chunk)]
-                return HTTPStream.batchingWakes { part.filter { !deliver($0.1, to: $0.0) }.map(\.0) }
-            }
-        }
-        let gone = NIOLockedValueBox<[LiveSubscriber]>([])
-        DispatchQueue.concurrentPerform(iterations: (work.count + Self.chunk - 1) / Self.chunk) { index in
+        let chunks = (work.count + Self.chunk - 1) / Self.chunk
+        // One chunk's subscribers, their connections resumed together at its end (`batchingWakes`).
+        @Sendable func deliverChunk(_ index: Int) -> [LiveSubscriber] {
             let part = work[index * Self.chunk..<min(work.count, (index + 1) * Self.chunk)]
-            let lost = HTTPStream.batchingWakes { part.filter { !deliver($0.1, to: $0.0) }.map(\.0) }
+            return HTTPStream.batchingWakes { part.filter { !deliver($0.1, to: $0.0) }.map(\.0) }
+        }
+        guard chunks > 1, HTTPServer.processorCount > 1 else { return (0..<chunks).flatMap(deliverChunk) }
+        let gone = NIOLockedValueBox<[LiveSubscriber]>([])
+        DispatchQueue.concurrentPerform(iterations: chunks) { index in
+            let lost = deliverChunk(index)
             if !lost.isEmpty { gone.withLockedValue { $0 += lost } }
         }
         return gone.withLockedValue { $0 }
