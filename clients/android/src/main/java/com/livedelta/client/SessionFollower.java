@@ -9,6 +9,9 @@ import java.net.URL;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
 import java.util.Map;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
 
 /**
@@ -81,7 +84,12 @@ public final class SessionFollower {
 
     private volatile boolean running;
     private volatile Thread thread;
-    private volatile HttpURLConnection connection;
+    /** Guards the connection under way: which one it is, and what it takes from the server. */
+    private final Object lock = new Object();
+    /** Counts connections and cuts: a connection whose number is not this one's is left behind. */
+    private volatile long generation;
+    private CompletableFuture<Integer> current;
+    private HttpURLConnection connection;
     private volatile String lastId;
     private volatile long version = -1;
     private int failures;
@@ -125,8 +133,7 @@ public final class SessionFollower {
         if (window.equals(this.window)) return;
         this.window = window;
         moving = true;
-        HttpURLConnection open = connection;
-        if (open != null) open.disconnect();
+        cut();
     }
 
     /**
@@ -166,9 +173,29 @@ public final class SessionFollower {
     /** Stops following (for the app's onStop); a new follower resumes by {@link #resumeToken()}. */
     public synchronized void stop() {
         running = false;
-        HttpURLConnection open = connection;
-        if (open != null) open.disconnect();
+        cut();
         if (thread != null) thread.interrupt();
+    }
+
+    /**
+     * Leaves the connection under way behind (see {@link #connect}), and closes it off the
+     * caller's thread, which is the app's main thread for {@link #stop()} and {@link #moveWindow}.
+     */
+    private void cut() {
+        HttpURLConnection open;
+        CompletableFuture<Integer> done;
+        synchronized (lock) {
+            generation++;
+            open = connection;
+            connection = null;
+            done = current;
+        }
+        if (done != null) done.cancel(false);
+        if (open != null) {
+            Thread closer = new Thread(open::disconnect, "livedelta-close-" + id);
+            closer.setDaemon(true);
+            closer.start();
+        }
     }
 
     private void deliver(Runnable work) {
@@ -217,7 +244,7 @@ public final class SessionFollower {
                     deliver(() -> listener.onReset(session));
                 }
                 deliver(() -> listener.onState("connecting"));
-                int status = longPolling ? poll(refreshed) : stream(refreshed);
+                int status = connect(refreshed);
                 if (moving) {
                     moving = false;
                     continue;
@@ -284,15 +311,67 @@ public final class SessionFollower {
     }
 
     /**
+     * Runs one connection (a stream, or long polls) on a thread of its own until it ends, or
+     * until the app moves the window, finds a delta that does not fit, or stops: then the
+     * connection is left behind ({@link #cut()}), and nothing it reads afterwards is taken. On
+     * the JDK, {@code disconnect()} waits until a read under way returns (up to a heartbeat, or
+     * a poll's wait), so waiting for the connection would hold a scroll back that long.
+     */
+    private int connect(boolean refreshed) throws LiveDeltaException, Shutdown, Reread, Ended {
+        CompletableFuture<Integer> done = new CompletableFuture<>();
+        long mine;
+        synchronized (lock) {
+            mine = ++generation;
+            current = done;
+        }
+        Thread reader = new Thread(() -> {
+            try {
+                done.complete(longPolling ? poll(refreshed, mine) : stream(refreshed, mine));
+            } catch (Throwable thrown) {
+                done.completeExceptionally(thrown);
+            }
+        }, "livedelta-read-" + id);
+        reader.setDaemon(true);
+        reader.start();
+        try {
+            return done.get();
+        } catch (CancellationException | InterruptedException cut) {
+            if (running && (reread || moving)) throw new Reread();
+            return 200;
+        } catch (ExecutionException failed) {
+            Throwable cause = failed.getCause();
+            if (cause instanceof LiveDeltaException) throw (LiveDeltaException) cause;
+            if (cause instanceof Shutdown) throw (Shutdown) cause;
+            if (cause instanceof Reread) throw (Reread) cause;
+            if (cause instanceof Ended) throw (Ended) cause;
+            if (cause instanceof RuntimeException) throw (RuntimeException) cause;
+            throw (Error) cause;
+        } finally {
+            synchronized (lock) {
+                if (current == done) current = null;
+            }
+        }
+    }
+
+    /** Whether connection {@code mine} is still the one followed (not left behind by a cut). */
+    private boolean following(long mine) {
+        return running && generation == mine;
+    }
+
+    /**
      * Opens {@code route} (events or long polls) from the last event id, with the token and a
      * read timeout (the watchdog): the connection where it answered 200; null after a first 401
      * (ask for a new token and open again); throws what any other answer says.
      */
-    private HttpURLConnection open(String route, String extra, int readTimeout, String accept, boolean refreshed) throws IOException, LiveDeltaException {
+    private HttpURLConnection open(String route, String extra, int readTimeout, String accept, boolean refreshed, long mine) throws IOException, LiveDeltaException, Reread {
         Window asked = window;
         String query = "?format=sequential" + (changedRows ? "&rows=changed" : "") + (asked != null ? asked.query() : "") + extra + (lastId != null ? "&since=" + URLEncoder.encode(lastId, "UTF-8") : "");
         HttpURLConnection open = (HttpURLConnection) new URL(client.baseURL + LiveDeltaClient.sessionPath(id, route) + query).openConnection();
-        connection = open;
+        synchronized (lock) {
+            // Cut before it opened: the next one asks for what the app wants now.
+            if (generation != mine) throw new Reread();
+            connection = open;
+        }
         open.setConnectTimeout(10_000);
         open.setReadTimeout(readTimeout);
         open.setRequestProperty("Accept", accept);
@@ -317,18 +396,18 @@ public final class SessionFollower {
     }
 
     /** One stream, read until it ends; 401 where it was refused first (ask for a new token). */
-    private int stream(boolean refreshed) throws LiveDeltaException, Shutdown, Reread, Ended {
+    private int stream(boolean refreshed, long mine) throws LiveDeltaException, Shutdown, Reread, Ended {
         HttpURLConnection open = null;
         try {
             // The watchdog: a stream silent this long (the server's heartbeat comes every 15 s) is dropped.
-            open = open("/events", "", heartbeatTimeoutMillis, "text/event-stream", refreshed);
+            open = open("/events", "", heartbeatTimeoutMillis, "text/event-stream", refreshed, mine);
             if (open == null) return 401;
             BufferedReader reader = new BufferedReader(new InputStreamReader(open.getInputStream(), StandardCharsets.UTF_8));
             String type = "", eventId = null;
             StringBuilder data = new StringBuilder();
-            for (String line; running && (line = reader.readLine()) != null; ) {
+            for (String line; following(mine) && (line = reader.readLine()) != null; ) {
                 if (line.isEmpty()) {
-                    if (data.length() > 0) handle(type.isEmpty() ? "message" : type, eventId, data.toString());
+                    if (data.length() > 0) handle(type.isEmpty() ? "message" : type, eventId, data.toString(), mine);
                     type = "";
                     eventId = null;
                     data.setLength(0);
@@ -346,62 +425,81 @@ public final class SessionFollower {
         } catch (SocketTimeoutException silent) {
             return 200;
         } catch (IOException failure) {
-            if (!running) return 200;
+            if (!following(mine)) return 200;
             throw broken(failure);
         } finally {
-            if (open != null) open.disconnect();
-            connection = null;
+            closed(open, mine);
+        }
+    }
+
+    /** Closes a connection that ended, on the thread that read it. */
+    private void closed(HttpURLConnection open, long mine) {
+        if (open != null) open.disconnect();
+        synchronized (lock) {
+            if (generation == mine) connection = null;
         }
     }
 
     /** Long polls until one fails or the session ends; 401 where one was refused first. */
     @SuppressWarnings("unchecked")
-    private int poll(boolean refreshed) throws LiveDeltaException, Shutdown, Reread, Ended {
-        while (running) {
+    private int poll(boolean refreshed, long mine) throws LiveDeltaException, Shutdown, Reread, Ended {
+        while (following(mine)) {
             HttpURLConnection open = null;
             try {
-                // A poll answers within its wait (20 s); past that and the watchdog's grace it is given up.
-                // A windowed follower's polls wait 5 s: a poll cannot be cut short here (the
-                // platform's HttpURLConnection sends a GET cut before its answer again), so a
-                // scroll takes effect when the poll under way ends.
-                int seconds = window != null ? 5 : 20;
-                open = open("/changes", "&wait=" + seconds, seconds * 1000 + heartbeatTimeoutMillis, "application/json", refreshed);
+                // A poll answers within its wait (20 s); past that and the watchdog's grace it is
+                // given up. A scroll does not wait for it: the poll is left behind (see connect).
+                open = open("/changes", "&wait=20", 20_000 + heartbeatTimeoutMillis, "application/json", refreshed, mine);
                 if (open == null) return 401;
                 Map<String, Object> page = (Map<String, Object>) Json.parse(LiveDeltaClient.read(open.getInputStream()));
                 for (Object raw : (java.util.List<Object>) page.get("events")) {
                     Map<String, Object> event = (Map<String, Object>) raw;
-                    handle((String) event.get("event"), (String) event.get("id"), (Map<String, Object>) event.get("data"));
+                    handle((String) event.get("event"), (String) event.get("id"), (Map<String, Object>) event.get("data"), mine);
                 }
                 if (page.get("next") == null) throw new Ended("closed");
-                lastId = (String) page.get("next");
+                synchronized (lock) {
+                    if (generation == mine) lastId = (String) page.get("next");
+                }
             } catch (IOException failure) {
-                if (!running) return 200;
+                if (!following(mine)) return 200;
                 throw broken(failure);
             } finally {
-                if (open != null) open.disconnect();
-                connection = null;
+                closed(open, mine);
             }
         }
         return 200;
     }
 
     @SuppressWarnings("unchecked")
-    private void handle(String type, String eventId, String text) throws LiveDeltaException, Shutdown, Reread, Ended {
+    private void handle(String type, String eventId, String text, long mine) throws LiveDeltaException, Shutdown, Reread, Ended {
         Map<String, Object> data;
         try {
             data = (Map<String, Object>) Json.parse(text);
         } catch (RuntimeException malformed) {
             throw unusable(type, null, malformed);
         }
-        handle(type, eventId, data);
+        handle(type, eventId, data, mine);
     }
 
     /** Takes one event; one whose data is not what its type says stops following (never retried). */
-    private void handle(String type, String eventId, Map<String, Object> data) throws LiveDeltaException, Shutdown, Reread, Ended {
-        try {
-            take(type, eventId, data);
-        } catch (RuntimeException malformed) {
-            throw unusable(type, data, malformed);
+    private void handle(String type, String eventId, Map<String, Object> data, long mine) throws LiveDeltaException, Shutdown, Reread, Ended {
+        // Left behind: what it reads now is no longer this follower's.
+        if (generation != mine) throw new Reread();
+        if (type.equals("expired")) {
+            // Asked for outside the lock, which the app's thread takes to cut.
+            try {
+                client.token(true);
+            } catch (LiveDeltaException ignored) {
+                // The next connection asks again, and a refusal stops it.
+            }
+            throw new Shutdown(0);
+        }
+        synchronized (lock) {
+            if (generation != mine) throw new Reread();
+            try {
+                take(type, eventId, data);
+            } catch (RuntimeException malformed) {
+                throw unusable(type, data, malformed);
+            }
         }
     }
 
@@ -430,8 +528,7 @@ public final class SessionFollower {
                     if (!listener.onDelta(data)) {
                         // It did not fit what the app shows: read the session afresh.
                         reread = true;
-                        HttpURLConnection open = connection;
-                        if (open != null) open.disconnect();
+                        cut();
                     }
                 });
                 return;
@@ -454,13 +551,6 @@ public final class SessionFollower {
                 Object retry = data.get("retry");
                 throw new Shutdown(retry instanceof Number ? ((Number) retry).doubleValue() : 1000);
             }
-            case "expired":
-                try {
-                    client.token(true);
-                } catch (LiveDeltaException ignored) {
-                    // The next connection asks again, and a refusal stops it.
-                }
-                throw new Shutdown(0);
             default:
         }
     }

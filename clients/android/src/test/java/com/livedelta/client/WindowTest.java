@@ -10,19 +10,22 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 
 /**
- * A window of 25 rows of a 500-row session, followed over server-sent events into a LiveList whose callback enforces RecyclerView's rules, through 30 updates around it and
- * scrolls: no rule broken, the rows shown equal the session's rows where the window says after
- * every version, and the only reset is the first (every scroll is one delta).
+ * A window of 25 rows of a 500-row session, followed into a LiveList whose callback enforces
+ * RecyclerView's rules, through 30 updates around it and scrolls: no rule broken, the rows shown
+ * equal the session's rows where the window says after every version, and the only reset is the
+ * first (every scroll is one delta). Then: a scroll and a stop never wait for the read under way.
  */
 class WindowTest {
     @org.junit.jupiter.api.Test
     void aWindowFollowsUpdatesAndScrollsWithoutBreakingARule() throws Exception {
         try (Servers.Server server = new Servers.Server()) {
             LiveDeltaClient client = new LiveDeltaClient(server.url(), null);
-            // With the window's rows whole in each delta, and with only the rows its steps bring.
-            for (boolean changedRows : new boolean[] {false, true}) {
-                boolean polling = false;  // long polls: see docs/clients.md
-                String id = changedRows ? "changed-rows-window" : "window";
+            // Events with the window's rows whole in each delta; events, and long polls, with
+            // only the rows its steps bring.
+            for (int way = 0; way < 3; way++) {
+                boolean changedRows = way > 0;
+                boolean polling = way == 2;
+                String id = new String[] {"window", "changed-rows-window", "polled-window"}[way];
                 Random random = new Random(5);
                 List<Object> rows = new ArrayList<>();
                 for (long row = 0; row < 500; row++) rows.add(Json.object("id", row, "v", 0L));
@@ -85,6 +88,42 @@ class WindowTest {
                 follower.stop();
                 main.shutdown();
             }
+        }
+    }
+
+    /**
+     * With no heartbeat for an hour and no watchdog to speak of, a read under way returns only
+     * with the next event: on the JDK, {@code HttpURLConnection.disconnect()} waits for it. The
+     * app's thread must not: {@code moveWindow} and {@code stop()} return, and the scroll is
+     * shown, with nothing committed meanwhile.
+     */
+    @org.junit.jupiter.api.Test
+    void aScrollAndAStopDoNotWaitForTheReadUnderWay() throws Exception {
+        try (Servers.Server server = new Servers.Server("--heartbeat-interval", "3600")) {
+            LiveDeltaClient client = new LiveDeltaClient(server.url(), null);
+            List<Object> rows = new ArrayList<>();
+            for (long row = 0; row < 100; row++) rows.add(Json.object("id", row, "v", 0L));
+            client.putSession("quiet", rows, null);
+            ExecutorService main = Executors.newSingleThreadExecutor();
+            LiveList[] holder = new LiveList[1];
+            RecyclerViewRules view = new RecyclerViewRules(() -> holder[0].rows());
+            holder[0] = new LiveList(view);
+            SessionFollower follower = new SessionFollower(client, "quiet", null, main, SessionFollower.into(holder[0]), 600_000)
+                .window(Window.offset(0, 10));
+            follower.start();
+            LiveListTest.await(main, () -> holder[0].version() == 0 && holder[0].rows().size() == 10, "the window's reset");
+            // Called on the app's thread, as an app would; each must come back.
+            LiveListTest.on(main, () -> {
+                follower.moveWindow(Window.offset(50, 10));
+                return null;
+            });
+            LiveListTest.await(main, () -> holder[0].windowOffset() == 50, "the scroll, without an event on the old stream");
+            assertEquals(LiveList.rowsOf(client.getSession("quiet", Window.offset(50, 10)), "items"), LiveListTest.on(main, view::settle));
+            LiveListTest.on(main, () -> {
+                follower.stop();
+                return null;
+            });
+            main.shutdown();
         }
     }
 }
