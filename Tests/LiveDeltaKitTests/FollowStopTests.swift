@@ -149,8 +149,8 @@ import Testing
         defer { try? FileManager.default.removeItem(at: secret) }
         let server = try ServerProcess(arguments: ["--auth", "jwt", "--jwt-secret-file", secret.path])
         defer { _ = server.stop() }
-        let writer = try Self.token(secret: secret, scope: "sessions:write sessions:read sessions:subscribe")
-        let reader = try Self.token(secret: secret, scope: "sessions:read")
+        let writer = try hs256Token(secret: secret, scope: "sessions:write sessions:read sessions:subscribe")
+        let reader = try hs256Token(secret: secret, scope: "sessions:read")
         _ = try await ClientTests.client(server, token: { _ in writer }).putSession("guarded", SessionCollection.items([Row(id: 1, v: 0)]))
         let asked = Counter()
         for (token, status) in [("not a token", 401), (reader, 403)] {
@@ -176,30 +176,6 @@ import Testing
     }
 
     /// An HS256 token for tenant `acme`, signed by openssl (the tests have no JOSE library).
-    static func token(secret: URL, scope: String) throws -> String {
-        func base64URL(_ data: Data) -> String {
-            data.base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-                .replacingOccurrences(of: "=", with: "")
-        }
-        let exp = Int(Date().timeIntervalSince1970) + 3600
-        let input =
-            base64URL(Data(#"{"alg":"HS256","typ":"JWT"}"#.utf8)) + "."
-            + base64URL(Data(#"{"tenant":"acme","scope":"\#(scope)","exp":\#(exp)}"#.utf8))
-        let openssl = Process()
-        openssl.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
-        let key = try String(contentsOf: secret, encoding: .utf8)
-        openssl.arguments = ["dgst", "-sha256", "-hmac", key, "-binary"]
-        let (stdin, stdout) = (Pipe(), Pipe())
-        openssl.standardInput = stdin
-        openssl.standardOutput = stdout
-        try openssl.run()
-        stdin.fileHandleForWriting.write(Data(input.utf8))
-        try stdin.fileHandleForWriting.close()
-        let signature = stdout.fileHandleForReading.readDataToEndOfFile()
-        openssl.waitUntilExit()
-        return input + "." + base64URL(signature)
-    }
-
     /// A count shared with a token provider.
     final class Counter: @unchecked Sendable {  // guarded by `lock`
         private let lock = NSLock()
