@@ -11,6 +11,7 @@
 FROM docker.io/library/swift:6.2-bookworm AS build
 RUN apt-get update \
     && apt-get install -y --no-install-recommends libmicrohttpd-dev=0.9.75-6 libhiredis-dev=0.14.1-3 libcurl4-openssl-dev=7.88.1-10+deb12u15 \
+        libpq-dev=15.18-0+deb12u1 \
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY . .
@@ -20,7 +21,7 @@ RUN swift build -c release --product livedelta --static-swift-stdlib \
 
 FROM docker.io/library/debian:bookworm-slim
 RUN apt-get update \
-    && apt-get install -y --no-install-recommends libmicrohttpd12=0.9.75-6 libhiredis0.14=0.14.1-3 libcurl4=7.88.1-10+deb12u15 \
+    && apt-get install -y --no-install-recommends libmicrohttpd12=0.9.75-6 libhiredis0.14=0.14.1-3 libcurl4=7.88.1-10+deb12u15 libpq5=15.18-0+deb12u1 \
     && rm -rf /var/lib/apt/lists/* \
     && useradd --system --uid 10001 --no-create-home --shell /usr/sbin/nologin livedelta
 COPY --from=build /out/livedelta /usr/local/bin/livedelta

@@ -151,7 +151,7 @@ format:
 
 ## Installs what the build and the tests need from Debian (apt), where missing.
 deps:
-	@dpkg -s libmicrohttpd-dev libhiredis-dev libcurl4-openssl-dev redis-server >/dev/null 2>&1 || { $(APT_GET) update -qq && $(APT_GET) install -y -qq libmicrohttpd-dev libhiredis-dev libcurl4-openssl-dev redis-server; }
+	@dpkg -s libmicrohttpd-dev libhiredis-dev libcurl4-openssl-dev libpq-dev redis-server postgresql-15 >/dev/null 2>&1 || { $(APT_GET) update -qq && $(APT_GET) install -y -qq libmicrohttpd-dev libhiredis-dev libcurl4-openssl-dev libpq-dev redis-server postgresql-15; }
 
 ## Debug build of everything (the tests' binaries included).
 build: deps

@@ -3,6 +3,7 @@ import PackageDescription
 
 /// Dependencies point down only:
 /// livedelta (executable) -> LiveDeltaRedis -> (RedisClient -> CHiredis, LiveDeltaService),
+/// LiveDeltaPostgres -> (CLibPQ, LiveDeltaService),
 /// LiveDeltaService -> (LiveCollections, ByteJSON, MicroHTTP -> (CMicroHTTPD, CLinuxEvents),
 /// TokenAuth -> ByteJSON, CCurl, jwt-kit). LiveDeltaKit, the Swift client, depends on
 /// Foundation alone.
@@ -55,6 +56,8 @@ let package = Package(
         .target(name: "CHiredis", linkerSettings: [.linkedLibrary("hiredis")]),
         // A blocking Redis client on the shim: a bounded pool, timeouts, reconnection. Knows no sessions.
         .target(name: "RedisClient", dependencies: ["CHiredis", .product(name: "NIOConcurrencyHelpers", package: "swift-nio")]),
+        // A thin C shim over libpq (Debian's libpq-dev): sessions fed by PostgreSQL queries.
+        .target(name: "CLibPQ", linkerSettings: [.linkedLibrary("pq")]),
         // A thin C shim over libcurl (Debian's libcurl4-openssl-dev): fetching a JWK Set.
         .target(name: "CCurl", linkerSettings: [.linkedLibrary("curl")]),
         // Bearer tokens: keys bound to their algorithms, claims, tenants and scopes, a cache of
@@ -85,11 +88,20 @@ let package = Package(
             name: "LiveDeltaRedis",
             dependencies: ["LiveDeltaService", "RedisClient", .product(name: "Logging", package: "swift-log")]
         ),
+        // Sessions fed by ordered PostgreSQL queries, behind the service's `SessionSources` seam:
+        // the service itself builds and runs without libpq.
+        .target(
+            name: "LiveDeltaPostgres",
+            dependencies: [
+                "LiveDeltaService", "CLibPQ", "ByteJSON", "MicroHTTP", .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ]
+        ),
         // The executable: flags, environment, logging, signals.
         .executableTarget(
             name: "livedelta",
             dependencies: [
-                "LiveDeltaService", "LiveDeltaRedis", "MicroHTTP", "RedisClient", "TokenAuth",
+                "LiveDeltaService", "LiveDeltaRedis", "LiveDeltaPostgres", "MicroHTTP", "RedisClient", "TokenAuth",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Prometheus", package: "swift-prometheus"),

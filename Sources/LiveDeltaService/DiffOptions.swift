@@ -219,7 +219,7 @@ final class ScanNames: Sendable, Equatable {
 
 extension CanonicalNumber {
     /// The value as an Int when it is a whole number from 0 to Int.max.
-    var nonNegativeInt: Int? {
+    package var nonNegativeInt: Int? {
         if digits.isEmpty { return 0 }
         guard !negative, exponent >= digits.count, exponent <= 19 else { return nil }
         var value = 0

@@ -43,6 +43,10 @@ package enum ErrorCode: String, CaseIterable, Sendable {
     case changeConflict = "change_conflict"
     case testFailed = "test_failed"
     case anchorNotFound = "anchor_not_found"
+    case unknownSource = "unknown_source"
+    case sourceFed = "source_fed"
+    case sourceResultRefused = "source_result_refused"
+    case sourceUnavailable = "source_unavailable"
     case invalidToken = "invalid_token"
     case insufficientScope = "insufficient_scope"
     case internalError = "internal_error"
@@ -59,16 +63,16 @@ package enum ErrorCode: String, CaseIterable, Sendable {
         case .bodyTooLarge, .tooManyItems, .sessionTooLarge: 413
         case .uriTooLong: 414
         case .unsupportedMediaType: 415
-        case .changeConflict, .testFailed, .idempotencyKeyInUse, .idempotencyAnswerLost, .anchorNotFound: 409
+        case .changeConflict, .testFailed, .idempotencyKeyInUse, .idempotencyAnswerLost, .anchorNotFound, .sourceFed, .sourceResultRefused: 409
         case .invalidOperation, .invalidShape, .invalidOption, .missingID, .invalidID, .invalidItem, .duplicateID, .duplicateMember,
-            .idempotencyKeyReused:
+            .idempotencyKeyReused, .unknownSource:
             422
         case .tooManyConnectionsFromClient, .tooManyStreamOpens, .quotaExceeded: 429
         case .headersTooLarge: 431
         case .internalError: 500
         case .unsupportedTransferCoding: 501
         case .outcomeUnknown: 504
-        case .tooManySessions, .busy, .serverBusy, .sessionStoreUnavailable, .tooManyConnections, .tooManySubscribers: 503
+        case .tooManySessions, .busy, .serverBusy, .sessionStoreUnavailable, .tooManyConnections, .tooManySubscribers, .sourceUnavailable: 503
         }
     }
 }

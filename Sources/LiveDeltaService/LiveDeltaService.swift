@@ -30,6 +30,8 @@ package final class LiveDeltaService: Sendable {
     package let itemBudget: ItemBudget
     /// Who may call what (tokens, tenants, scopes).
     package let access: AccessPolicy
+    /// Sessions fed by the operator's queries, where a database is configured.
+    package let sources: (any SessionSources)?
     /// Writes' `Idempotency-Key`s and first answers.
     let idempotentWrites: IdempotentWrites
     let limits: ReadLimits
@@ -45,8 +47,9 @@ package final class LiveDeltaService: Sendable {
     package init(
         configuration: Configuration = Configuration(), sessions: (any SessionStore)? = nil, live: LiveHub.Limits = LiveHub.Limits(),
         metrics: ServiceMetrics? = nil, access: AccessPolicy = .open, idempotency: (any IdempotencyLedger)? = nil,
-        logger: Logger = Logger(label: "livedelta")
+        sources: (any SessionSources)? = nil, logger: Logger = Logger(label: "livedelta")
     ) {
+        self.sources = sources
         idempotentWrites = IdempotentWrites(
             ledger: idempotency ?? InMemoryIdempotencyLedger(), maxAnswerBytes: configuration.maxRecordedAnswerBytes)
         self.configuration = configuration
@@ -125,11 +128,12 @@ package final class LiveDeltaService: Sendable {
     /// the HTTP server has stopped: whoever made the service stops it.
     package func stop() {
         live.stop()
+        sources?.stop()
         sessions.close()
         access.stop()
     }
 
-    var sessionEndpoints: SessionEndpoints { SessionEndpoints(store: sessions, limits: limits, metrics: metrics) }
+    var sessionEndpoints: SessionEndpoints { SessionEndpoints(store: sessions, limits: limits, metrics: metrics, sources: sources) }
 
     var liveEndpoints: LiveEndpoints { LiveEndpoints(hub: live, sessions: sessionEndpoints) }
 

@@ -218,7 +218,8 @@ extension LiveDeltaService {
         },
         Route(method: "POST", template: "/sessions", scope: .sessionsWrite, write: true, mayWait: true) {
             service, request, parameters throws(APIError) in
-            try service.sessionEndpoints.create(request, id: RouteParameters.sessionKey(SessionEndpoints.newID(), grant: parameters.grant))
+            try service.sessionEndpoints.create(
+                request, id: RouteParameters.sessionKey(SessionEndpoints.newID(), grant: parameters.grant), tenant: parameters.grant?.tenant)
         },
         Route(method: "GET", template: "/sessions/{id}", scope: .sessionsRead, mayWait: true) { service, request, parameters throws(APIError) in
             try service.sessionEndpoints.show(
@@ -226,7 +227,7 @@ extension LiveDeltaService {
         },
         Route(method: "PUT", template: "/sessions/{id}", scope: .sessionsWrite, write: true, mayWait: true) {
             service, request, parameters throws(APIError) in
-            try service.sessionEndpoints.create(request, id: parameters.sessionKey())
+            try service.sessionEndpoints.create(request, id: parameters.sessionKey(), tenant: parameters.grant?.tenant)
         },
         Route(method: "DELETE", template: "/sessions/{id}", scope: .sessionsWrite, write: true, mayWait: true) {
             service, request, parameters throws(APIError) in
@@ -262,6 +263,11 @@ extension LiveDeltaService {
         Route(method: "GET", template: "/ready", scope: nil, mayWait: true) { service, _, _ throws(APIError) in
             guard service.sessions.isReady else {
                 var error = APIError(.sessionStoreUnavailable, message: "the session store cannot be reached just now")
+                error.headers = [("Retry-After", "1")]
+                throw error
+            }
+            if let sources = service.sources, !sources.isReady {
+                var error = APIError(.sourceUnavailable, message: "the sources' database (--postgres) cannot be reached just now")
                 error.headers = [("Retry-After", "1")]
                 throw error
             }

@@ -102,6 +102,18 @@ struct Serve: ParsableCommand {
     @Option(help: "Connections to Redis open at once, at most.")
     var redisConnections: Int = 16
 
+    @Option(
+        help:
+            "A JSON file of sources: ordered PostgreSQL queries that sessions can be created from and are kept up to date by (docs/sources.md). Needs --postgres."
+    )
+    var sources: String?
+
+    @Option(
+        help:
+            "The PostgreSQL the sources read, as a libpq connection string (host=/run/postgresql dbname=app, or postgresql://user@host/db)."
+    )
+    var postgres: String?
+
     @Option(help: "Most sessions the memory store holds at once; when full, the least recently used idle one is evicted.")
     var maxSessions: Int = 10_000
 
@@ -217,6 +229,9 @@ struct Serve: ParsableCommand {
             throw ValidationError("the environment variable \(unreadable) is not a value its flag takes (see --help)")
         }
         guard (1...256).contains(workerThreads) else { throw ValidationError("--threads must be from 1 to 256") }
+        guard (sources == nil) == (postgres == nil) else {
+            throw ValidationError("--sources and --postgres go together: the sources file's queries run on that PostgreSQL")
+        }
         // Body offsets are 32-bit (ByteRange): a body stays well under 4 GiB.
         guard (1...(1 << 31)).contains(maxBodySize) else { throw ValidationError("--max-body-size must be from 1 to 2147483648 (2 GiB)") }
         guard maxBufferedBodyBytes >= maxBodySize, maxBufferedBodyBytes <= 1 << 40 else {
@@ -298,15 +313,17 @@ struct Serve: ParsableCommand {
         let metrics = Self.metrics()
         let (sessions, idempotency) = makeSessionStore(logger: logger, metrics: metrics)
         let accessPolicy: AccessPolicy
+        let sessionSources: (any SessionSources)?
         do {
             accessPolicy = try access.accessPolicy(logger: logger, host: host)
+            sessionSources = try makeSources(store: sessions, logger: logger)
         } catch {
             logger.critical("cannot start", metadata: ["error": "\(error)"])
             throw ExitCode.failure
         }
         let service = LiveDeltaService(
             configuration: serviceConfiguration, sessions: sessions, live: liveLimits, metrics: metrics, access: accessPolicy,
-            idempotency: idempotency, logger: logger)
+            idempotency: idempotency, sources: sessionSources, logger: logger)
 
         let configuration = httpConfiguration(for: service)
 

@@ -78,7 +78,7 @@ import Testing
         // The run stage's packages, without their pinned versions.
         let runStage = try #require(dockerfile.components(separatedBy: "\nFROM ").last)
         let installed = Set(Self.matches(of: #"\blib[a-z0-9.+-]+(?==)"#, in: runStage))
-        #expect(installed == ["libmicrohttpd12", "libhiredis0.14", "libcurl4"])
+        #expect(installed == ["libmicrohttpd12", "libhiredis0.14", "libcurl4", "libpq5"])
         let operations = try String(contentsOf: Self.root.appendingPathComponent("docs/operations.md"), encoding: .utf8)
         let container = try #require(operations.components(separatedBy: "The image builds on").dropFirst().first)
         let named = Set(Self.matches(of: #"`(lib[a-z0-9.+-]+)`"#, in: String(container.prefix(600))).map { $0.trimmingCharacters(in: ["`"]) })

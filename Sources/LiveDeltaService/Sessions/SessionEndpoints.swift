@@ -7,6 +7,7 @@ struct SessionEndpoints {
     let store: any SessionStore
     let limits: ReadLimits
     let metrics: ServiceMetrics?
+    var sources: (any SessionSources)? = nil
 
     /// What a POST to `/sessions/{id}/…` does.
     enum Action {
@@ -20,8 +21,9 @@ struct SessionEndpoints {
 
     // MARK: - Actions
 
-    /// Creates the session, or replaces it (PUT); POST's ids are random, 128 bits.
-    func create(_ request: HTTPRequest, id: String) throws(APIError) -> HTTPResponse {
+    /// Creates the session, or replaces it (PUT); POST's ids are random, 128 bits. From a
+    /// source, `tenant` (the token's) may be one of its query's parameters.
+    func create(_ request: HTTPRequest, id: String, tenant: String? = nil) throws(APIError) -> HTTPResponse {
         try LiveDeltaService.requireJSON(request)
         var body = try SessionBody(request.body, readingWith: DiffOptions(), limits: limits)
         // Creating or replacing takes no condition: it does not depend on what was there.
@@ -31,10 +33,29 @@ struct SessionEndpoints {
         if body.baseVersion != nil {
             throw .invalidShape(JSONPointer("baseVersion"), "creating or replacing a session takes no baseVersion; it replaces whatever is there")
         }
-        let options = try body.options ?? DiffOptions()
-        let collection = try body.collection(readWith: options)
-        let (snapshot, created) = try sessions(options: options) { () throws(SessionError) in
-            try store.put(id: id, options: options, collection: collection)
+        let snapshot: SessionSnapshot
+        let created: Bool
+        if let source = try body.source {
+            guard let sources else {
+                throw APIError(
+                    .unknownSource,
+                    message: "this server declares no sources (--sources and --postgres): create the session with items or sections")
+            }
+            guard try body.options == nil else {
+                throw .invalidOption(JSONPointer("options"), "a session fed by a source takes the source's options: leave options out")
+            }
+            let rows = try sources.read(source: source, params: try body.params, tenant: tenant)
+            (snapshot, created) = try sessions(options: rows.options) { () throws(SessionError) in
+                try store.put(id: id, options: rows.options, collection: rows.collection)
+            }
+            sources.bind(id, rows, version: snapshot.version)
+        } else {
+            let options = try body.options ?? DiffOptions()
+            let collection = try body.collection(readWith: options)
+            (snapshot, created) = try sessions(options: options) { () throws(SessionError) in
+                try store.put(id: id, options: options, collection: collection)
+            }
+            sources?.release(id)
         }
         var writer = JSONWriter()
         writer.raw("{")
@@ -70,13 +91,19 @@ struct SessionEndpoints {
     func delete(_ request: HTTPRequest, id: String) throws(APIError) -> HTTPResponse {
         let condition = try Self.condition(ifMatch: request.header("If-Match"), baseVersion: nil)
         try sessions { () throws(SessionError) in try store.delete(id: id, condition: condition) }
+        sources?.release(id)
         return HTTPResponse(status: 204)
     }
 
     func change(_ request: HTTPRequest, id: String, action: Action) throws(APIError) -> HTTPResponse {
         try LiveDeltaService.requireJSON(request)
+        // A dry run commits nothing: a source's session may be asked what a collection would do.
+        if action != .delta { try refuseIfFed(id) }
         let held = store.options(id: id)
         var body = try SessionBody(request.body, readingWith: held ?? DiffOptions(), limits: limits)
+        if try body.source != nil {
+            throw .invalidShape(JSONPointer("source"), "a session is fed by a source from its creation (PUT /sessions/{id}); send items or sections")
+        }
         let given = try body.options
         var readWith = held ?? given ?? DiffOptions()
         // Options are the session's, but for how the answer is spelled (`format`, `changes`),
@@ -136,6 +163,19 @@ struct SessionEndpoints {
     }
 
     // MARK: - Pieces
+
+    /// A session its source feeds takes no write over HTTP: the source's next result would
+    /// undo it.
+    func refuseIfFed(_ id: String) throws(APIError) {
+        guard let source = sources?.source(feeding: id) else { return }
+        var error = APIError(
+            .sourceFed,
+            message:
+                "session \(SessionNamespace.shown(id)) is fed by source \(source): its versions come from the database, so change the rows there (or PUT items to make it a session of its own)"
+        )
+        error.details = [("source", .string(source))]
+        throw error
+    }
 
     private func headers(version: UInt64, location: String? = nil) -> [(name: String, value: String)] {
         var headers = [("Content-Type", "application/json"), ("ETag", "\"\(version)\"")]
@@ -319,10 +359,17 @@ struct SessionBody {
 
     init(_ body: ByteBuffer, readingWith options: DiffOptions, limits: ReadLimits) throws(APIError) {
         envelope = try Envelope.read(
-            body, members: ["items": .items, "sections": .sections, "options": .value, "baseVersion": .value],
+            body,
+            members: ["items": .items, "sections": .sections, "options": .value, "baseVersion": .value, "source": .value, "params": .value],
             readingWith: options, limits: limits)
-        guard envelope.has("items") != envelope.has("sections") else {
-            throw .invalidShape(JSONPointer(), "the body needs \"items\" (a flat collection) or \"sections\", one of them")
+        guard [envelope.has("items"), envelope.has("sections"), envelope.has("source")].count(where: { $0 }) == 1 else {
+            throw .invalidShape(
+                JSONPointer(),
+                "the body needs \"items\" (a flat collection), \"sections\", or \"source\" (one the server declares, to create a session from), one of them"
+            )
+        }
+        if envelope.has("params") && !envelope.has("source") {
+            throw .invalidShape(JSONPointer("params"), "params go with a source: leave them out, or name the source")
         }
         if let value = envelope.value("baseVersion") {
             guard case .number(let number) = value, let version = number.nonNegativeInt else {
@@ -336,6 +383,32 @@ struct SessionBody {
 
     var options: DiffOptions? {
         get throws(APIError) { try envelope.options() }
+    }
+
+    /// The source to create the session from; nil where the body holds the collection.
+    var source: String? {
+        get throws(APIError) {
+            guard let value = envelope.value("source") else { return nil }
+            guard let name = value.stringValue else { throw .invalidShape(JSONPointer("source"), "source must be a source's name, a string") }
+            return name
+        }
+    }
+
+    /// The source's parameters: an object of strings.
+    var params: [String: String] {
+        get throws(APIError) {
+            guard let value = envelope.value("params") else { return [:] }
+            guard case .object(let members) = value else {
+                throw .invalidShape(JSONPointer("params"), "params must be an object of strings, one for each of the source's parameters")
+            }
+            var params: [String: String] = [:]
+            for (name, value) in members {
+                let key = String(decoding: name, as: UTF8.self)
+                guard let text = value.stringValue else { throw .invalidShape(JSONPointer("params", key), "params.\(key) must be a string") }
+                params[key] = text
+            }
+            return params
+        }
     }
 
     var location: CollectionLocation { .sessionBody }

@@ -1,0 +1,414 @@
+import ByteJSON
+import Glibc
+import LiveDeltaService
+import Logging
+import MicroHTTP
+import NIOConcurrencyHelpers
+
+/// Sessions fed by PostgreSQL queries (`SessionSources`). One thread listens on the sources'
+/// channels; a notification is a hint, never data: the sessions of a source notified are
+/// evaluated again once its debounce has passed, and a result that differs from the last is
+/// committed as the next version (an unchanged one commits nothing). After a lost connection
+/// every session is evaluated again once connected, as notifications sent meanwhile are lost.
+package final class PostgresSources: SessionSources {
+    private let definitions: [String: SourceDefinition]
+    private let conninfo: String
+    private let store: any SessionStore
+    private let maxItems: Int
+    private let logger: Logger
+    /// Evaluations and their commits, one at a time: a session created while its source is
+    /// evaluated again is never committed to from the older binding.
+    private let work: NIOLockedValueBox<Querying>
+    private let state = NIOLockedValueBox(State())
+    private let thread = NIOLockedValueBox<pthread_t?>(nil)
+
+    /// The connection queries run on, made (and its statements prepared) when first needed.
+    private struct Querying: @unchecked Sendable {  // used under `work`'s lock only
+        var connection: PostgresConnection?
+    }
+
+    /// A session a source feeds.
+    private struct Binding: Sendable {
+        let source: SourceDefinition
+        let parameters: [String?]
+        let options: DiffOptions
+        var version: UInt64
+        var digest: [UInt64]
+    }
+
+    private struct State {
+        var bindings: [String: Binding] = [:]
+        /// By source: when its notified sessions are due to be evaluated.
+        var due: [String: ContinuousClock.Instant] = [:]
+        var nextRefresh: [String: ContinuousClock.Instant] = [:]
+        /// By source: notifications taken, so that a session read before one and bound after
+        /// it is evaluated again.
+        var notified: [String: UInt64] = [:]
+        var connected = false
+        var stopping = false
+    }
+
+    /// What `read` hands the service, and `bind` takes back.
+    private struct Read: Sendable {
+        let parameters: [String?]
+        let digest: [UInt64]
+        let notified: UInt64
+    }
+
+    /// Connects, prepares every source's query (which fails as PostgreSQL would run it: a
+    /// syntax error, a missing table, a permission) and starts listening. Throws naming the
+    /// source and what PostgreSQL said.
+    package init(file: [UInt8], conninfo: String, store: any SessionStore, maxItems: Int, logger: Logger) throws(SourceStartError) {
+        let definitions: [SourceDefinition]
+        do {
+            definitions = try SourceDefinition.read(file)
+        } catch {
+            throw SourceStartError(description: error.description)
+        }
+        self.definitions = Dictionary(uniqueKeysWithValues: definitions.map { ($0.name, $0) })
+        self.conninfo = conninfo
+        self.store = store
+        self.maxItems = maxItems
+        self.logger = logger
+        let connection: PostgresConnection
+        do {
+            connection = try PostgresConnection(conninfo)
+        } catch {
+            throw SourceStartError(description: "cannot connect to PostgreSQL: \(error)")
+        }
+        for definition in definitions {
+            let count: Int
+            do {
+                count = try connection.prepare(definition.statement, definition.query)
+            } catch {
+                throw SourceStartError(description: "source \(definition.name): its query fails: \(error)")
+            }
+            guard count == definition.parameters.count else {
+                throw SourceStartError(
+                    description:
+                        "source \(definition.name): its query takes \(count) parameters and \"parameters\" declares \(definition.parameters.count)")
+            }
+            for channel in definition.channels {
+                do {
+                    try connection.execute("LISTEN \(try connection.identifier(channel))")
+                } catch {
+                    throw SourceStartError(description: "source \(definition.name): cannot LISTEN on \(channel): \(error)")
+                }
+            }
+        }
+        try? connection.execute("UNLISTEN *")
+        work = NIOLockedValueBox(Querying(connection: connection))
+        let now = ContinuousClock.now
+        state.withLockedValue { state in
+            for definition in definitions { if let refresh = definition.refresh { state.nextRefresh[definition.name] = now + refresh } }
+        }
+        let started = startThread { [self] in
+            ThreadPool.nameThread("pg-sources")
+            listen()
+        }
+        thread.withLockedValue { $0 = started }
+    }
+
+    package var names: [String] { definitions.keys.sorted() }
+
+    // MARK: - SessionSources
+
+    package func read(source: String, params: [String: String], tenant: String?) throws(APIError) -> SourceRows {
+        guard let definition = definitions[source] else {
+            var error = APIError(
+                .unknownSource,
+                message: "there is no source \(source) on this server; its sources: \(definitions.keys.sorted().joined(separator: ", "))")
+            error.details = [("source", .string(source))]
+            throw error
+        }
+        let parameters = try Self.bind(definition, params, tenant: tenant)
+        let notified = state.withLockedValue { $0.notified[source, default: 0] }
+        let evaluated = work.withLockedValue { querying in
+            Result { () throws(APIError) in try evaluate(definition, parameters, on: &querying) }
+        }
+        let (collection, digest) = try evaluated.get()
+        return SourceRows(
+            source: source, collection: collection, options: Self.options(definition),
+            binding: Read(parameters: parameters, digest: digest, notified: notified))
+    }
+
+    package func bind(_ id: String, _ rows: SourceRows, version: UInt64) {
+        guard let definition = definitions[rows.source], let read = rows.binding as? Read else { return }
+        state.withLockedValue { state in
+            state.bindings[id] = Binding(
+                source: definition, parameters: read.parameters, options: rows.options, version: version, digest: read.digest)
+            // Notified since it was read: its rows may be older than the table.
+            if state.notified[definition.name, default: 0] != read.notified {
+                state.due[definition.name] = state.due[definition.name] ?? .now
+            }
+        }
+    }
+
+    package func source(feeding id: String) -> String? {
+        state.withLockedValue { $0.bindings[id]?.source.name }
+    }
+
+    package func release(_ id: String) {
+        _ = state.withLockedValue { $0.bindings.removeValue(forKey: id) }
+    }
+
+    package var isReady: Bool { state.withLockedValue { $0.connected } }
+
+    package func stop() {
+        state.withLockedValue { $0.stopping = true }
+        if let started = thread.withLockedValue({ $0.take() }) { pthread_join(started, nil) }
+    }
+
+    // MARK: - Evaluating
+
+    /// The values of `$1`, `$2`…: the request's, checked by their patterns, and the token's tenant.
+    private static func bind(_ definition: SourceDefinition, _ params: [String: String], tenant: String?) throws(APIError) -> [String?] {
+        var values: [String?] = []
+        var named: Set<String> = []
+        for parameter in definition.parameters {
+            switch parameter {
+            case .tenant:
+                guard let tenant, !tenant.isEmpty else {
+                    throw APIError(
+                        .invalidParameter,
+                        message: "source \(definition.name) reads the rows of the token's tenant: call it with a token that names a tenant")
+                }
+                values.append(tenant)
+            case .request(let name, let pattern):
+                named.insert(name)
+                guard let value = params[name] else {
+                    throw .invalidParameter("params.\(name)", "source \(definition.name) needs params.\(name) (matching \(pattern))")
+                }
+                guard (try? Regex(pattern).wholeMatch(in: value)) != nil else {
+                    throw .invalidParameter("params.\(name)", "params.\(name) of source \(definition.name) must match \(pattern) whole")
+                }
+                values.append(value)
+            }
+        }
+        if let unknown = params.keys.sorted().first(where: { !named.contains($0) }) {
+            let known = named.sorted().joined(separator: ", ")
+            throw .invalidParameter(
+                "params.\(unknown)", "source \(definition.name) takes no parameter \(unknown)" + (known.isEmpty ? "" : "; it takes \(known)"))
+        }
+        return values
+    }
+
+    private static func options(_ definition: SourceDefinition) -> DiffOptions {
+        var options = DiffOptions()
+        options.idKey = definition.key
+        return options
+    }
+
+    /// The source's rows now, as a collection, and a digest of their text.
+    private func evaluate(
+        _ definition: SourceDefinition, _ parameters: [String?], on querying: inout Querying
+    ) throws(APIError) -> (JSONCollection, [UInt64]) {
+        let rows: PostgresRows
+        do {
+            rows = try query(definition, parameters, on: &querying)
+        } catch {
+            var refusal = APIError(.sourceUnavailable, message: "source \(definition.name) could not be read from PostgreSQL: \(error)")
+            refusal.headers = [("Retry-After", "1")]
+            throw refusal
+        }
+        defer { rows.close() }
+        guard rows.count <= maxItems else {
+            throw APIError(
+                .sourceResultRefused,
+                message: "source \(definition.name) answered \(rows.count) rows; a session holds at most \(maxItems) (--max-session-items)")
+        }
+        let text: [UInt8]
+        do {
+            text = try RowJSON.array(rows, key: definition.key)
+        } catch {
+            throw APIError(.sourceResultRefused, message: "source \(definition.name) answered rows that make no list: \(error.description)")
+        }
+        let collection: JSONCollection
+        do {
+            collection = try CollectionDocument.read(
+                ByteBuffer(text), options: Self.options(definition), limits: ReadLimits(maxDepth: 512, maxItems: maxItems))
+        } catch {
+            throw APIError(
+                .sourceResultRefused,
+                message: "source \(definition.name) answered rows that make no collection (key column \(definition.key)): \(error.message)")
+        }
+        var first = Hasher()
+        first.combine(0)
+        var second = Hasher()
+        second.combine(1)
+        text.withUnsafeBytes {
+            first.combine(bytes: $0)
+            second.combine(bytes: $0)
+        }
+        return (collection, [UInt64(bitPattern: Int64(first.finalize())), UInt64(bitPattern: Int64(second.finalize())), UInt64(text.count)])
+    }
+
+    /// Runs the source's query; where the connection it ran on had broken (PostgreSQL
+    /// restarted since), once more on a new one.
+    private func query(_ definition: SourceDefinition, _ parameters: [String?], on querying: inout Querying) throws(PostgresError) -> PostgresRows {
+        var attempt = 0
+        while true {
+            attempt += 1
+            let connection: PostgresConnection
+            if let held = querying.connection { connection = held } else { connection = try connect() }
+            querying.connection = connection
+            do throws(PostgresError) {
+                return try connection.execute(prepared: definition.statement, parameters)
+            } catch {
+                guard !connection.isOpen else { throw error }
+                querying.connection = nil
+                if attempt == 2 { throw error }
+            }
+        }
+    }
+
+    /// A connection with every source's statement prepared.
+    private func connect() throws(PostgresError) -> PostgresConnection {
+        let connection = try PostgresConnection(conninfo)
+        for definition in definitions.values { _ = try connection.prepare(definition.statement, definition.query) }
+        return connection
+    }
+
+    /// Evaluates session `id` again and commits its result where it changed.
+    private func refresh(_ id: String) {
+        work.withLockedValue { querying in
+            guard let binding = state.withLockedValue({ $0.bindings[id] }) else { return }
+            let evaluated: (JSONCollection, [UInt64])
+            do throws(APIError) {
+                evaluated = try evaluate(binding.source, binding.parameters, on: &querying)
+            } catch {
+                logger.warning(
+                    "source result not committed; the session keeps its version",
+                    metadata: ["source": "\(binding.source.name)", "session": "\(id)", "version": "\(binding.version)", "error": "\(error.message)"])
+                if error.code == .sourceUnavailable {
+                    // PostgreSQL could not be asked: again in a second, until it can.
+                    state.withLockedValue { state in
+                        state.due[binding.source.name] = state.due[binding.source.name] ?? .now + .seconds(1)
+                    }
+                }
+                return
+            }
+            guard evaluated.1 != binding.digest else { return }
+            do throws(SessionError) {
+                let change = try store.update(
+                    id: id, to: evaluated.0, readWith: binding.options, condition: .version(binding.version), commit: true)
+                state.withLockedValue { state in
+                    state.bindings[id]?.version = change.version
+                    state.bindings[id]?.digest = evaluated.1
+                }
+            } catch {
+                switch error {
+                case .notFound, .versionMismatch:
+                    // Deleted, expired or replaced meanwhile: no longer this source's to feed.
+                    release(id)
+                default:
+                    logger.warning(
+                        "source result not committed; the session keeps its version",
+                        metadata: ["source": "\(binding.source.name)", "session": "\(id)", "error": "\(error)"])
+                }
+            }
+        }
+    }
+
+    // MARK: - Listening
+
+    private func listen() {
+        var listener: PostgresConnection?
+        var retry = ContinuousClock.now
+        var backoff = Duration.seconds(1)
+        while !state.withLockedValue({ $0.stopping }) {
+            let now = ContinuousClock.now
+            if listener == nil, now >= retry {
+                do {
+                    listener = try listening()
+                    backoff = .seconds(1)
+                    let wasDown = state.withLockedValue { state in
+                        defer { state.connected = true }
+                        return !state.connected
+                    }
+                    if wasDown { logger.notice("PostgreSQL connected: the sources' changes are followed") }
+                    // Notifications sent while it was not listening are lost: every session again.
+                    for id in state.withLockedValue({ Array($0.bindings.keys) }) { refresh(id) }
+                } catch {
+                    disconnected(error)
+                    retry = now + backoff
+                    backoff = min(backoff * 2, .seconds(30))
+                }
+            }
+            let wait = min(nextDue() - .now, .milliseconds(200))
+            if let connection = listener {
+                do {
+                    notified(try connection.notifications(waitingUpTo: max(wait, .zero)))
+                } catch {
+                    listener = nil
+                    disconnected(error)
+                    retry = .now + backoff
+                }
+            } else if wait > .zero {
+                let (seconds, attoseconds) = wait.components
+                var pause = timespec(tv_sec: Int(seconds), tv_nsec: Int(attoseconds / 1_000_000_000))
+                nanosleep(&pause, nil)
+            }
+            for id in dueSessions() { refresh(id) }
+        }
+    }
+
+    /// A connection listening on every source's channels.
+    private func listening() throws(PostgresError) -> PostgresConnection {
+        let connection = try PostgresConnection(conninfo)
+        for channel in Set(definitions.values.flatMap(\.channels)) { try connection.execute("LISTEN \(try connection.identifier(channel))") }
+        return connection
+    }
+
+    private func disconnected(_ error: PostgresError) {
+        let wasUp = state.withLockedValue { state in
+            defer { state.connected = false }
+            return state.connected
+        }
+        if wasUp {
+            logger.error("PostgreSQL lost; the sources' sessions keep their versions until it is back", metadata: ["error": "\(error)"])
+        }
+    }
+
+    /// Takes notifications: each source listening on a channel named is due after its debounce.
+    private func notified(_ channels: [String]) {
+        guard !channels.isEmpty else { return }
+        let now = ContinuousClock.now
+        let named = Set(channels)
+        state.withLockedValue { state in
+            for definition in definitions.values where definition.channels.contains(where: named.contains) {
+                state.notified[definition.name, default: 0] += 1
+                if state.due[definition.name] == nil { state.due[definition.name] = now + definition.debounce }
+            }
+        }
+    }
+
+    private func nextDue() -> ContinuousClock.Instant {
+        state.withLockedValue { state in
+            min(state.due.values.min() ?? .now + .seconds(1), state.nextRefresh.values.min() ?? .now + .seconds(1))
+        }
+    }
+
+    /// The sessions whose source is due (notified, or its refresh), taken off the schedule.
+    private func dueSessions() -> [String] {
+        let now = ContinuousClock.now
+        return state.withLockedValue { state in
+            var sources: Set<String> = []
+            for (source, due) in state.due where due <= now { sources.insert(source) }
+            for source in sources { state.due[source] = nil }
+            for (source, next) in state.nextRefresh where next <= now {
+                sources.insert(source)
+                if let refresh = definitions[source]?.refresh { state.nextRefresh[source] = now + refresh }
+            }
+            guard !sources.isEmpty else { return [] }
+            return state.bindings.filter { sources.contains($0.value.source.name) }.map(\.key)
+        }
+    }
+}
+
+/// Sources that cannot start: what is wrong, naming the source and what PostgreSQL said.
+package struct SourceStartError: Error, CustomStringConvertible {
+    package let description: String
+
+    package init(description: String) { self.description = description }
+}

@@ -1,0 +1,77 @@
+import ByteJSON
+
+/// A query's rows as a JSON array of objects, one member a column, typed by the column's
+/// PostgreSQL type: numbers as numbers, booleans as booleans, json and jsonb as they are, NULL
+/// as null, everything else (text, dates, uuids, arrays…) as the string PostgreSQL writes.
+enum RowJSON {
+    /// Why rows make no list of items: each needs a key, and no two the same.
+    struct KeyError: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    static func array(_ rows: PostgresRows, key: String) throws(KeyError) -> [UInt8] {
+        let columns = (0..<rows.columns).map { (name: rows.name($0), kind: Kind(oid: rows.type($0))) }
+        guard let keyColumn = columns.firstIndex(where: { $0.name == key }) else {
+            throw KeyError(description: "the query has no column \(key) (its columns: \(columns.map(\.name).joined(separator: ", ")))")
+        }
+        // By text: within one column, PostgreSQL writes one value one way (numeric's trailing
+        // zeros aside, which the session's own check then refuses).
+        var keys: [[UInt8]: Int] = [:]
+        keys.reserveCapacity(rows.count)
+        for row in 0..<rows.count {
+            guard let text = rows.value(row, keyColumn) else { throw KeyError(description: "row \(row + 1) has a NULL \(key)") }
+            if let earlier = keys.updateValue(row, forKey: Array(text)) {
+                throw KeyError(description: "rows \(earlier + 1) and \(row + 1) have one \(key), \(String(decoding: text, as: UTF8.self))")
+            }
+        }
+        var writer = JSONWriter(capacity: 64 + rows.count * 64)
+        writer.raw("[")
+        for row in 0..<rows.count {
+            if row > 0 { writer.raw(",") }
+            writer.raw("{")
+            for (column, (name, kind)) in columns.enumerated() {
+                if column > 0 { writer.raw(",") }
+                writer.string(name)
+                writer.raw(":")
+                value(rows.value(row, column), kind, into: &writer)
+            }
+            writer.raw("}")
+        }
+        writer.raw("]")
+        return writer.bytes
+    }
+
+    private enum Kind {
+        case bool, integer, decimal, json, text
+
+        /// By `pg_type` oid: the built-in types, whose oids never change.
+        init(oid: UInt32) {
+            switch oid {
+            case 16: self = .bool
+            case 20, 21, 23, 26: self = .integer  // int8, int2, int4, oid
+            case 700, 701, 1700: self = .decimal  // float4, float8, numeric
+            case 114, 3802: self = .json  // json, jsonb
+            default: self = .text
+            }
+        }
+    }
+
+    private static func value(_ text: UnsafeBufferPointer<UInt8>?, _ kind: Kind, into writer: inout JSONWriter) {
+        guard let text else {
+            writer.raw("null")
+            return
+        }
+        switch kind {
+        case .bool: writer.bool(text.first == UInt8(ascii: "t"))
+        case .integer, .json: writer.raw(text)
+        case .decimal:
+            // NaN and ±Infinity have no JSON number: they go as the strings PostgreSQL writes.
+            if text.contains(where: { $0 == UInt8(ascii: "N") || $0 == UInt8(ascii: "I") }) {
+                writer.string(generalizedUTF8: text)
+            } else {
+                writer.raw(text)
+            }
+        case .text: writer.string(generalizedUTF8: text)
+        }
+    }
+}

@@ -1,0 +1,249 @@
+import ByteJSON
+import Foundation
+import LiveCollections
+import TestSupport
+import Testing
+
+/// Sessions fed by ordered queries on a real PostgreSQL 15 that each test starts (initdb and
+/// pg_ctl in a temporary directory): the rows a table change leaves, committed as the delta from
+/// the last version, to every subscriber; writes over HTTP refused; a database that goes and
+/// comes back; bad sources and bad requests named.
+@Suite(.serialized) struct SourceTests {
+    /// A PostgreSQL with a players table whose every statement notifies `players`, and a
+    /// sources file.
+    struct Database {
+        let postgres: PostgresProcess
+        let file: URL
+
+        init(sources: String = SourceTests.sources) throws {
+            postgres = try PostgresProcess()
+            try postgres.sql(
+                """
+                CREATE TABLE players (id int PRIMARY KEY, league text NOT NULL, name text NOT NULL, score int NOT NULL);
+                CREATE FUNCTION players_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+                  BEGIN PERFORM pg_notify('players', ''); RETURN NULL; END $$;
+                CREATE TRIGGER players_notify AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON players
+                  FOR EACH STATEMENT EXECUTE FUNCTION players_changed();
+                INSERT INTO players SELECT g, CASE WHEN g % 2 = 0 THEN 'gold' ELSE 'silver' END, 'p' || g, g * 10
+                  FROM generate_series(1, 20) g;
+                """)
+            file = postgres.directory.appendingPathComponent("sources.json")
+            try Data(sources.utf8).write(to: file)
+        }
+
+        func server(_ extra: [String] = []) throws -> ServerProcess {
+            try ServerProcess(arguments: ["--sources", file.path, "--postgres", postgres.conninfo] + extra)
+        }
+
+        /// The leaderboard of `league` as the database has it now.
+        func selected(_ league: String) throws -> JSONValue {
+            let text = try postgres.sql(
+                """
+                SELECT coalesce(json_agg(json_build_object('id', id, 'name', name, 'score', score) ORDER BY score DESC, id), '[]')
+                FROM players WHERE league = '\(league)'
+                """)
+            return try JSONValue(parsing: text.trimmingCharacters(in: .whitespacesAndNewlines))
+        }
+    }
+
+    static let sources = """
+        {"sources": {
+          "leaderboard": {"query": "SELECT id, name, score FROM players WHERE league = $1 ORDER BY score DESC, id", "key": "id",
+                          "listen": ["players"], "debounceMilliseconds": 20,
+                          "parameters": [{"name": "league", "pattern": "[a-z]{1,20}"}]},
+          "byName": {"query": "SELECT name, score FROM players WHERE league = 'gold' ORDER BY score DESC", "key": "name", "listen": ["players"]},
+          "mine": {"query": "SELECT id, name FROM players WHERE league = $1 ORDER BY id", "key": "id", "listen": ["players"],
+                   "parameters": [{"tenant": true}]}
+        }}
+        """
+
+    static func create(_ connection: HTTPConnection, _ id: String, source: String, params: String = "{}") throws -> Reply {
+        try connection.request("PUT", "/sessions/\(id)", json: #"{"source": "\#(source)", "params": \#(params)}"#)
+    }
+
+    /// Waits until the session holds `expected` (the source's rows now); its version then.
+    static func settles(_ connection: HTTPConnection, _ id: String, at expected: JSONValue) throws -> Int? {
+        let deadline = Date().addingTimeInterval(20)
+        while Date() < deadline {
+            let shown = try connection.request("GET", "/sessions/\(id)")
+            if shown.json["items"] == expected { return shown.json["version"]?.int }
+            usleep(10_000)
+        }
+        return nil
+    }
+
+    @Test func aRowThatMovesIsOneMoveToEverySubscriber() throws {
+        let database = try Database()
+        let server = try database.server()
+        let connection = try server.connection()
+        let created = try Self.create(connection, "gold", source: "leaderboard", params: #"{"league": "gold"}"#)
+        #expect(created.status == 201 && created.json["version"]?.int == 0 && created.json["count"]?.int == 10)
+        #expect(try connection.request("GET", "/sessions/gold").json["items"] == (try database.selected("gold")))
+
+        let stream = try EventStreamClient(port: server.port, path: "/sessions/gold/events?format=batch")
+        #expect(try stream.next()?.event == "reset")
+        // p4 (40 points, ninth of ten) to the top.
+        try database.postgres.sql("UPDATE players SET score = 1000 WHERE id = 4")
+        let event = try #require(try stream.next())
+        #expect(event.event == "delta")
+        let data = try JSONValue(parsing: event.data)
+        #expect(data["version"]?.int == 1)
+        let delta = try indexDelta(data["delta"])
+        #expect(delta.deletions.isEmpty && delta.insertions.isEmpty)
+        #expect(delta.moves == [IndexPair(source: 8, target: 0)], "one move: \(delta)")
+        #expect(delta.reloads.count == 1, "its score changed: \(delta)")
+        #expect(try connection.request("GET", "/sessions/gold").json["items"] == (try database.selected("gold")))
+
+        // Statements of every kind, some in one transaction, one rolled back: the session ends
+        // as the query reads, and a statement that changes no row commits nothing.
+        try database.postgres.sql("INSERT INTO players VALUES (100, 'gold', 'new', 55), (101, 'silver', 'other', 1)")
+        try database.postgres.sql("BEGIN; DELETE FROM players WHERE id = 6; UPDATE players SET score = score + 1 WHERE id = 8; COMMIT")
+        try database.postgres.sql("BEGIN; DELETE FROM players WHERE league = 'gold'; ROLLBACK")
+        try database.postgres.sql("UPDATE players SET name = 'renamed' WHERE id = 10")
+        let version = try #require(try Self.settles(connection, "gold", at: try database.selected("gold")))
+        try database.postgres.sql("UPDATE players SET score = score WHERE id = 2")
+        try database.postgres.sql("SELECT pg_notify('players', '')")
+        // A change after those: once it shows, the ones before it committed nothing.
+        try database.postgres.sql("UPDATE players SET score = 2000 WHERE id = 12")
+        let last = try #require(try Self.settles(connection, "gold", at: try database.selected("gold")))
+        #expect(last == version + 1)
+    }
+
+    @Test func writesOverHTTPAreRefusedAndBadRequestsNamed() throws {
+        let database = try Database()
+        let server = try database.server()
+        let connection = try server.connection()
+        #expect(try Self.create(connection, "gold", source: "leaderboard", params: #"{"league": "gold"}"#).status == 201)
+        for (method, path, body) in [
+            ("POST", "/sessions/gold/update", #"{"items": []}"#), ("POST", "/sessions/gold/append", #"{"items": [{"id": 99}]}"#),
+            ("POST", "/sessions/gold/changes", #"{"operations": [{"op": "remove", "id": 2}]}"#),
+        ] {
+            let refused = try connection.request(method, path, json: body)
+            #expect(refused.status == 409 && refused.json["error"]?["code"]?.stringValue == "source_fed", "\(path)")
+            #expect(refused.json["error"]?["source"]?.stringValue == "leaderboard")
+        }
+        // A dry run changes nothing: allowed.
+        #expect(try connection.request("POST", "/sessions/gold/delta", json: #"{"items": []}"#).status == 200)
+
+        let cases: [(String, Int, String, String)] = [
+            (#"{"source": "nope"}"#, 422, "unknown_source", "nope"),
+            (#"{"source": "leaderboard", "params": {"league": "GOLD"}}"#, 400, "invalid_parameter", "params.league"),
+            (#"{"source": "leaderboard"}"#, 400, "invalid_parameter", "params.league"),
+            (#"{"source": "leaderboard", "params": {"league": "gold", "x": "1"}}"#, 400, "invalid_parameter", "params.x"),
+            (#"{"source": "leaderboard", "params": {"league": 1}}"#, 422, "invalid_shape", "/params/league"),
+            (#"{"items": [], "params": {}}"#, 422, "invalid_shape", "/params"),
+            (#"{"items": [], "source": "leaderboard"}"#, 422, "invalid_shape", ""),
+            (#"{"source": "leaderboard", "params": {"league": "gold"}, "options": {"idKey": "name"}}"#, 422, "invalid_option", "/options"),
+            (#"{"source": "mine"}"#, 400, "invalid_parameter", "tenant"),
+        ]
+        for (body, status, code, named) in cases {
+            let refused = try connection.request("PUT", "/sessions/other", json: body)
+            #expect(refused.status == status && refused.json["error"]?["code"]?.stringValue == code, "\(body): \(refused.json)")
+            let error = refused.json["error"]
+            let said = [
+                error?["parameter"]?.stringValue, error?["pointer"]?.stringValue, error?["source"]?.stringValue, error?["message"]?.stringValue,
+            ]
+            #expect(said.contains { $0?.contains(named) ?? false } || named.isEmpty, "\(body) names \(named): \(refused.json)")
+        }
+        // Made a session of its own (PUT with items): writes are its own again, and the
+        // source's next result (once another of its sessions shows it) is not committed to it.
+        #expect(try connection.request("PUT", "/sessions/gold", json: #"{"items": [{"id": 1}]}"#).status == 200)
+        #expect(try connection.request("POST", "/sessions/gold/append", json: #"{"items": [{"id": 2}]}"#).status == 200)
+        #expect(try Self.create(connection, "watch", source: "leaderboard", params: #"{"league": "gold"}"#).status == 201)
+        try database.postgres.sql("UPDATE players SET score = 0 WHERE id = 2")
+        #expect(try Self.settles(connection, "watch", at: try database.selected("gold")) == 1)
+        #expect(try connection.request("GET", "/sessions/gold").json["version"]?.int == 1, "no longer fed")
+    }
+
+    /// The token's tenant is the parameter: two tenants' sessions of one source hold their own
+    /// rows, whatever the request says.
+    @Test func aTenantsSessionHoldsItsOwnRows() throws {
+        let database = try Database()
+        let secret = database.postgres.directory.appendingPathComponent("secret")
+        try Data(String(repeating: "k", count: 40).utf8).write(to: secret)
+        let server = try database.server(["--auth", "jwt", "--jwt-secret-file", secret.path])
+        let connection = try server.connection()
+        let scope = "sessions:write sessions:read sessions:subscribe"
+        for tenant in ["gold", "silver"] {
+            let token = try hs256Token(secret: secret, tenant: tenant, scope: scope)
+            let headers = [("Content-Type", "application/json"), ("Authorization", "Bearer \(token)")]
+            let created = try connection.request("PUT", "/sessions/mine", json: #"{"source": "mine"}"#, headers: headers)
+            #expect(created.status == 201)
+            let shown = try connection.request("GET", "/sessions/mine", headers: [("Authorization", "Bearer \(token)")])
+            let ids = shown.json["items"]?.array?.compactMap { $0["id"]?.int } ?? []
+            #expect(ids == Array(stride(from: tenant == "gold" ? 2 : 1, through: 20, by: 2)), "\(tenant): \(ids)")
+        }
+    }
+
+    @Test func aQueryPostgreSQLRefusesStopsStartUpNamingTheSource() throws {
+        let database = try Database(
+            sources: #"{"sources": {"broken": {"query": "SELECT id FROM nowhere ORDER BY id", "key": "id", "listen": ["x"]}}}"#)
+        do {
+            _ = try database.server()
+            Issue.record("the server started with a query on a missing table")
+        } catch {
+            let said = "\(error)"
+            #expect(said.contains("source broken") && said.contains("nowhere") && said.contains("does not exist"), "\(said)")
+        }
+        do {
+            _ = try ServerProcess(arguments: ["--sources", database.file.path])
+            Issue.record("the server started with --sources and no --postgres")
+        } catch {
+            #expect("\(error)".contains("--sources and --postgres go together"))
+        }
+    }
+
+    /// PostgreSQL stopped: the sessions keep their versions, `/ready` says so; started again,
+    /// a change made while no one listened is read (every session is evaluated again).
+    @Test func postgreSQLGoneAndBackLosesNoChange() throws {
+        let database = try Database()
+        let server = try database.server()
+        let connection = try server.connection()
+        #expect(try Self.create(connection, "gold", source: "leaderboard", params: #"{"league": "gold"}"#).status == 201)
+        database.postgres.stop()
+        #expect(try Self.ready(connection, is: 503))
+        #expect(try connection.request("GET", "/sessions/gold").json["version"]?.int == 0)
+        #expect(server.logShows("PostgreSQL lost"))
+        try database.postgres.start()
+        // Made before the server listens again: no notification reaches it.
+        try database.postgres.sql("UPDATE players SET score = 5000 WHERE id = 20")
+        #expect(try Self.settles(connection, "gold", at: try database.selected("gold")) == 1)
+        #expect(try Self.ready(connection, is: 200))
+    }
+
+    /// A result that makes no collection (two rows with one key) commits nothing and says so
+    /// in the log; once the rows are fixed, the next version is theirs.
+    @Test func aResultWithARepeatedKeyKeepsTheVersion() throws {
+        let database = try Database()
+        let server = try database.server()
+        let connection = try server.connection()
+        #expect(try Self.create(connection, "names", source: "byName").status == 201)
+        try database.postgres.sql("UPDATE players SET name = 'twin' WHERE id IN (2, 4)")
+        #expect(server.logShows("source result not committed", "session=names"))
+        #expect(try connection.request("GET", "/sessions/names").json["version"]?.int == 0)
+        try database.postgres.sql("UPDATE players SET name = 'single' WHERE id = 4")
+        let deadline = Date().addingTimeInterval(20)
+        var version: Int?
+        while Date() < deadline {
+            version = try connection.request("GET", "/sessions/names").json["version"]?.int
+            if version == 1 { break }
+            usleep(10_000)
+        }
+        #expect(version == 1)
+        let refused = try Self.create(connection, "again", source: "byName")
+        #expect(refused.status == 201)
+        try database.postgres.sql("UPDATE players SET name = 'twin' WHERE id = 6")
+        let twice = try Self.create(connection, "twice", source: "byName")
+        #expect(twice.status == 409 && twice.json["error"]?["code"]?.stringValue == "source_result_refused", "\(twice.json)")
+        #expect(twice.json["error"]?["message"]?.stringValue?.contains("have one name, twin") == true)
+    }
+
+    static func ready(_ connection: HTTPConnection, is status: Int) throws -> Bool {
+        let deadline = Date().addingTimeInterval(20)
+        while Date() < deadline {
+            if try connection.request("GET", "/ready").status == status { return true }
+            usleep(10_000)
+        }
+        return false
+    }
+}
