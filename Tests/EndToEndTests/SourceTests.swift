@@ -238,6 +238,78 @@ import Testing
         #expect(twice.json["error"]?["message"]?.stringValue?.contains("have one name, twin") == true)
     }
 
+    /// Random inserts, updates, deletes and reorders from four concurrent writers, some of
+    /// their transactions rolled back: every version a subscriber is sent replays (by
+    /// UIKit's batch rules) from the version before to that version's rows, with the fewest
+    /// moves; every version is ordered as the query orders; the last equals the table.
+    @Test func randomConcurrentTransactionsReplayToTheTable() throws {
+        let database = try Database()
+        let server = try database.server()
+        let connection = try server.connection()
+        #expect(try Self.create(connection, "gold", source: "leaderboard", params: #"{"league": "gold"}"#).status == 201)
+        let stream = try EventStreamClient(port: server.port, path: "/sessions/gold/events?format=batch")
+        let reset = try #require(try stream.next())
+        var shown = try JSONValue(parsing: reset.data)["items"]?.array ?? []
+
+        DispatchQueue.concurrentPerform(iterations: 4) { writer in
+            var random = SeededGenerator(state: UInt64(writer + 1))
+            for round in 0..<20 {
+                var statements: [String] = []
+                for _ in 0..<Int.random(in: 1...3, using: &random) {
+                    let id = Int.random(in: 1...80, using: &random) * 2  // gold ids are even
+                    let score = Int.random(in: 0...300, using: &random)
+                    switch Int.random(in: 0..<4, using: &random) {
+                    case 0: statements.append("INSERT INTO players VALUES (\(id), 'gold', 'w\(writer)', \(score)) ON CONFLICT (id) DO NOTHING")
+                    case 1: statements.append("DELETE FROM players WHERE id = \(id)")
+                    case 2: statements.append("UPDATE players SET score = \(score) WHERE id = \(id)")
+                    default: statements.append("UPDATE players SET name = 'r\(round)' WHERE id = \(id)")
+                    }
+                }
+                let end = Int.random(in: 0..<5, using: &random) == 0 ? "ROLLBACK" : "COMMIT"
+                // Writers may deadlock one another on the same rows: PostgreSQL then rolls one back.
+                _ = try? database.postgres.sql("BEGIN; \(statements.joined(separator: "; ")); \(end)")
+            }
+        }
+        let expected = try database.selected("gold")
+        let last = try #require(try Self.settles(connection, "gold", at: expected))
+        #expect(last >= 5, "the writers' transactions made \(last) versions")
+        var version = try JSONValue(parsing: reset.data)["version"]?.int ?? 0
+        while version < last {
+            let event = try #require(try stream.next())
+            guard event.event == "delta" else { continue }
+            let data = try JSONValue(parsing: event.data)
+            let rows = data["items"]?.array ?? []
+            #expect(data["baseVersion"]?.int == version)
+            let delta = try indexDelta(data["delta"])
+            #expect(try delta.replay(old: shown, new: rows) == rows, "version \(data["version"]?.int ?? -1)")
+            #expect(delta.moves.count == Self.fewestMoves(from: shown, to: rows), "version \(data["version"]?.int ?? -1): \(delta)")
+            let scores = rows.map { ($0["score"]?.int ?? 0, -($0["id"]?.int ?? 0)) }
+            #expect(zip(scores, scores.dropFirst()).allSatisfy { $0 >= $1 }, "ordered as the query orders")
+            shown = rows
+            version = data["version"]?.int ?? version + 1
+        }
+        #expect(.array(shown) == expected)
+    }
+
+    /// The fewest moves from `old` to `new` by id: the kept rows not on a longest run of them
+    /// already in order.
+    static func fewestMoves(from old: [JSONValue], to new: [JSONValue]) -> Int {
+        var oldPlace: [Int: Int] = [:]
+        for (index, row) in old.enumerated() { oldPlace[row["id"]?.int ?? -1] = index }
+        let kept = new.compactMap { oldPlace[$0["id"]?.int ?? -1] }
+        var tails: [Int] = []
+        for place in kept {
+            var low = 0
+            var high = tails.count
+            while low < high {
+                let middle = (low + high) / 2
+                if tails[middle] < place { low = middle + 1 } else { high = middle }
+            }
+            if low == tails.count { tails.append(place) } else { tails[low] = place }
+        }
+        return kept.count - tails.count
+    }
+
     static func ready(_ connection: HTTPConnection, is status: Int) throws -> Bool {
         let deadline = Date().addingTimeInterval(20)
         while Date() < deadline {
