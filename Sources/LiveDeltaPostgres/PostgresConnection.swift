@@ -51,6 +51,11 @@ final class PostgresConnection {
         return try check(result, expecting: PGRES_TUPLES_OK)
     }
 
+    /// Runs a statement with no parameters that answers rows (`EXPLAIN …`).
+    func execute(rows statement: String) throws(PostgresError) -> PostgresRows {
+        try check(PQexec(connection, statement), expecting: PGRES_TUPLES_OK)
+    }
+
     /// Runs a statement that answers no rows (`LISTEN "channel"`).
     func execute(_ statement: String) throws(PostgresError) {
         try check(PQexec(connection, statement), expecting: PGRES_COMMAND_OK).close()

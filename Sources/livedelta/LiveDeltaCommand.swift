@@ -5,7 +5,7 @@ struct LiveDeltaCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "livedelta",
         abstract: "LiveDelta: list deltas (deletions, insertions, moves, reloads) over HTTP.",
-        subcommands: [Serve.self, HealthCheck.self],
+        subcommands: [Serve.self, HealthCheck.self, SourcesCommand.self],
         defaultSubcommand: Serve.self)
 
     /// Runs the command the arguments name, with the flags the environment sets
@@ -18,7 +18,7 @@ struct LiveDeltaCommand: ParsableCommand {
         case "serve":
             HugePages.startWithTunable()
             main(EnvironmentArguments.applied(to: arguments, for: Serve.self, declaredBy: [Serve.self, AuthOptions.self]))
-        case "help":
+        case "help", "sources":
             main(arguments)
         default:
             // No subcommand named: serve, the default.

@@ -15,18 +15,25 @@ import Testing
         let postgres: PostgresProcess
         let file: URL
 
-        init(sources: String = SourceTests.sources) throws {
+        /// - Parameter trigger: whether the table notifies (else `livedelta sources triggers`
+        ///   says how).
+        init(sources: String = SourceTests.sources, trigger: Bool = true) throws {
             postgres = try PostgresProcess()
             try postgres.sql(
                 """
                 CREATE TABLE players (id int PRIMARY KEY, league text NOT NULL, name text NOT NULL, score int NOT NULL);
-                CREATE FUNCTION players_changed() RETURNS trigger LANGUAGE plpgsql AS $$
-                  BEGIN PERFORM pg_notify('players', ''); RETURN NULL; END $$;
-                CREATE TRIGGER players_notify AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON players
-                  FOR EACH STATEMENT EXECUTE FUNCTION players_changed();
                 INSERT INTO players SELECT g, CASE WHEN g % 2 = 0 THEN 'gold' ELSE 'silver' END, 'p' || g, g * 10
                   FROM generate_series(1, 20) g;
                 """)
+            if trigger {
+                try postgres.sql(
+                    """
+                    CREATE FUNCTION players_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+                      BEGIN PERFORM pg_notify('players', ''); RETURN NULL; END $$;
+                    CREATE TRIGGER players_notify AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON players
+                      FOR EACH STATEMENT EXECUTE FUNCTION players_changed();
+                    """)
+            }
             file = postgres.directory.appendingPathComponent("sources.json")
             try Data(sources.utf8).write(to: file)
         }
@@ -175,22 +182,38 @@ import Testing
         }
     }
 
+    /// `livedelta sources triggers` prints the SQL that makes the table notify its sources'
+    /// channels: installed, a change reaches the session.
+    @Test func theTriggersCommandsSQLMakesTheTableNotify() throws {
+        let database = try Database(trigger: false)
+        let (status, sql) = try runProgram([
+            ServerProcess.binary.path, "sources", "triggers", database.file.path, "--postgres", database.postgres.conninfo,
+        ])
+        #expect(status == 0, "\(sql)")
+        #expect(sql.contains(#"ON "public"."players""#) && sql.contains("pg_notify('players', '')"), "\(sql)")
+        try database.postgres.sql(sql)
+        let server = try database.server()
+        let connection = try server.connection()
+        #expect(try Self.create(connection, "gold", source: "leaderboard", params: #"{"league": "gold"}"#).status == 201)
+        try database.postgres.sql("DELETE FROM players WHERE id = 10")
+        #expect(try Self.settles(connection, "gold", at: try database.selected("gold")) == 1)
+        let broken = Data(#"{"sources": {"broken": {"query": "SELECT id FROM nowhere", "key": "id", "listen": ["x"]}}}"#.utf8)
+        try broken.write(to: database.file)
+        let (refused, said) = try runProgram([
+            ServerProcess.binary.path, "sources", "triggers", database.file.path, "--postgres", database.postgres.conninfo,
+        ])
+        #expect(refused == 1 && said.contains("source broken") && said.contains("nowhere"), "\(said)")
+    }
+
     @Test func aQueryPostgreSQLRefusesStopsStartUpNamingTheSource() throws {
         let database = try Database(
             sources: #"{"sources": {"broken": {"query": "SELECT id FROM nowhere ORDER BY id", "key": "id", "listen": ["x"]}}}"#)
-        do {
-            _ = try database.server()
-            Issue.record("the server started with a query on a missing table")
-        } catch {
-            let said = "\(error)"
-            #expect(said.contains("source broken") && said.contains("nowhere") && said.contains("does not exist"), "\(said)")
-        }
-        do {
-            _ = try ServerProcess(arguments: ["--sources", database.file.path])
-            Issue.record("the server started with --sources and no --postgres")
-        } catch {
-            #expect("\(error)".contains("--sources and --postgres go together"))
-        }
+        // Run to its end, so that all it printed is read.
+        let serve = [ServerProcess.binary.path, "serve", "--port", "0", "--host", "127.0.0.1", "--sources", database.file.path]
+        let (status, said) = try runProgram(serve + ["--postgres", database.postgres.conninfo])
+        #expect(status == 1 && said.contains("source broken") && said.contains("nowhere") && said.contains("does not exist"), "\(said)")
+        let (alone, saidAlone) = try runProgram(serve)
+        #expect(alone != 0 && saidAlone.contains("--sources and --postgres go together"), "\(saidAlone)")
     }
 
     /// PostgreSQL stopped: the sessions keep their versions, `/ready` says so; started again,

@@ -53,33 +53,38 @@ public final class PostgresProcess: @unchecked Sendable {  // see above
         try? FileManager.default.removeItem(at: directory)
     }
 
-    /// Runs `command` (as `postgres` for the server's own tools when root), its output into a
-    /// file: the server pg_ctl starts may hold a pipe's end for as long as it runs. By
-    /// posix_spawn and waitpid, as Foundation's Process missed some of these exits.
+    /// Runs `command` (as `postgres` for the server's own tools when root); throws where it
+    /// fails, with what it printed.
     @discardableResult
     private static func run(_ command: [String], asServer: Bool = false) throws -> String {
         let asRoot = asServer && getuid() == 0
-        let arguments = asRoot ? ["/usr/sbin/runuser", "-u", "postgres", "--"] + command : command
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("pg-run-\(UUID().uuidString)").path
-        defer { unlink(path) }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, path, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-        posix_spawn_file_actions_adddup2(&actions, 1, 2)
-        let argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
-        defer { for argument in argv { free(argument) } }
-        var pid = pid_t()
-        let spawned = posix_spawn(&pid, arguments[0], &actions, nil, argv, environ)
-        guard spawned == 0 else { throw ClientError.malformed("\(arguments[0]) could not start: \(String(cString: strerror(spawned)))") }
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-        let text = (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
-        // Exited normally (the low 7 bits 0) with status 0.
-        guard status & 0x7f == 0, (status >> 8) & 0xff == 0 else {
-            throw ClientError.malformed("\(command.joined(separator: " ")) failed (wait status \(status)): \(text)")
-        }
+        let (status, text) = try runProgram(asRoot ? ["/usr/sbin/runuser", "-u", "postgres", "--"] + command : command)
+        guard status == 0 else { throw ClientError.malformed("\(command.joined(separator: " ")) failed (\(status)): \(text)") }
         return text
     }
+}
+
+/// Runs a program to its end: its exit status (-1 where a signal ended it) and what it printed
+/// (standard output and error, through a file: a server the program starts, as pg_ctl does,
+/// may hold a pipe's end for as long as it runs). By posix_spawn and waitpid, as Foundation's
+/// Process missed some of these exits (runuser's).
+public func runProgram(_ arguments: [String]) throws -> (status: Int32, output: String) {
+    let path = FileManager.default.temporaryDirectory.appendingPathComponent("run-\(UUID().uuidString)").path
+    defer { unlink(path) }
+    var actions = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    defer { posix_spawn_file_actions_destroy(&actions) }
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+    posix_spawn_file_actions_addopen(&actions, 1, path, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+    posix_spawn_file_actions_adddup2(&actions, 1, 2)
+    let argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
+    defer { for argument in argv { free(argument) } }
+    var pid = pid_t()
+    let spawned = posix_spawn(&pid, arguments[0], &actions, nil, argv, environ)
+    guard spawned == 0 else { throw ClientError.malformed("\(arguments[0]) could not start: \(String(cString: strerror(spawned)))") }
+    var status: Int32 = 0
+    while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+    let text = (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
+    // Exited (the low 7 bits 0): its status; else the signal that ended it.
+    return (status & 0x7f == 0 ? (status >> 8) & 0xff : -1, text)
 }
