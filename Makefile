@@ -6,7 +6,7 @@ SWIFT ?= swift
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 APT_GET := $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get
 
-.PHONY: help run test check contract auth changes windows api-docs js kit android browser test-thread lint format deps build release fuzz fuzz-build bench bench-engine bench-service bench-load bench-sessions bench-redis bench-memory bench-slowloris bench-baseline bench-blocks bench-live bench-auth bench-keys bench-sections bench-windows performance smoke clean
+.PHONY: help run demo-postgres test check contract auth changes windows api-docs js kit android browser test-thread lint format deps build release fuzz fuzz-build bench bench-engine bench-service bench-load bench-sessions bench-redis bench-memory bench-slowloris bench-baseline bench-blocks bench-live bench-auth bench-keys bench-sections bench-windows performance smoke clean
 
 ## Lists the targets, each with what it does.
 help:
@@ -16,6 +16,11 @@ help:
 run: deps
 	$(SWIFT) build -c release --product livedelta
 	.build/release/livedelta $(ARGS)
+
+## A throwaway PostgreSQL with a leaderboard table, a source on it and its trigger, and the
+## server on PORT (8080) whose live page follows it while a writer changes scores; Ctrl-C ends all.
+demo-postgres: deps
+	scripts/demo-postgres.sh
 
 ## Build everything and run every test (the end-to-end tests start the real binary), the
 ## container smoke test, then the fuzzers for a bounded time each (FUZZ_SECONDS: 60 in CI, 15
