@@ -16,6 +16,7 @@ package final class PostgresSources: SessionSources {
     private let store: any SessionStore
     private let maxItems: Int
     private let logger: Logger
+    private let metrics: ServiceMetrics?
     /// Evaluations and their commits, one at a time: a session created while its source is
     /// evaluated again is never committed to from the older binding.
     private let work: NIOLockedValueBox<Querying>
@@ -58,7 +59,9 @@ package final class PostgresSources: SessionSources {
     /// Connects, prepares every source's query (which fails as PostgreSQL would run it: a
     /// syntax error, a missing table, a permission) and starts listening. Throws naming the
     /// source and what PostgreSQL said.
-    package init(file: [UInt8], conninfo: String, store: any SessionStore, maxItems: Int, logger: Logger) throws(SourceStartError) {
+    package init(
+        file: [UInt8], conninfo: String, store: any SessionStore, maxItems: Int, metrics: ServiceMetrics? = nil, logger: Logger
+    ) throws(SourceStartError) {
         let definitions: [SourceDefinition]
         do {
             definitions = try SourceDefinition.read(file)
@@ -69,6 +72,7 @@ package final class PostgresSources: SessionSources {
         self.conninfo = conninfo
         self.store = store
         self.maxItems = maxItems
+        self.metrics = metrics
         self.logger = logger
         let connection: PostgresConnection
         do {
@@ -280,7 +284,9 @@ package final class PostgresSources: SessionSources {
                 logger.warning(
                     "source result not committed; the session keeps its version",
                     metadata: ["source": "\(binding.source.name)", "session": "\(id)", "version": "\(binding.version)", "error": "\(error.message)"])
-                if error.code == .sourceUnavailable {
+                let unavailable = error.code == .sourceUnavailable
+                metrics?.sourceEvaluated(binding.source.name, unavailable ? .unavailable : .refused)
+                if unavailable {
                     // PostgreSQL could not be asked: again in a second, until it can.
                     state.withLockedValue { state in
                         state.due[binding.source.name] = state.due[binding.source.name] ?? .now + .seconds(1)
@@ -288,7 +294,10 @@ package final class PostgresSources: SessionSources {
                 }
                 return
             }
-            guard evaluated.1 != binding.digest else { return }
+            guard evaluated.1 != binding.digest else {
+                metrics?.sourceEvaluated(binding.source.name, .unchanged)
+                return
+            }
             do throws(SessionError) {
                 let change = try store.update(
                     id: id, to: evaluated.0, readWith: binding.options, condition: .version(binding.version), commit: true)
@@ -296,7 +305,9 @@ package final class PostgresSources: SessionSources {
                     state.bindings[id]?.version = change.version
                     state.bindings[id]?.digest = evaluated.1
                 }
+                metrics?.sourceEvaluated(binding.source.name, .committed)
             } catch {
+                metrics?.sourceEvaluated(binding.source.name, .refused)
                 switch error {
                 case .notFound, .versionMismatch:
                     // Deleted, expired or replaced meanwhile: no longer this source's to feed.
@@ -327,6 +338,7 @@ package final class PostgresSources: SessionSources {
                         return !state.connected
                     }
                     if wasDown { logger.notice("PostgreSQL connected: the sources' changes are followed") }
+                    metrics?.sources(connected: true)
                     // Notifications sent while it was not listening are lost: every session again.
                     for id in state.withLockedValue({ Array($0.bindings.keys) }) { refresh(id) }
                 } catch {
@@ -361,6 +373,7 @@ package final class PostgresSources: SessionSources {
     }
 
     private func disconnected(_ error: PostgresError) {
+        metrics?.sources(connected: false)
         let wasUp = state.withLockedValue { state in
             defer { state.connected = false }
             return state.connected

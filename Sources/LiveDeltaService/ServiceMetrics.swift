@@ -15,6 +15,8 @@ package final class ServiceMetrics: Sendable {
     /// Handles, made once: creating one costs a registry lookup, using one does not.
     private let requestHandles = NIOLockedValueBox<[RequestKey: RequestHandles]>([:])
     private let errorCounters = NIOLockedValueBox<[ErrorCode: Counter]>([:])
+    private let sourceCounters = NIOLockedValueBox<[[String]: Counter]>([:])
+    private let sourcesConnected: Gauge
     private let itemsIn: Recorder
     private let changesOut: Recorder
     private let sessionsOpen: Gauge
@@ -45,6 +47,7 @@ package final class ServiceMetrics: Sendable {
         storeCacheMisses = Counter(label: "livedelta_session_store_cache_misses_total", factory: factory)
         liveSubscribers = Gauge(label: "livedelta_live_subscribers", factory: factory)
         liveUnsentBytes = Gauge(label: "livedelta_live_unsent_bytes", factory: factory)
+        sourcesConnected = Gauge(label: "livedelta_sources_connected", factory: factory)
         itemsIn = Recorder(label: Self.itemsInLabel, aggregate: true, factory: factory)
         changesOut = Recorder(label: Self.changesOutLabel, aggregate: true, factory: factory)
     }
@@ -92,6 +95,25 @@ package final class ServiceMetrics: Sendable {
             return counter
         }.increment()
     }
+
+    /// How a source's session was evaluated: `committed` (a new version), `unchanged`,
+    /// `refused` (rows that make no list, or a session gone), `unavailable` (PostgreSQL).
+    package enum SourceOutcome: String, Sendable {
+        case committed, unchanged, refused, unavailable
+    }
+
+    package func sourceEvaluated(_ source: String, _ outcome: SourceOutcome) {
+        sourceCounters.withLockedValue { cache in
+            if let counter = cache[[source, outcome.rawValue]] { return counter }
+            let counter = Counter(
+                label: "livedelta_source_evaluations_total", dimensions: [("source", source), ("outcome", outcome.rawValue)], factory: factory)
+            cache[[source, outcome.rawValue]] = counter
+            return counter
+        }.increment()
+    }
+
+    /// Whether the sources' PostgreSQL is connected (1) or not (0).
+    package func sources(connected: Bool) { sourcesConnected.record(connected ? 1 : 0) }
 
     /// A flat diff, by `/diff` or a session: the items on both sides, and the changes where
     /// the delta was computed.

@@ -316,7 +316,7 @@ struct Serve: ParsableCommand {
         let sessionSources: (any SessionSources)?
         do {
             accessPolicy = try access.accessPolicy(logger: logger, host: host)
-            sessionSources = try makeSources(store: sessions, logger: logger)
+            sessionSources = try makeSources(store: sessions, metrics: metrics, logger: logger)
         } catch {
             logger.critical("cannot start", metadata: ["error": "\(error)"])
             throw ExitCode.failure

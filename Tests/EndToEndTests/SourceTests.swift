@@ -216,6 +216,42 @@ import Testing
         #expect(alone != 0 && saidAlone.contains("--sources and --postgres go together"), "\(saidAlone)")
     }
 
+    /// A burst of a thousand notifications, each its own transaction, is read at most once per
+    /// debounce (here 200 ms) it spans, and commits nothing (the rows did not change).
+    @Test func aBurstOfNotificationsIsOneEvaluationADebounce() throws {
+        let database = try Database(
+            sources:
+                #"{"sources": {"slow": {"query": "SELECT id, score FROM players ORDER BY id", "key": "id", "listen": ["players"], "debounceMilliseconds": 200}}}"#
+        )
+        try database.postgres.sql(
+            """
+            CREATE PROCEDURE burst() LANGUAGE plpgsql AS $$
+              BEGIN FOR i IN 1..1000 LOOP PERFORM pg_notify('players', i::text); COMMIT; END LOOP; END $$;
+            """)
+        let server = try database.server()
+        let connection = try server.connection()
+        #expect(try Self.create(connection, "all", source: "slow").status == 201)
+        let started = Date()
+        try database.postgres.sql("CALL burst()")
+        // The last notification's evaluation, a debounce after it.
+        var evaluations = 0
+        let deadline = Date().addingTimeInterval(20)
+        repeat {
+            usleep(50_000)
+            let metrics = String(decoding: try connection.request("GET", "/metrics").body, as: UTF8.self)
+            let line = metrics.split(separator: "\n").first { $0.hasPrefix("livedelta_source_evaluations_total") && $0.contains("unchanged") }
+            evaluations = line.flatMap { Int($0.split(separator: " ").last ?? "") } ?? 0
+        } while evaluations == 0 && Date() < deadline
+        usleep(400_000)
+        let metrics = String(decoding: try connection.request("GET", "/metrics").body, as: UTF8.self)
+        let lines = metrics.split(separator: "\n").filter { $0.hasPrefix("livedelta_source_evaluations_total") }
+        let total = lines.compactMap { Int($0.split(separator: " ").last ?? "") }.reduce(0, +)
+        let spanned = Date().timeIntervalSince(started)
+        #expect(total >= 1 && Double(total) <= spanned / 0.2 + 1, "\(total) evaluations in \(spanned) s: \(lines)")
+        #expect(lines.allSatisfy { $0.contains("unchanged") }, "\(lines)")
+        #expect(try connection.request("GET", "/sessions/all").json["version"]?.int == 0)
+    }
+
     /// PostgreSQL stopped: the sessions keep their versions, `/ready` says so; started again,
     /// a change made while no one listened is read (every session is evaluated again).
     @Test func postgreSQLGoneAndBackLosesNoChange() throws {
