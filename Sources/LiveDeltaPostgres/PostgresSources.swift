@@ -223,7 +223,7 @@ package final class PostgresSources: SessionSources {
         }
         let text: [UInt8]
         do {
-            text = try RowJSON.array(rows, key: definition.key)
+            text = try RowJSON.collection(rows, key: definition.key, section: definition.section)
         } catch {
             throw APIError(.sourceResultRefused, message: "source \(definition.name) answered rows that make no list: \(error.description)")
         }

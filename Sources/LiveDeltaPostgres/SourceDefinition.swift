@@ -8,6 +8,9 @@ struct SourceDefinition: Sendable {
     let query: String
     /// The column whose value is each item's id.
     let key: String
+    /// The column whose value is each row's section: rows that share it, one after another in
+    /// the query's order, are a section with that id. Nil: a flat list.
+    let section: String?
     /// The channels to `LISTEN` on: a notification on any says the result may have changed.
     let channels: [String]
     /// Notifications within this time of the first become one evaluation.
@@ -63,7 +66,7 @@ extension SourceDefinition {
     private init(name: String, _ value: JSONValue) throws(SourceFileError) {
         func fail(_ message: String) -> SourceFileError { SourceFileError(description: "source \(name): \(message)") }
         guard case .object(let members) = value else { throw fail("must be an object") }
-        let known = ["query", "key", "listen", "debounceMilliseconds", "refreshSeconds", "parameters"]
+        let known = ["query", "key", "section", "listen", "debounceMilliseconds", "refreshSeconds", "parameters"]
         for member in members.keys where !known.contains(String(decoding: member, as: UTF8.self)) {
             throw fail("unknown member \"\(String(decoding: member, as: UTF8.self))\" (known: \(known.joined(separator: ", ")))")
         }
@@ -81,6 +84,7 @@ extension SourceDefinition {
         self.name = name
         query = try text("query")
         key = try text("key")
+        section = members[Array("section".utf8)] == nil ? nil : try text("section")
         guard case .array(let listen)? = members[Array("listen".utf8)], !listen.isEmpty else {
             throw fail("\"listen\" must list the channels whose notifications say its tables changed")
         }

@@ -59,6 +59,9 @@ import Testing
                           "listen": ["players"], "debounceMilliseconds": 20,
                           "parameters": [{"name": "league", "pattern": "[a-z]{1,20}"}]},
           "byName": {"query": "SELECT name, score FROM players WHERE league = 'gold' ORDER BY score DESC", "key": "name", "listen": ["players"]},
+          "byLeague": {"query": "SELECT id, league, name, score FROM players ORDER BY league, score DESC, id", "key": "id",
+                       "section": "league", "listen": ["players"]},
+          "unordered": {"query": "SELECT id, league FROM players ORDER BY id", "key": "id", "section": "league", "listen": ["players"]},
           "mine": {"query": "SELECT id, name FROM players WHERE league = $1 ORDER BY id", "key": "id", "listen": ["players"],
                    "parameters": [{"tenant": true}]}
         }}
@@ -114,6 +117,39 @@ import Testing
         try database.postgres.sql("UPDATE players SET score = 2000 WHERE id = 12")
         let last = try #require(try Self.settles(connection, "gold", at: try database.selected("gold")))
         #expect(last == version + 1)
+    }
+
+    /// A section column: the rows that share its value, one after another, are a section. A
+    /// row whose section changes moves across sections in one delta; a query that does not
+    /// order by the section column is refused, saying so.
+    @Test func aSectionColumnMakesSectionsAndARowMayCrossThem() throws {
+        let database = try Database()
+        let server = try database.server()
+        let connection = try server.connection()
+        func expected() throws -> JSONValue {
+            let text = try database.postgres.sql(
+                """
+                SELECT json_agg(json_build_object('id', league, 'items', items) ORDER BY league) FROM (
+                  SELECT league, json_agg(json_build_object('id', id, 'league', league, 'name', name, 'score', score) ORDER BY score DESC, id) AS items
+                  FROM players GROUP BY league) s
+                """)
+            return try JSONValue(parsing: text.trimmingCharacters(in: .whitespacesAndNewlines))
+        }
+        #expect(try Self.create(connection, "leagues", source: "byLeague").status == 201)
+        #expect(try connection.request("GET", "/sessions/leagues").json["sections"] == (try expected()))
+        let stream = try EventStreamClient(port: server.port, path: "/sessions/leagues/events?format=sequential")
+        #expect(try stream.next()?.event == "reset")
+        try database.postgres.sql("UPDATE players SET league = 'silver' WHERE id = 4")
+        let event = try #require(try stream.next())
+        let version = try JSONValue(parsing: event.data)["version"]?.int
+        #expect(event.event == "delta" && version == 1, "\(event)")
+        let deadline = Date().addingTimeInterval(20)
+        while try connection.request("GET", "/sessions/leagues").json["sections"] != (try expected()), Date() < deadline { usleep(10_000) }
+        #expect(try connection.request("GET", "/sessions/leagues").json["sections"] == (try expected()))
+
+        let refused = try Self.create(connection, "mixed", source: "unordered")
+        #expect(refused.status == 409 && refused.json["error"]?["code"]?.stringValue == "source_result_refused")
+        #expect(refused.json["error"]?["message"]?.stringValue?.contains("ORDER BY league first") == true, "\(refused.json)")
     }
 
     @Test func writesOverHTTPAreRefusedAndBadRequestsNamed() throws {
