@@ -6,7 +6,7 @@ SWIFT ?= swift
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 APT_GET := $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get
 
-.PHONY: help run demo-postgres test check contract auth changes windows api-docs js kit android browser test-thread lint format deps build release fuzz fuzz-build bench bench-engine bench-service bench-load bench-sessions bench-redis bench-memory bench-slowloris bench-baseline bench-blocks bench-live bench-auth bench-keys bench-sections bench-windows performance smoke clean
+.PHONY: help run demo-postgres test check contract auth changes windows api-docs js kit android browser test-thread lint format deps build release fuzz fuzz-build bench bench-engine bench-service bench-load bench-sessions bench-redis bench-memory bench-slowloris bench-baseline bench-blocks bench-live bench-auth bench-keys bench-sections bench-windows bench-sources performance smoke clean
 
 ## Lists the targets, each with what it does.
 help:
@@ -171,7 +171,7 @@ smoke: deps
 	scripts/container-smoke.sh
 
 ## Benchmarks (release builds; they print figures and assert nothing).
-bench: bench-engine bench-service bench-load bench-sessions bench-redis bench-memory bench-slowloris bench-live bench-auth bench-keys bench-sections bench-windows
+bench: bench-engine bench-service bench-load bench-sessions bench-redis bench-memory bench-slowloris bench-live bench-auth bench-keys bench-sections bench-windows bench-sources
 
 ## Live windows of a 1,000,000-item session, memory and Redis: a 50-row window's read, reset and
 ## scroll on the wire; 10,000 keyset windows and commits outside and inside them; 10,000 offset
@@ -180,6 +180,13 @@ bench-windows: deps
 	$(SWIFT) build -c release --product livedelta
 	$(SWIFT) build -c release --product WindowSubscribers
 	python3 Benchmarks/windows/run.py .build/release/livedelta
+
+## Sessions fed by PostgreSQL (a throwaway one): a 10,000-row source and 1,000 subscribers, an
+## UPDATE that moves a row; 1,000 NOTIFYs in a second; 100 sources each changed once a second.
+bench-sources: deps
+	$(SWIFT) build -c release --product livedelta
+	$(SWIFT) build -c release --product LiveSubscribers
+	python3 Benchmarks/sources/run.py .build/release/livedelta
 
 ## Sectioned deltas where every item moves to another section: 50,000, 100,000 and 200,000
 ## one-item sections through /diff in each format (batch, sequential, keyed, jsonPatch).

@@ -4,8 +4,10 @@
 // figure is the server's and not the reader's (a Python loop over 10,000 sockets is slower
 // than the server it measures).
 //
-// Usage: LiveSubscribers PORT SESSION SUBSCRIBERS ROUNDS VERSION
-//   VERSION is the session's version before the first round. Prints `ready` once every
+// Usage: LiveSubscribers PORT SESSION SUBSCRIBERS ROUNDS VERSION [COMMAND]
+//   VERSION is the session's version before the first round. With COMMAND (a shell command,
+//   run with ROUND set), each round runs it instead of posting an update: a commit that comes
+//   from elsewhere (a database a source reads), timed from the moment it starts. Prints `ready` once every
 //   subscriber has its reset, waits for a line on standard input (the caller measures memory
 //   meanwhile), then runs ROUNDS updates and prints one JSON object:
 //   {"subscribed": n, "first": [s...], "last": [s...], "answer": [s...]}.
@@ -13,10 +15,10 @@ import BenchStreams
 import Glibc
 
 let arguments = CommandLine.arguments
-guard arguments.count == 6, let port = UInt16(arguments[1]), let count = Int(arguments[3]),
+guard arguments.count == 6 || arguments.count == 7, let port = UInt16(arguments[1]), let count = Int(arguments[3]),
     let rounds = Int(arguments[4]), let startVersion = Int(arguments[5])
 else {
-    print("usage: LiveSubscribers PORT SESSION SUBSCRIBERS ROUNDS VERSION")
+    print("usage: LiveSubscribers PORT SESSION SUBSCRIBERS ROUNDS VERSION [COMMAND]")
     exit(2)
 }
 let session = arguments[2]
@@ -47,7 +49,12 @@ var answers: [Double] = []
 for round in 1...rounds {
     let version = startVersion + round
     let started = now()
-    _ = request(writer, "POST", "/sessions/\(session)/update", items(1000 + round))
+    if arguments.count == 7 {
+        let status = system("ROUND=\(round); export ROUND; \(arguments[6])")
+        if status != 0 { say("the command answered \(status) in round \(round)", to: 2) }
+    } else {
+        _ = request(writer, "POST", "/sessions/\(session)/update", items(1000 + round))
+    }
     answers.append(now() - started)
     let (first, last, reached) = subscribers.await(".\(version)\nevent: delta", deadline: now() + 20)
     if reached < subscribers.open.count {
