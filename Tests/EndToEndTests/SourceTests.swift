@@ -165,6 +165,9 @@ import Testing
             #expect(refused.status == 409 && refused.json["error"]?["code"]?.stringValue == "source_fed", "\(path)")
             #expect(refused.json["error"]?["source"]?.stringValue == "leaderboard")
         }
+        // A body that is not JSON is refused for that first, as everywhere.
+        let malformed = try connection.request("POST", "/sessions/gold/update", json: #"{"items": ["#)
+        #expect(malformed.status == 400 && malformed.json["error"]?["code"]?.stringValue == "malformed_json")
         // A dry run changes nothing: allowed.
         #expect(try connection.request("POST", "/sessions/gold/delta", json: #"{"items": []}"#).status == 200)
 

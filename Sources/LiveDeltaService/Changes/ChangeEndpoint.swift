@@ -5,8 +5,9 @@ extension SessionEndpoints {
     /// `POST /sessions/{id}/changes`: keyed operations or an RFC 6902 patch, applied as one
     /// step and answered with its delta, as an update posting the resulting collection would be.
     func applyChanges(_ request: HTTPRequest, id: String) throws(APIError) -> HTTPResponse {
-        try refuseIfFed(id)
         let changes = try ChangeBody(request, limits: limits)
+        // Once the body reads: a malformed one is refused for that first.
+        try refuseIfFed(id)
         // How the answer is spelled: the session's own spelling (known once the change has run
         // under its step), but for what the body's options or the query say.
         var (format, detail) = try request.spellingParameters()

@@ -97,13 +97,14 @@ struct SessionEndpoints {
 
     func change(_ request: HTTPRequest, id: String, action: Action) throws(APIError) -> HTTPResponse {
         try LiveDeltaService.requireJSON(request)
-        // A dry run commits nothing: a source's session may be asked what a collection would do.
-        if action != .delta { try refuseIfFed(id) }
         let held = store.options(id: id)
         var body = try SessionBody(request.body, readingWith: held ?? DiffOptions(), limits: limits)
         if try body.source != nil {
             throw .invalidShape(JSONPointer("source"), "a session is fed by a source from its creation (PUT /sessions/{id}); send items or sections")
         }
+        // Once the body reads (a malformed one is refused for that first); a dry run commits
+        // nothing, so a source's session may be asked what a collection would do.
+        if action != .delta { try refuseIfFed(id) }
         let given = try body.options
         var readWith = held ?? given ?? DiffOptions()
         // Options are the session's, but for how the answer is spelled (`format`, `changes`),
