@@ -309,6 +309,24 @@ import Testing
         #expect(try Self.ready(connection, is: 200))
     }
 
+    /// With no trigger on the table, `refreshSeconds` is the safety net: a change reaches the
+    /// session by the next refresh.
+    @Test func theRefreshReadsAChangeNoOneNotified() throws {
+        let database = try Database(
+            sources:
+                #"{"sources": {"polled": {"query": "SELECT id, score FROM players WHERE league = 'gold' ORDER BY score DESC, id", "key": "id", "listen": ["nobody"], "refreshSeconds": 1}}}"#,
+            trigger: false)
+        let server = try database.server()
+        let connection = try server.connection()
+        #expect(try Self.create(connection, "polled", source: "polled").status == 201)
+        try database.postgres.sql("UPDATE players SET score = 1000 WHERE id = 2")
+        let expected = try JSONValue(
+            parsing: try database.postgres.sql(
+                "SELECT json_agg(json_build_object('id', id, 'score', score) ORDER BY score DESC, id) FROM players WHERE league = 'gold'"
+            ).trimmingCharacters(in: .whitespacesAndNewlines))
+        #expect(try Self.settles(connection, "polled", at: expected) == 1)
+    }
+
     /// A result that makes no collection (two rows with one key) commits nothing and says so
     /// in the log; once the rows are fixed, the next version is theirs.
     @Test func aResultWithARepeatedKeyKeepsTheVersion() throws {
