@@ -10,10 +10,14 @@ import NIOConcurrencyHelpers
 /// evaluated again once its debounce has passed, and a result that differs from the last is
 /// committed as the next version (an unchanged one commits nothing). After a lost connection
 /// every session is evaluated again once connected, as notifications sent meanwhile are lost.
+///
+/// Which sessions are fed is kept by `leases`, where every replica sees it; each replica
+/// evaluates the sessions whose lease it holds, and takes over those whose replica died.
 package final class PostgresSources: SessionSources {
     private let definitions: [String: SourceDefinition]
     private let conninfo: String
     private let store: any SessionStore
+    private let leases: any SourceLeases
     private let maxItems: Int
     private let logger: Logger
     private let metrics: ServiceMetrics?
@@ -28,17 +32,11 @@ package final class PostgresSources: SessionSources {
         var connection: PostgresConnection?
     }
 
-    /// A session a source feeds.
-    private struct Binding: Sendable {
-        let source: SourceDefinition
-        let parameters: [String?]
-        let options: DiffOptions
-        var version: UInt64
-        var digest: [UInt64]
-    }
-
     private struct State {
-        var bindings: [String: Binding] = [:]
+        /// The sessions whose lease this replica holds.
+        var bindings: [String: SourceBinding] = [:]
+        /// Sessions to evaluate now, whatever their source's schedule (taken over).
+        var pending: Set<String> = []
         /// By source: when its notified sessions are due to be evaluated.
         var due: [String: ContinuousClock.Instant] = [:]
         var nextRefresh: [String: ContinuousClock.Instant] = [:]
@@ -46,6 +44,7 @@ package final class PostgresSources: SessionSources {
         /// it is evaluated again.
         var notified: [String: UInt64] = [:]
         var connected = false
+        var leasesReachable = true
         var stopping = false
     }
 
@@ -60,7 +59,8 @@ package final class PostgresSources: SessionSources {
     /// syntax error, a missing table, a permission) and starts listening. Throws naming the
     /// source and what PostgreSQL said.
     package init(
-        file: [UInt8], conninfo: String, store: any SessionStore, maxItems: Int, metrics: ServiceMetrics? = nil, logger: Logger
+        file: [UInt8], conninfo: String, store: any SessionStore, leases: any SourceLeases = LocalSourceLeases(), maxItems: Int,
+        metrics: ServiceMetrics? = nil, logger: Logger
     ) throws(SourceStartError) {
         let definitions: [SourceDefinition]
         do {
@@ -71,6 +71,7 @@ package final class PostgresSources: SessionSources {
         self.definitions = Dictionary(uniqueKeysWithValues: definitions.map { ($0.name, $0) })
         self.conninfo = conninfo
         self.store = store
+        self.leases = leases
         self.maxItems = maxItems
         self.metrics = metrics
         self.logger = logger
@@ -132,15 +133,20 @@ package final class PostgresSources: SessionSources {
         }
         let (collection, digest) = try evaluated.get()
         return SourceRows(
-            source: source, collection: collection, options: Self.options(definition),
+            source: source, collection: collection, options: definition.options,
             binding: Read(parameters: parameters, digest: digest, notified: notified))
     }
 
-    package func bind(_ id: String, _ rows: SourceRows, version: UInt64) {
+    package func bind(_ id: String, _ rows: SourceRows, version: UInt64) throws(APIError) {
         guard let definition = definitions[rows.source], let read = rows.binding as? Read else { return }
+        let binding = SourceBinding(source: definition, parameters: read.parameters, version: version, digest: read.digest)
+        do {
+            try leases.bind(id, record: binding.record)
+        } catch {
+            throw Self.unreachable(error)
+        }
         state.withLockedValue { state in
-            state.bindings[id] = Binding(
-                source: definition, parameters: read.parameters, options: rows.options, version: version, digest: read.digest)
+            state.bindings[id] = binding
             // Notified since it was read: its rows may be older than the table.
             if state.notified[definition.name, default: 0] != read.notified {
                 state.due[definition.name] = state.due[definition.name] ?? .now
@@ -148,12 +154,26 @@ package final class PostgresSources: SessionSources {
         }
     }
 
-    package func source(feeding id: String) -> String? {
-        state.withLockedValue { $0.bindings[id]?.source.name }
+    package func source(feeding id: String) throws(APIError) -> String? {
+        // Asked of the leases, not of this replica's bindings: another replica may feed it.
+        let record: [UInt8]?
+        do {
+            record = try leases.record(of: id)
+        } catch {
+            throw Self.unreachable(error)
+        }
+        return record.map { SourceBinding.source(of: $0) ?? "(declared on another replica)" }
     }
 
     package func release(_ id: String) {
+        leases.unbind(id, record: nil)
         _ = state.withLockedValue { $0.bindings.removeValue(forKey: id) }
+    }
+
+    private static func unreachable(_ error: SourceLeaseError) -> APIError {
+        var refusal = APIError(.sessionStoreUnavailable, message: "which sessions sources feed cannot be read now: \(error)")
+        refusal.headers = [("Retry-After", "1")]
+        return refusal
     }
 
     package var isReady: Bool { state.withLockedValue { $0.connected } }
@@ -197,12 +217,6 @@ package final class PostgresSources: SessionSources {
         return values
     }
 
-    private static func options(_ definition: SourceDefinition) -> DiffOptions {
-        var options = DiffOptions()
-        options.idKey = definition.key
-        return options
-    }
-
     /// The source's rows now, as a collection, and a digest of their text.
     private func evaluate(
         _ definition: SourceDefinition, _ parameters: [String?], on querying: inout Querying
@@ -230,7 +244,7 @@ package final class PostgresSources: SessionSources {
         let collection: JSONCollection
         do {
             collection = try CollectionDocument.read(
-                ByteBuffer(text), options: Self.options(definition), limits: ReadLimits(maxDepth: 512, maxItems: maxItems))
+                ByteBuffer(text), options: definition.options, limits: ReadLimits(maxDepth: 512, maxItems: maxItems))
         } catch {
             throw APIError(
                 .sourceResultRefused,
@@ -276,14 +290,14 @@ package final class PostgresSources: SessionSources {
     /// Evaluates session `id` again and commits its result where it changed.
     private func refresh(_ id: String) {
         work.withLockedValue { querying in
-            guard let binding = state.withLockedValue({ $0.bindings[id] }) else { return }
+            guard var binding = state.withLockedValue({ $0.bindings[id] }) else { return }
             let evaluated: (JSONCollection, [UInt64])
             do throws(APIError) {
                 evaluated = try evaluate(binding.source, binding.parameters, on: &querying)
             } catch {
                 logger.warning(
                     "source result not committed; the session keeps its version",
-                    metadata: ["source": "\(binding.source.name)", "session": "\(id)", "version": "\(binding.version)", "error": "\(error.message)"])
+                    metadata: ["source": "\(binding.source.name)", "session": "\(id)", "error": "\(error.message)"])
                 let unavailable = error.code == .sourceUnavailable
                 metrics?.sourceEvaluated(binding.source.name, unavailable ? .unavailable : .refused)
                 if unavailable {
@@ -294,30 +308,79 @@ package final class PostgresSources: SessionSources {
                 }
                 return
             }
-            guard evaluated.1 != binding.digest else {
-                metrics?.sourceEvaluated(binding.source.name, .unchanged)
-                return
-            }
             do throws(SessionError) {
-                let change = try store.update(
-                    id: id, to: evaluated.0, readWith: binding.options, condition: .version(binding.version), commit: true)
-                state.withLockedValue { state in
-                    state.bindings[id]?.version = change.version
-                    state.bindings[id]?.digest = evaluated.1
+                if binding.version == nil {
+                    // Taken over: what the session holds is known once read.
+                    let (version, changed) = try held(id, binding, evaluated.0)
+                    guard changed else {
+                        settle(id, binding, version: version, digest: evaluated.1)
+                        metrics?.sourceEvaluated(binding.source.name, .unchanged)
+                        return
+                    }
+                    binding.version = version
+                } else if evaluated.1 == binding.digest {
+                    metrics?.sourceEvaluated(binding.source.name, .unchanged)
+                    return
                 }
+                let change = try store.update(
+                    id: id, to: evaluated.0, readWith: binding.source.options, condition: .version(binding.version ?? 0), commit: true)
+                settle(id, binding, version: change.version, digest: evaluated.1)
                 metrics?.sourceEvaluated(binding.source.name, .committed)
             } catch {
-                metrics?.sourceEvaluated(binding.source.name, .refused)
-                switch error {
-                case .notFound, .versionMismatch:
-                    // Deleted, expired or replaced meanwhile: no longer this source's to feed.
-                    release(id)
-                default:
-                    logger.warning(
-                        "source result not committed; the session keeps its version",
-                        metadata: ["source": "\(binding.source.name)", "session": "\(id)", "error": "\(error)"])
+                lost(id, binding, error)
+            }
+        }
+    }
+
+    /// Session `id` holds `digest`'s rows at `version`, where it is still `binding`'s.
+    private func settle(_ id: String, _ binding: SourceBinding, version: UInt64, digest: [UInt64]) {
+        state.withLockedValue { state in
+            guard state.bindings[id]?.record == binding.record else { return }
+            state.bindings[id]?.version = version
+            state.bindings[id]?.digest = digest
+        }
+    }
+
+    /// The version of a session taken over, and whether `rows` differ from what it holds.
+    private func held(_ id: String, _ binding: SourceBinding, _ rows: JSONCollection) throws(SessionError) -> (UInt64, changed: Bool) {
+        let snapshot = try store.snapshot(id: id)
+        // Replaced over HTTP on another replica since it was taken: no longer fed.
+        guard (try? leases.record(of: id)) == binding.record else { throw .versionMismatch(expected: .version(snapshot.version), current: nil) }
+        let dry = try store.update(id: id, to: rows, readWith: binding.source.options, condition: .version(snapshot.version), commit: false)
+        let changes: Bool
+        switch dry.outcome {
+        case .flat(let update, _, _): changes = update.delta?.hasChanges ?? true
+        case .sectioned(let update, _, _): changes = update.sectionDelta?.hasChanges ?? true || update.itemDelta?.hasChanges ?? true
+        }
+        return (snapshot.version, changes)
+    }
+
+    /// A commit the store refused: a session gone takes its binding with it; one whose version
+    /// moved on (replaced over HTTP, or fed by a replica that took it over while this one was
+    /// paused) is read again where it is still this binding's, and left alone where not.
+    private func lost(_ id: String, _ binding: SourceBinding, _ error: SessionError) {
+        metrics?.sourceEvaluated(binding.source.name, .refused)
+        switch error {
+        case .notFound:
+            leases.unbind(id, record: binding.record)
+            state.withLockedValue { state in
+                if state.bindings[id]?.record == binding.record { state.bindings[id] = nil }
+            }
+        case .versionMismatch:
+            let still = (try? leases.record(of: id)) == binding.record
+            state.withLockedValue { state in
+                guard state.bindings[id]?.record == binding.record else { return }
+                if still {
+                    state.bindings[id]?.version = nil
+                    state.pending.insert(id)
+                } else {
+                    state.bindings[id] = nil
                 }
             }
+        default:
+            logger.warning(
+                "source result not committed; the session keeps its version",
+                metadata: ["source": "\(binding.source.name)", "session": "\(id)", "error": "\(error)"])
         }
     }
 
@@ -327,8 +390,13 @@ package final class PostgresSources: SessionSources {
         var listener: PostgresConnection?
         var retry = ContinuousClock.now
         var backoff = Duration.seconds(1)
+        var renewal = ContinuousClock.now
         while !state.withLockedValue({ $0.stopping }) {
             let now = ContinuousClock.now
+            if now >= renewal {
+                renewLeases()
+                renewal = now + leases.renewal
+            }
             if listener == nil, now >= retry {
                 do {
                     listener = try listening()
@@ -347,7 +415,7 @@ package final class PostgresSources: SessionSources {
                     backoff = min(backoff * 2, .seconds(30))
                 }
             }
-            let wait = min(nextDue() - .now, .milliseconds(200))
+            let wait = min(nextDue() - .now, renewal - .now, .milliseconds(200))
             if let connection = listener {
                 do {
                     notified(try connection.notifications(waitingUpTo: max(wait, .zero)))
@@ -362,6 +430,36 @@ package final class PostgresSources: SessionSources {
                 nanosleep(&pause, nil)
             }
             for id in dueSessions() { refresh(id) }
+        }
+    }
+
+    /// Keeps this replica's leases, drops the sessions it lost, and takes over those whose
+    /// replica died (evaluated at once: their notifications went to a replica that is gone).
+    private func renewLeases() {
+        let held = state.withLockedValue { Array($0.bindings.keys) }
+        let renewed: (lost: [String], taken: [(id: String, record: [UInt8])])
+        do {
+            renewed = try leases.renew(held)
+        } catch {
+            if state.withLockedValue({ $0.leasesReachable }) {
+                logger.error("the sources' leases cannot be renewed; sessions are evaluated on as they were", metadata: ["error": "\(error)"])
+            }
+            state.withLockedValue { $0.leasesReachable = false }
+            return
+        }
+        var adopted: [String] = []
+        state.withLockedValue { state in
+            state.leasesReachable = true
+            for id in renewed.lost { state.bindings[id] = nil }
+            for (id, record) in renewed.taken {
+                guard let binding = SourceBinding(record: record, definitions) else { continue }
+                state.bindings[id] = binding
+                state.pending.insert(id)
+                adopted.append(id)
+            }
+        }
+        if !adopted.isEmpty {
+            logger.notice("sources' sessions taken over from a replica gone", metadata: ["sessions": "\(adopted.count)"])
         }
     }
 
@@ -398,7 +496,8 @@ package final class PostgresSources: SessionSources {
 
     private func nextDue() -> ContinuousClock.Instant {
         state.withLockedValue { state in
-            min(state.due.values.min() ?? .now + .seconds(1), state.nextRefresh.values.min() ?? .now + .seconds(1))
+            guard state.pending.isEmpty else { return .now }
+            return min(state.due.values.min() ?? .now + .seconds(1), state.nextRefresh.values.min() ?? .now + .seconds(1))
         }
     }
 
@@ -406,6 +505,8 @@ package final class PostgresSources: SessionSources {
     private func dueSessions() -> [String] {
         let now = ContinuousClock.now
         return state.withLockedValue { state in
+            let pending = state.pending
+            state.pending = []
             var sources: Set<String> = []
             for (source, due) in state.due where due <= now { sources.insert(source) }
             for source in sources { state.due[source] = nil }
@@ -413,8 +514,8 @@ package final class PostgresSources: SessionSources {
                 sources.insert(source)
                 if let refresh = definitions[source]?.refresh { state.nextRefresh[source] = now + refresh }
             }
-            guard !sources.isEmpty else { return [] }
-            return state.bindings.filter { sources.contains($0.value.source.name) }.map(\.key)
+            guard !sources.isEmpty else { return Array(pending) }
+            return Array(pending.union(state.bindings.filter { sources.contains($0.value.source.name) }.keys))
         }
     }
 }

@@ -311,12 +311,12 @@ struct Serve: ParsableCommand {
         serviceConfiguration.cors = access.cors
         serviceConfiguration.maxRecordedAnswerBytes = idempotencyMaxAnswerBytes
         let metrics = Self.metrics()
-        let (sessions, idempotency) = makeSessionStore(logger: logger, metrics: metrics)
+        let (sessions, idempotency, leases) = makeSessionStore(logger: logger, metrics: metrics)
         let accessPolicy: AccessPolicy
         let sessionSources: (any SessionSources)?
         do {
             accessPolicy = try access.accessPolicy(logger: logger, host: host)
-            sessionSources = try makeSources(store: sessions, metrics: metrics, logger: logger)
+            sessionSources = try makeSources(store: sessions, leases: leases, metrics: metrics, logger: logger)
         } catch {
             logger.critical("cannot start", metadata: ["error": "\(error)"])
             throw ExitCode.failure
@@ -440,9 +440,9 @@ struct Serve: ParsableCommand {
         return live
     }
 
-    /// The memory store, or the Redis store where `--session-store` names a Redis.
-    /// The session store, and where writes' Idempotency-Keys are kept beside it.
-    func makeSessionStore(logger: Logger, metrics: ServiceMetrics) -> (any SessionStore, any IdempotencyLedger) {
+    /// The memory store, or the Redis store where `--session-store` names a Redis; where writes'
+    /// Idempotency-Keys are kept beside it, and which sessions sources feed.
+    func makeSessionStore(logger: Logger, metrics: ServiceMetrics) -> (any SessionStore, any IdempotencyLedger, any SourceLeases) {
         guard var redis = RedisConfiguration(url: sessionStore) else {
             var keyLimits = InMemoryIdempotencyLedger.Limits()
             keyLimits.retention = .seconds(idempotencyRetention)
@@ -456,7 +456,8 @@ struct Serve: ParsableCommand {
             limits.maxSessionsPerTenant = maxSessionsPerTenant
             limits.maxBytesPerTenant = maxSessionBytesPerTenant
             return (
-                InMemorySessionStore(limits: limits, logger: logger, events: { metrics.session($0) }), InMemoryIdempotencyLedger(limits: keyLimits)
+                InMemorySessionStore(limits: limits, logger: logger, events: { metrics.session($0) }), InMemoryIdempotencyLedger(limits: keyLimits),
+                LocalSourceLeases()
             )
         }
         redis.connectTimeout = .milliseconds(redisTimeout)
@@ -472,7 +473,8 @@ struct Serve: ParsableCommand {
         let pool = RedisPool(redis)
         return (
             SharedSessionStore.redis(pool, keyPrefix: sessionKeyPrefix, limits: limits, logger: logger, events: { metrics.session($0) }),
-            RedisIdempotencyLedger(redis: pool, keyPrefix: sessionKeyPrefix, retention: .seconds(idempotencyRetention), logger: logger)
+            RedisIdempotencyLedger(redis: pool, keyPrefix: sessionKeyPrefix, retention: .seconds(idempotencyRetention), logger: logger),
+            RedisSourceLeases(redis: pool, keyPrefix: sessionKeyPrefix)
         )
     }
 

@@ -48,7 +48,7 @@ struct SessionEndpoints {
             (snapshot, created) = try sessions(options: rows.options) { () throws(SessionError) in
                 try store.put(id: id, options: rows.options, collection: rows.collection)
             }
-            sources.bind(id, rows, version: snapshot.version)
+            try sources.bind(id, rows, version: snapshot.version)
         } else {
             let options = try body.options ?? DiffOptions()
             let collection = try body.collection(readWith: options)
@@ -168,7 +168,7 @@ struct SessionEndpoints {
     /// A session its source feeds takes no write over HTTP: the source's next result would
     /// undo it.
     func refuseIfFed(_ id: String) throws(APIError) {
-        guard let source = sources?.source(feeding: id) else { return }
+        guard let source = try sources?.source(feeding: id) else { return }
         var error = APIError(
             .sourceFed,
             message:

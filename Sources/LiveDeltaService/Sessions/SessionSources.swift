@@ -8,11 +8,13 @@ package protocol SessionSources: Sendable {
     /// checks, and a result that is no collection (a null or repeated key, too many rows).
     func read(source: String, params: [String: String], tenant: String?) throws(APIError) -> SourceRows
 
-    /// Session `id` was created from `rows` (at `version`): it is fed by its source from now on.
-    func bind(_ id: String, _ rows: SourceRows, version: UInt64)
+    /// Session `id` was created from `rows` (at `version`): it is fed by its source from now on,
+    /// as every replica sees. Throws where that cannot be kept.
+    func bind(_ id: String, _ rows: SourceRows, version: UInt64) throws(APIError)
 
-    /// The source that feeds session `id`; nil for a session fed by HTTP writes.
-    func source(feeding id: String) -> String?
+    /// The source that feeds session `id` (from whichever replica); nil for a session fed by
+    /// HTTP writes. Throws where that cannot be known now.
+    func source(feeding id: String) throws(APIError) -> String?
 
     /// Session `id` is fed by HTTP from now on, or is gone (`PUT` of items, `DELETE`).
     func release(_ id: String)
