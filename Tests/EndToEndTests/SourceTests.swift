@@ -355,17 +355,23 @@ import Testing
     }
 
     /// Random inserts, updates, deletes and reorders from four concurrent writers, some of
-    /// their transactions rolled back: every version a subscriber is sent replays (by
-    /// UIKit's batch rules) from the version before to that version's rows, with the fewest
-    /// moves; every version is ordered as the query orders; the last equals the table.
+    /// their transactions rolled back: every version a subscriber is sent is the table as a
+    /// `SELECT` read it after one of the commits, in the order they committed, and replays (by
+    /// UIKit's batch rules) from the version before to its rows with the fewest moves; the
+    /// last equals the table.
     @Test func randomConcurrentTransactionsReplayToTheTable() throws {
         let database = try Database()
+        try database.postgres.sql("CREATE SEQUENCE commits")
         let server = try database.server()
         let connection = try server.connection()
         #expect(try Self.create(connection, "gold", source: "leaderboard", params: #"{"league": "gold"}"#).status == 201)
         let stream = try EventStreamClient(port: server.port, path: "/sessions/gold/events?format=batch")
         let reset = try #require(try stream.next())
         var shown = try JSONValue(parsing: reset.data)["items"]?.array ?? []
+        // The table as of each commit: each transaction reads it before it commits, under a
+        // lock that orders the writers' commits (taken first, so that none deadlocks).
+        let committed = NSLock()
+        nonisolated(unsafe) var states: [Int: JSONValue] = [0: .array(shown)]
 
         DispatchQueue.concurrentPerform(iterations: 4) { writer in
             var random = SeededGenerator(state: UInt64(writer + 1))
@@ -382,10 +388,22 @@ import Testing
                     }
                 }
                 let end = Int.random(in: 0..<5, using: &random) == 0 ? "ROLLBACK" : "COMMIT"
-                // Writers may deadlock one another on the same rows: PostgreSQL then rolls one back.
-                _ = try? database.postgres.sql("BEGIN; \(statements.joined(separator: "; ")); \(end)")
+                let read = """
+                    SELECT nextval('commits') || ' ' || coalesce(json_agg(json_build_object('id', id, 'name', name, 'score', score)
+                      ORDER BY score DESC, id), '[]') FROM players WHERE league = 'gold'
+                    """
+                let output = try? database.postgres.sql(
+                    "BEGIN; LOCK TABLE players IN SHARE ROW EXCLUSIVE MODE; \(statements.joined(separator: "; ")); \(read); \(end)")
+                guard end == "COMMIT", let line = output?.split(separator: "\n").first(where: { $0.contains(" [") }),
+                    let space = line.firstIndex(of: " "), let sequence = Int(line[..<space]),
+                    let state = try? JSONValue(parsing: String(line[line.index(after: space)...]))
+                else { continue }
+                committed.withLock { states[sequence] = state }
             }
         }
+        let history = states.sorted { $0.key < $1.key }.map(\.value)
+        #expect(history.count > 40, "of 80 transactions, a fifth rolled back: \(history.count) states")
+        var seen = 0
         let expected = try database.selected("gold")
         let last = try #require(try Self.settles(connection, "gold", at: expected))
         #expect(last >= 5, "the writers' transactions made \(last) versions")
@@ -399,8 +417,9 @@ import Testing
             let delta = try indexDelta(data["delta"])
             #expect(try delta.replay(old: shown, new: rows) == rows, "version \(data["version"]?.int ?? -1)")
             #expect(delta.moves.count == Self.fewestMoves(from: shown, to: rows), "version \(data["version"]?.int ?? -1): \(delta)")
-            let scores = rows.map { ($0["score"]?.int ?? 0, -($0["id"]?.int ?? 0)) }
-            #expect(zip(scores, scores.dropFirst()).allSatisfy { $0 >= $1 }, "ordered as the query orders")
+            let found = history[seen...].firstIndex(of: .array(rows))
+            #expect(found != nil, "version \(data["version"]?.int ?? -1) is the table as of a commit after the last version's")
+            seen = found ?? seen
             shown = rows
             version = data["version"]?.int ?? version + 1
         }
