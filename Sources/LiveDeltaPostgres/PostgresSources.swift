@@ -26,6 +26,7 @@ package final class PostgresSources: SessionSources {
     private let work: NIOLockedValueBox<Querying>
     private let state = NIOLockedValueBox(State())
     private let thread = NIOLockedValueBox<pthread_t?>(nil)
+    private let problemsTold = NIOLockedValueBox<(@Sendable (String, [UInt8]) -> Void)?>(nil)
 
     /// The connection queries run on, made (and its statements prepared) when first needed.
     private struct Querying: @unchecked Sendable {  // used under `work`'s lock only
@@ -45,6 +46,8 @@ package final class PostgresSources: SessionSources {
         var notified: [String: UInt64] = [:]
         var connected = false
         var leasesReachable = true
+        /// The problems last told (`tellProblems`), by session: the status and the source.
+        var told: [String: (status: [UInt8], source: String)] = [:]
         var stopping = false
     }
 
@@ -168,6 +171,42 @@ package final class PostgresSources: SessionSources {
     package func release(_ id: String) {
         leases.unbind(id, record: nil)
         _ = state.withLockedValue { $0.bindings.removeValue(forKey: id) }
+    }
+
+    package func status(of id: String) throws(APIError) -> [UInt8]? {
+        do {
+            guard let record = try leases.record(of: id) else { return nil }
+            let source = SourceBinding.source(of: record) ?? "(declared on another replica)"
+            return try leases.problem(of: id) ?? Self.status(source, problem: nil)
+        } catch {
+            throw Self.unreachable(error)
+        }
+    }
+
+    package func tellProblems(_ tell: @escaping @Sendable (String, [UInt8]) -> Void) {
+        problemsTold.withLockedValue { $0 = tell }
+    }
+
+    /// `{"name": source, "problem": {"code", "message"} or null}`.
+    private static func status(_ source: String, problem: APIError?) -> [UInt8] {
+        var writer = JSONWriter()
+        writer.raw("{")
+        writer.key("name")
+        writer.string(source)
+        writer.raw(",")
+        writer.key("problem")
+        if let problem {
+            writer.raw("{")
+            writer.key("code")
+            writer.string(problem.code.rawValue)
+            writer.raw(",")
+            writer.key("message")
+            writer.string(problem.message)
+            writer.raw("}}")
+        } else {
+            writer.raw("null}")
+        }
+        return writer.bytes
     }
 
     private static func unreachable(_ error: SourceLeaseError) -> APIError {
@@ -300,6 +339,7 @@ package final class PostgresSources: SessionSources {
                     metadata: ["source": "\(binding.source.name)", "session": "\(id)", "error": "\(error.message)"])
                 let unavailable = error.code == .sourceUnavailable
                 metrics?.sourceEvaluated(binding.source.name, unavailable ? .unavailable : .refused)
+                report(id, binding, error)
                 if unavailable {
                     // PostgreSQL could not be asked: again in a second, until it can.
                     state.withLockedValue { state in
@@ -308,6 +348,7 @@ package final class PostgresSources: SessionSources {
                 }
                 return
             }
+            report(id, binding, nil)
             do throws(SessionError) {
                 if binding.version == nil {
                     // Taken over: what the session holds is known once read.
@@ -330,6 +371,36 @@ package final class PostgresSources: SessionSources {
                 lost(id, binding, error)
             }
         }
+    }
+
+    /// Keeps why the session's source's result was not committed (nil: it was, or was the
+    /// same), where that differs from what was kept last; where it cannot be kept now, the
+    /// next evaluation tries again.
+    private func report(_ id: String, _ binding: SourceBinding, _ problem: APIError?) {
+        let status = problem.map { Self.status(binding.source.name, problem: $0) }
+        guard status != binding.problem, (try? leases.report(id, problem: status)) != nil else { return }
+        state.withLockedValue { state in
+            if state.bindings[id]?.record == binding.record { state.bindings[id]?.problem = status }
+        }
+    }
+
+    /// Tells of the problems that came or went since the last call, from any replica.
+    private func tellProblems() {
+        guard let tell = problemsTold.withLockedValue({ $0 }), let problems = try? leases.problems() else { return }
+        let changed = state.withLockedValue { state in
+            var changed: [(String, [UInt8])] = []
+            for (id, status) in problems where state.told[id]?.status != status {
+                let source = (try? status.withUnsafeBufferPointer { bytes throws(JSONError) in try JSONValue(parsing: bytes) })?["name"]?.stringValue
+                state.told[id] = (status, source ?? "")
+                changed.append((id, status))
+            }
+            for (id, told) in state.told where problems[id] == nil {
+                state.told[id] = nil
+                changed.append((id, Self.status(told.source, problem: nil)))
+            }
+            return changed
+        }
+        for (id, status) in changed { tell(id, status) }
     }
 
     /// Session `id` holds `digest`'s rows at `version`, where it is still `binding`'s.
@@ -461,6 +532,7 @@ package final class PostgresSources: SessionSources {
         if !adopted.isEmpty {
             logger.notice("sources' sessions taken over from a replica gone", metadata: ["sessions": "\(adopted.count)"])
         }
+        tellProblems()
     }
 
     /// A connection listening on every source's channels.

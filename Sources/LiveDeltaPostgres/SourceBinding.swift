@@ -12,6 +12,9 @@ struct SourceBinding: Sendable {
     var version: UInt64?
     /// Of the rows `version` holds (`PostgresSources.evaluate`); empty where not known.
     var digest: [UInt64]
+    /// The status last reported for it where that was a problem (`PostgresSources.report`);
+    /// for a binding taken over, not known, so the first evaluation reports.
+    var problem: [UInt8]?
 
     init(source: SourceDefinition, parameters: [String?], version: UInt64?, digest: [UInt64]) {
         self.source = source
@@ -57,6 +60,7 @@ struct SourceBinding: Sendable {
         self.record = record
         version = nil
         digest = []
+        problem = []
     }
 
     /// The source a record names, without reading the rest.

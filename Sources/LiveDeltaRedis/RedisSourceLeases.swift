@@ -6,15 +6,17 @@ import Synchronization
 /// sessions: every replica refuses HTTP writes to a fed session, and when the replica that
 /// evaluates a session dies its lease lapses and another takes the session over.
 ///
-/// One hash, `<prefix>sources`, of each fed session's store id to its binding's record; and
-/// one string a fed session, `<prefix>{<id>}:source`, naming the replica that holds its lease,
-/// which lapses `lease` after its last renewal. A lease only spares the database and the store
+/// One hash, `<prefix>sources`, of each fed session's store id to its binding's record; one,
+/// `<prefix>sources:problems`, of those whose source's last result was not committed to why;
+/// and one string a fed session, `<prefix>{<id>}:source`, naming the replica that holds its
+/// lease, which lapses `lease` after its last renewal. A lease only spares the database and the store
 /// work: two replicas that both think they hold one (a replica paused past its lease) still
 /// commit no version twice, as each commit is conditioned on the version it evaluated from.
 package final class RedisSourceLeases: SourceLeases {
     private let redis: RedisPool
     private let layout: RedisSessionLayout
     private let bindings: [UInt8]
+    private let problemsKey: [UInt8]
     /// This replica, as the leases name it.
     private let replica: String
     private let leaseMilliseconds: String
@@ -26,6 +28,7 @@ package final class RedisSourceLeases: SourceLeases {
         self.redis = redis
         layout = RedisSessionLayout(prefix: keyPrefix)
         bindings = Array((keyPrefix + "sources").utf8)
+        problemsKey = Array((keyPrefix + "sources:problems").utf8)
         var generator = SystemRandomNumberGenerator()
         replica = String(generator.next(), radix: 36)
         self.renewal = renewal
@@ -50,6 +53,27 @@ package final class RedisSourceLeases: SourceLeases {
 
     package func record(of id: String) throws(SourceLeaseError) -> [UInt8]? {
         try run([["HGET", .bytes(bindings), .text(id)]])[0].bytes
+    }
+
+    package func report(_ id: String, problem: [UInt8]?) throws(SourceLeaseError) {
+        if let problem {
+            try run([["HSET", .bytes(problemsKey), .text(id), .bytes(problem)]])
+        } else {
+            try run([["HDEL", .bytes(problemsKey), .text(id)]])
+        }
+    }
+
+    package func problem(of id: String) throws(SourceLeaseError) -> [UInt8]? {
+        try run([["HGET", .bytes(problemsKey), .text(id)]])[0].bytes
+    }
+
+    package func problems() throws(SourceLeaseError) -> [String: [UInt8]] {
+        let fields = try run([["HGETALL", .bytes(problemsKey)]])[0].array ?? []
+        var problems: [String: [UInt8]] = [:]
+        for index in stride(from: 0, to: fields.count - 1, by: 2) {
+            if let id = fields[index].bytes, let problem = fields[index + 1].bytes { problems[String(decoding: id, as: UTF8.self)] = problem }
+        }
+        return problems
     }
 
     package func renew(_ held: [String]) throws(SourceLeaseError) -> (lost: [String], taken: [(id: String, record: [UInt8])]) {
@@ -79,7 +103,7 @@ package final class RedisSourceLeases: SourceLeases {
     // MARK: - Redis
 
     private func script(_ text: String, _ id: String, _ arguments: [RedisArgument]) -> [RedisArgument] {
-        ["EVAL", .text(text), "3", .bytes(bindings), .bytes(leaseKey(id)), .bytes(layout.key(id))] + arguments
+        ["EVAL", .text(text), "4", .bytes(bindings), .bytes(leaseKey(id)), .bytes(layout.key(id)), .bytes(problemsKey)] + arguments
     }
 
     @discardableResult
@@ -96,12 +120,14 @@ package final class RedisSourceLeases: SourceLeases {
         return replies
     }
 
-    // KEYS: the bindings, the session's lease, the session. ARGV: its store id, then as each says.
+    // KEYS: the bindings, the session's lease, the session, the problems. ARGV: its store id,
+    // then as each says.
 
     /// ARGV[2]: "" to drop the binding whatever it is, or "=" and the record it must still be.
     private static let unbind = """
         if ARGV[2] == '' or '=' .. (redis.call('HGET', KEYS[1], ARGV[1]) or '') == ARGV[2] then
           redis.call('HDEL', KEYS[1], ARGV[1])
+          redis.call('HDEL', KEYS[4], ARGV[1])
           redis.call('DEL', KEYS[2])
         end
         return 0
@@ -111,6 +137,7 @@ package final class RedisSourceLeases: SourceLeases {
     private static let gone = """
         if redis.call('EXISTS', KEYS[3]) == 0 then
           redis.call('HDEL', KEYS[1], ARGV[1])
+          redis.call('HDEL', KEYS[4], ARGV[1])
           redis.call('DEL', KEYS[2])
           return 0
         end

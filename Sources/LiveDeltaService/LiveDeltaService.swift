@@ -64,6 +64,7 @@ package final class LiveDeltaService: Sendable {
             history: { [sessions] in sessions.loggedSteps(id: $0, incarnation: $1, from: $2) },
             started: { [sessions] in sessions.feedStarted(id: $0) })
         sessions.observe(with: self.live)
+        sources?.tellProblems { [hub = self.live] id, status in hub.notice(id: id, LiveEvent(name: .source, id: nil, data: status)) }
         self.metrics = metrics
         self.logger = logger
         logsRequests = logger.logLevel <= .info

@@ -57,6 +57,15 @@ import Testing
         try database.postgres.sql("UPDATE players SET score = 1 WHERE id = 8")
         #expect(try SourceTests.settles(toB, "silver", at: try database.selected("silver")) != nil)
         #expect(try toB.request("GET", "/sessions/gold").json["items"] == (try JSONValue(parsing: #"[{"id": 2}]"#)))
+
+        // A result refused on the replica that evaluates it is told on the others.
+        #expect(try SourceTests.create(try c.connection(), "names", source: "byName").status == 201)
+        let names = try EventStreamClient(port: b.port, path: "/sessions/names/events")
+        #expect(try names.next()?.event == "reset")
+        try database.postgres.sql("UPDATE players SET name = 'twin' WHERE id IN (2, 4)")
+        let told = try #require(try names.next())
+        #expect(try told.event == "source" && JSONValue(parsing: told.data)["problem"]?["code"]?.stringValue == "source_result_refused")
+        #expect(try toB.request("GET", "/sessions/names").json["source"] == (try JSONValue(parsing: told.data)))
     }
 
     /// A subscriber's view: every delta must start where the last ended and replay to its rows.

@@ -327,25 +327,33 @@ import Testing
         #expect(try Self.settles(connection, "polled", at: expected) == 1)
     }
 
-    /// A result that makes no collection (two rows with one key) commits nothing and says so
-    /// in the log; once the rows are fixed, the next version is theirs.
+    /// A result that makes no collection (two rows with one key) commits nothing and says so:
+    /// in the log, on the session (`GET`'s `source.problem`) and to its subscribers (a `source`
+    /// event); once the rows are fixed, the next version is theirs, and the problem is gone.
     @Test func aResultWithARepeatedKeyKeepsTheVersion() throws {
         let database = try Database()
         let server = try database.server()
         let connection = try server.connection()
         #expect(try Self.create(connection, "names", source: "byName").status == 201)
+        #expect(try connection.request("GET", "/sessions/names").json["source"] == (try JSONValue(parsing: #"{"name": "byName", "problem": null}"#)))
+        let stream = try EventStreamClient(port: server.port, path: "/sessions/names/events")
+        #expect(try stream.next()?.event == "reset")
         try database.postgres.sql("UPDATE players SET name = 'twin' WHERE id IN (2, 4)")
         #expect(server.logShows("source result not committed", "session=names"))
-        #expect(try connection.request("GET", "/sessions/names").json["version"]?.int == 0)
+        let told = try #require(try stream.next())
+        #expect(told.event == "source" && told.id == nil)
+        let problem = try JSONValue(parsing: told.data)
+        #expect(problem["name"]?.stringValue == "byName" && problem["problem"]?["code"]?.stringValue == "source_result_refused", "\(problem)")
+        #expect(problem["problem"]?["message"]?.stringValue?.contains("twin") == true, "\(problem)")
+        let shown = try connection.request("GET", "/sessions/names").json
+        #expect(shown["version"]?.int == 0 && shown["source"] == problem)
+
         try database.postgres.sql("UPDATE players SET name = 'single' WHERE id = 4")
-        let deadline = Date().addingTimeInterval(20)
-        var version: Int?
-        while Date() < deadline {
-            version = try connection.request("GET", "/sessions/names").json["version"]?.int
-            if version == 1 { break }
-            usleep(10_000)
-        }
-        #expect(version == 1)
+        var events: [String: JSONValue] = [:]
+        while events.count < 2, let event = try stream.next() { events[event.event] = try JSONValue(parsing: event.data) }
+        #expect(events["delta"]?["version"]?.int == 1)
+        #expect(events["source"] == (try JSONValue(parsing: #"{"name": "byName", "problem": null}"#)))
+        #expect(try connection.request("GET", "/sessions/names").json["source"]?["problem"] == .null)
         let refused = try Self.create(connection, "again", source: "byName")
         #expect(refused.status == 201)
         try database.postgres.sql("UPDATE players SET name = 'twin' WHERE id = 6")

@@ -68,6 +68,9 @@ struct LiveEvent: Sendable {
         case shutdown
         /// The subscriber's token expired: reconnect with a new one and resume.
         case expired
+        /// What the session's source last answered could not be committed (the session keeps
+        /// its version), or can again: no step, and no id.
+        case source
     }
 
     let name: Name

@@ -176,6 +176,11 @@ final class LiveFeed: Sendable {
         append { sequence, _ in LiveEntry(end: reason, at: LivePosition(incarnation: incarnation, version: .max), sequence: sequence) }
     }
 
+    /// Sends `event`, no step, to the subscribers there are now, beside the steps.
+    func notice(_ event: LiveEvent) {
+        for subscriber in state.withLockedValue({ Array($0.subscribers.values) }) { subscriber.sink.notice(event) }
+    }
+
     /// Takes the entry `make` makes (given its sequence number and the latest entry; nil for
     /// none) where it follows what the feed holds, and wakes the fan-out.
     private func append(_ make: (UInt64, LiveEntry?) -> LiveEntry?) {

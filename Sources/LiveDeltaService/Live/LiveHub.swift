@@ -125,6 +125,9 @@ package final class LiveHub: SessionObserver {
         return latest.incarnation == incarnation && latest.version >= version
     }
 
+    /// Sends `event`, no step, to the session's subscribers on this replica.
+    func notice(id: String, _ event: LiveEvent) { feed(id)?.notice(event) }
+
     private func feed(_ id: String) -> LiveFeed? { feeds.withLockedValue { $0[id] } }
 
     // MARK: - Subscribing

@@ -15,6 +15,13 @@ protocol LiveSink: AnyObject, Sendable {
     /// Whether `tick` at `now` may send an event that carries the subscriber's token (an
     /// expiry, a poll's empty answer): only then is the token spelled for it.
     func needsToken(now: Int64) -> Bool
+    /// Sends an event that is no step of the session (it moves no subscriber, and has no id)
+    /// where the sink can send one between steps: a stream can, a poll answers steps only.
+    func notice(_ event: LiveEvent)
+}
+
+extension LiveSink {
+    func notice(_ event: LiveEvent) {}
 }
 
 /// One subscriber of a feed. Its place is kept under the feed's lock.
@@ -120,6 +127,8 @@ final class EventStreamSink: LiveSink {
         _ = send(events, reaching: nil)
         stream.close()
     }
+
+    func notice(_ event: LiveEvent) { _ = send([event], reaching: nil) }
 
     func needsToken(now: Int64) -> Bool { expiry.map { now >= $0 } ?? false }
 

@@ -73,10 +73,12 @@ struct SessionEndpoints {
             // An offset window of a long session stored in parts: only the parts that hold it.
             let placed = PlacedWindow(window, anchor: 0, total: read.count)
             let body = read.snapshot.windowJSON(placed, token: read.snapshot.windowToken(placed).token, first: read.first, count: read.count)
-            return HTTPResponse(status: 200, headers: headers(version: read.snapshot.version), body: body)
+            return HTTPResponse(status: 200, headers: headers(version: read.snapshot.version), body: try withSource(body, id: id))
         }
         let snapshot = try sessions { () throws(SessionError) in try store.snapshot(id: id) }
-        guard let window else { return HTTPResponse(status: 200, headers: headers(version: snapshot.version), body: snapshot.json) }
+        guard let window else {
+            return HTTPResponse(status: 200, headers: headers(version: snapshot.version), body: try withSource(snapshot.json, id: id))
+        }
         let placed: PlacedWindow
         do throws(WindowRefusal) {
             placed = try PlacedWindow.place(window, in: snapshot.collection, options: snapshot.options)
@@ -85,7 +87,13 @@ struct SessionEndpoints {
         }
         return HTTPResponse(
             status: 200, headers: headers(version: snapshot.version),
-            body: snapshot.windowJSON(placed, token: snapshot.windowToken(placed).token))
+            body: try withSource(snapshot.windowJSON(placed, token: snapshot.windowToken(placed).token), id: id))
+    }
+
+    /// A session's JSON with how its source feeds it (`source`), where one does.
+    private func withSource(_ body: [UInt8], id: String) throws(APIError) -> [UInt8] {
+        guard let sources, body.last == UInt8(ascii: "}"), let status = try sources.status(of: id) else { return body }
+        return body.dropLast() + Array(#","source":"#.utf8) + status + [UInt8(ascii: "}")]
     }
 
     func delete(_ request: HTTPRequest, id: String) throws(APIError) -> HTTPResponse {

@@ -19,6 +19,16 @@ package protocol SessionSources: Sendable {
     /// Session `id` is fed by HTTP from now on, or is gone (`PUT` of items, `DELETE`).
     func release(_ id: String)
 
+    /// How session `id` is fed, as `GET /sessions/{id}` shows it in `source`:
+    /// `{"name", "problem"}`, the problem (`{"code", "message"}`) being why the source's last
+    /// result was not committed, or null; nil for a session fed by HTTP writes.
+    func status(of id: String) throws(APIError) -> [UInt8]?
+
+    /// Has `tell` told, on every replica, of each session whose source's result could not be
+    /// committed, or could again: the session's id and its `status` then, a `source` event's
+    /// data for its subscribers. Set once, before the service serves.
+    func tellProblems(_ tell: @escaping @Sendable (_ id: String, _ status: [UInt8]) -> Void)
+
     /// Whether the sources' database can be reached (`GET /ready`).
     var isReady: Bool { get }
 

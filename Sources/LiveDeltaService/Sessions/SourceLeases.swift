@@ -16,6 +16,16 @@ package protocol SourceLeases: Sendable {
     /// session fed by HTTP.
     func record(of id: String) throws(SourceLeaseError) -> [UInt8]?
 
+    /// Keeps why session `id`'s source's last result was not committed, for every replica to
+    /// show; nil once one is.
+    func report(_ id: String, problem: [UInt8]?) throws(SourceLeaseError)
+
+    /// What `report` keeps for session `id`.
+    func problem(of id: String) throws(SourceLeaseError) -> [UInt8]?
+
+    /// What `report` keeps, for every session that has a problem now.
+    func problems() throws(SourceLeaseError) -> [String: [UInt8]]
+
     /// Keeps the leases of `held`, answering those this replica no longer holds (another took
     /// them over, or the session is gone), and takes the leases nobody holds, answering their
     /// bindings. Called every `renewal`.
@@ -34,19 +44,27 @@ package struct SourceLeaseError: Error, CustomStringConvertible {
 
 /// One replica's bindings, in memory: every lease is its own.
 package final class LocalSourceLeases: SourceLeases {
-    private let records = NIOLockedValueBox<[String: [UInt8]]>([:])
+    private let records = NIOLockedValueBox<(bindings: [String: [UInt8]], problems: [String: [UInt8]])>(([:], [:]))
 
     package init() {}
 
-    package func bind(_ id: String, record: [UInt8]) { records.withLockedValue { $0[id] = record } }
+    package func bind(_ id: String, record: [UInt8]) { records.withLockedValue { $0.bindings[id] = record } }
 
     package func unbind(_ id: String, record: [UInt8]?) {
         records.withLockedValue { records in
-            if record == nil || records[id] == record { records[id] = nil }
+            guard record == nil || records.bindings[id] == record else { return }
+            records.bindings[id] = nil
+            records.problems[id] = nil
         }
     }
 
-    package func record(of id: String) -> [UInt8]? { records.withLockedValue { $0[id] } }
+    package func record(of id: String) -> [UInt8]? { records.withLockedValue { $0.bindings[id] } }
+
+    package func report(_ id: String, problem: [UInt8]?) { records.withLockedValue { $0.problems[id] = problem } }
+
+    package func problem(of id: String) -> [UInt8]? { records.withLockedValue { $0.problems[id] } }
+
+    package func problems() -> [String: [UInt8]] { records.withLockedValue { $0.problems } }
 
     package func renew(_ held: [String]) -> (lost: [String], taken: [(id: String, record: [UInt8])]) { ([], []) }
 
