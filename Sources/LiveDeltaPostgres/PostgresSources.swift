@@ -326,50 +326,69 @@ package final class PostgresSources: SessionSources {
         return connection
     }
 
-    /// Evaluates session `id` again and commits its result where it changed.
-    private func refresh(_ id: String) {
-        work.withLockedValue { querying in
-            guard var binding = state.withLockedValue({ $0.bindings[id] }) else { return }
-            let evaluated: (JSONCollection, [UInt64])
-            do throws(APIError) {
-                evaluated = try evaluate(binding.source, binding.parameters, on: &querying)
-            } catch {
-                logger.warning(
-                    "source result not committed; the session keeps its version",
-                    metadata: ["source": "\(binding.source.name)", "session": "\(id)", "error": "\(error.message)"])
-                let unavailable = error.code == .sourceUnavailable
-                metrics?.sourceEvaluated(binding.source.name, unavailable ? .unavailable : .refused)
+    /// Evaluates sessions again, once for each source and parameters however many sessions
+    /// share them, and commits each session's result where it changed.
+    private func refresh(_ ids: [String]) {
+        let bindings = state.withLockedValue { state in ids.compactMap { id in state.bindings[id].map { (id, $0) } } }
+        var groups: [SourceBinding.Query: [(String, SourceBinding)]] = [:]
+        for (id, binding) in bindings { groups[binding.query, default: []].append((id, binding)) }
+        for group in groups.values {
+            if state.withLockedValue({ $0.stopping }) { return }
+            work.withLockedValue { querying in refresh(group, on: &querying) }
+        }
+    }
+
+    /// Evaluates the sessions of one source and parameters, and commits to each where its
+    /// rows changed.
+    private func refresh(_ group: [(String, SourceBinding)], on querying: inout Querying) {
+        guard let source = group.first?.1.source, let parameters = group.first?.1.parameters else { return }
+        let evaluated: (JSONCollection, [UInt64])
+        do throws(APIError) {
+            evaluated = try evaluate(source, parameters, on: &querying)
+        } catch {
+            logger.warning(
+                "source result not committed; the sessions keep their versions",
+                metadata: ["source": "\(source.name)", "session": "\(group[0].0)", "sessions": "\(group.count)", "error": "\(error.message)"])
+            let unavailable = error.code == .sourceUnavailable
+            for (id, binding) in group {
+                metrics?.sourceEvaluated(source.name, unavailable ? .unavailable : .refused)
                 report(id, binding, error)
-                if unavailable {
-                    // PostgreSQL could not be asked: again in a second, until it can.
-                    state.withLockedValue { state in
-                        state.due[binding.source.name] = state.due[binding.source.name] ?? .now + .seconds(1)
-                    }
-                }
-                return
             }
+            if unavailable {
+                // PostgreSQL could not be asked: again in a second, until it can.
+                state.withLockedValue { state in state.due[source.name] = state.due[source.name] ?? .now + .seconds(1) }
+            }
+            return
+        }
+        for (id, binding) in group {
             report(id, binding, nil)
-            do throws(SessionError) {
-                if binding.version == nil {
-                    // Taken over: what the session holds is known once read.
-                    let (version, changed) = try held(id, binding, evaluated.0)
-                    guard changed else {
-                        settle(id, binding, version: version, digest: evaluated.1)
-                        metrics?.sourceEvaluated(binding.source.name, .unchanged)
-                        return
-                    }
-                    binding.version = version
-                } else if evaluated.1 == binding.digest {
+            commit(id, binding, evaluated)
+        }
+    }
+
+    /// Commits the rows a session's source answered, where they differ from what it holds.
+    private func commit(_ id: String, _ binding: SourceBinding, _ evaluated: (JSONCollection, [UInt64])) {
+        var binding = binding
+        do throws(SessionError) {
+            if binding.version == nil {
+                // Taken over: what the session holds is known once read.
+                let (version, changed) = try held(id, binding, evaluated.0)
+                guard changed else {
+                    settle(id, binding, version: version, digest: evaluated.1)
                     metrics?.sourceEvaluated(binding.source.name, .unchanged)
                     return
                 }
-                let change = try store.update(
-                    id: id, to: evaluated.0, readWith: binding.source.options, condition: .version(binding.version ?? 0), commit: true)
-                settle(id, binding, version: change.version, digest: evaluated.1)
-                metrics?.sourceEvaluated(binding.source.name, .committed)
-            } catch {
-                lost(id, binding, error)
+                binding.version = version
+            } else if evaluated.1 == binding.digest {
+                metrics?.sourceEvaluated(binding.source.name, .unchanged)
+                return
             }
+            let change = try store.update(
+                id: id, to: evaluated.0, readWith: binding.source.options, condition: .version(binding.version ?? 0), commit: true)
+            settle(id, binding, version: change.version, digest: evaluated.1)
+            metrics?.sourceEvaluated(binding.source.name, .committed)
+        } catch {
+            lost(id, binding, error)
         }
     }
 
@@ -479,7 +498,7 @@ package final class PostgresSources: SessionSources {
                     if wasDown { logger.notice("PostgreSQL connected: the sources' changes are followed") }
                     metrics?.sources(connected: true)
                     // Notifications sent while it was not listening are lost: every session again.
-                    for id in state.withLockedValue({ Array($0.bindings.keys) }) { refresh(id) }
+                    refresh(state.withLockedValue { Array($0.bindings.keys) })
                 } catch {
                     disconnected(error)
                     retry = now + backoff
@@ -500,7 +519,7 @@ package final class PostgresSources: SessionSources {
                 var pause = timespec(tv_sec: Int(seconds), tv_nsec: Int(attoseconds / 1_000_000_000))
                 nanosleep(&pause, nil)
             }
-            for id in dueSessions() { refresh(id) }
+            refresh(dueSessions())
         }
     }
 

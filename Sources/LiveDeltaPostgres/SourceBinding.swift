@@ -16,6 +16,14 @@ struct SourceBinding: Sendable {
     /// for a binding taken over, not known, so the first evaluation reports.
     var problem: [UInt8]?
 
+    /// What is evaluated for it: sessions with the same are evaluated once.
+    struct Query: Hashable {
+        let source: String
+        let parameters: [String?]
+    }
+
+    var query: Query { Query(source: source.name, parameters: parameters) }
+
     init(source: SourceDefinition, parameters: [String?], version: UInt64?, digest: [UInt64]) {
         self.source = source
         self.parameters = parameters

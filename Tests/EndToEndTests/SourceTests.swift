@@ -434,6 +434,31 @@ import Testing
         #expect(.array(shown) == expected)
     }
 
+    /// Sessions of one source and the same parameters are evaluated by one query, however many
+    /// there are: a notification that changes three sessions of two leagues runs two. (The
+    /// query counts its runs in a sequence.)
+    @Test func sessionsOfOneSourceAndParametersShareAQuery() throws {
+        let database = try Database(
+            sources: """
+                {"sources": {"counted": {
+                  "query": "SELECT id, name, score FROM players, (SELECT nextval('runs')) AS run WHERE league = $1 ORDER BY score DESC, id",
+                  "key": "id", "listen": ["players"], "parameters": [{"name": "league", "pattern": "[a-z]+"}]}}}
+                """)
+        try database.postgres.sql("CREATE SEQUENCE runs")
+        let server = try database.server()
+        let connection = try server.connection()
+        for (id, league) in [("one", "gold"), ("two", "gold"), ("three", "silver")] {
+            #expect(try Self.create(connection, id, source: "counted", params: #"{"league": "\#(league)"}"#).status == 201)
+        }
+        let before = try database.postgres.sql("SELECT last_value FROM runs").trimmingCharacters(in: .whitespacesAndNewlines)
+        try database.postgres.sql("UPDATE players SET score = score + 1000 WHERE id IN (2, 3)")
+        for (id, league) in [("one", "gold"), ("two", "gold"), ("three", "silver")] {
+            #expect(try Self.settles(connection, id, at: try database.selected(league)) == 1)
+        }
+        let after = try database.postgres.sql("SELECT last_value FROM runs").trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(Int(after)! - Int(before)! == 2, "runs \(before) to \(after)")
+    }
+
     /// The fewest moves from `old` to `new` by id: the kept rows not on a longest run of them
     /// already in order.
     static func fewestMoves(from old: [JSONValue], to new: [JSONValue]) -> Int {
