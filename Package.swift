@@ -56,6 +56,9 @@ let package = Package(
         .target(name: "CHiredis", linkerSettings: [.linkedLibrary("hiredis")]),
         // A blocking Redis client on the shim: a bounded pool, timeouts, reconnection. Knows no sessions.
         .target(name: "RedisClient", dependencies: ["CHiredis", .product(name: "NIOConcurrencyHelpers", package: "swift-nio")]),
+        // A Redis Cluster over RedisClient's pools, a pool a node: the slot map, redirections,
+        // retries while the cluster moves slots or fails over. Knows no sessions.
+        .target(name: "RedisCluster", dependencies: ["RedisClient"]),
         // A thin C shim over libpq (Debian's libpq-dev): sessions fed by PostgreSQL queries.
         .target(name: "CLibPQ", linkerSettings: [.linkedLibrary("pq")]),
         // A thin C shim over libcurl (Debian's libcurl4-openssl-dev): fetching a JWK Set.
@@ -138,6 +141,7 @@ let package = Package(
             dependencies: ["MicroHTTP", "TestSupport", .product(name: "NIOConcurrencyHelpers", package: "swift-nio")]
         ),
         .testTarget(name: "RedisClientTests", dependencies: ["RedisClient", "TestSupport"]),
+        .testTarget(name: "RedisClusterTests", dependencies: ["RedisCluster", "RedisClient", "TestSupport"]),
         // The Swift client against the real binary, and its batch updates against a double
         // that enforces UIKit's rules.
         .testTarget(name: "LiveDeltaKitTests", dependencies: ["LiveDeltaKit", "TestSupport"]),
