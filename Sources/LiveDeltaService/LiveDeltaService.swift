@@ -18,6 +18,8 @@ package final class LiveDeltaService: Sendable {
         /// retry is told the write took effect and to read the session (409
         /// `idempotency_answer_lost`), so a ledger never holds a large delta for a day.
         package var maxRecordedAnswerBytes = 256 << 10
+        /// Peers (proxies, load balancers) whose `X-Forwarded-For` the request log believes.
+        package var trustedProxies: Set<String> = []
 
         package init() {}
     }
@@ -40,6 +42,7 @@ package final class LiveDeltaService: Sendable {
     /// Whether `logger` takes request lines, asked once: asking it per request copies its
     /// handler, counting references on objects every worker thread shares.
     private let logsRequests: Bool
+    private let requestLog: RequestLog
 
     /// - Parameters:
     ///   - metrics: what to count requests with, and `GET /metrics`; none, no route.
@@ -68,12 +71,15 @@ package final class LiveDeltaService: Sendable {
         self.metrics = metrics
         self.logger = logger
         logsRequests = logger.logLevel <= .info
+        requestLog = RequestLog(logger: logger, trustedProxies: configuration.trustedProxies)
     }
 
     /// Answers one request and, where the logger takes `info`, logs one line for it.
     package func handle(_ request: HTTPRequest) -> HTTPResponse {
         let started = ContinuousClock.now
+        let requestID = RequestLog.id(of: request)
         var response: HTTPResponse
+        var code: ErrorCode?
         // Matched once: for the answer, and for the label it is counted under.
         let matched = Self.routeTable.match(request.path)
         #if DEBUG
@@ -83,6 +89,7 @@ package final class LiveDeltaService: Sendable {
             response = try Self.routeTable.respond(to: request, matched: matched, in: self)
         } catch {
             metrics?.error(code: error.code)
+            code = error.code
             response = error.response
         }
         #if DEBUG
@@ -90,9 +97,11 @@ package final class LiveDeltaService: Sendable {
             if DocumentLifetime.onThisThread != lifetimeViolations {
                 let error = APIError.internalError("an item outlived its document")
                 metrics?.error(code: error.code)
+                code = error.code
                 response = error.response
             }
         #endif
+        response.headers.append(("X-Request-Id", requestID))
         if configuration.cors.isOn && request.method != "OPTIONS" {
             response.headers += configuration.cors.headers(for: request, credentials: Self.routeTable.takesCookie(matched?.template))
         }
@@ -100,18 +109,16 @@ package final class LiveDeltaService: Sendable {
         if response.status >= 500 && response.status != 503 {
             logger.error(
                 "internal failure",
-                metadata: ["method": "\(request.method)", "path": "\(request.path)", "answer": "\(String(decoding: response.body, as: UTF8.self))"])
+                metadata: [
+                    "method": "\(request.method)", "path": "\(request.path)", "request_id": "\(requestID)",
+                    "answer": "\(String(decoding: response.body, as: UTF8.self))",
+                ])
         }
         metrics?.request(route: matched?.template ?? "other", status: response.status, duration: elapsed, bodyBytes: request.body.count)
         guard logsRequests else { return response }
-        logger.info(
-            "request",
-            metadata: [
-                "method": "\(request.method)", "path": "\(request.path)", "status": .stringConvertible(response.status),
-                "bytes_in": .stringConvertible(request.body.count), "bytes_out": .stringConvertible(response.body.count),
-                "duration_ms": .stringConvertible(
-                    Double(elapsed.components.attoseconds / 1_000_000_000) / 1_000_000 + Double(elapsed.components.seconds) * 1_000),
-            ])
+        let route = matched?.template ?? "other"
+        requestLog.request(request, id: requestID, route: route, response: response, code: code, elapsed: elapsed)
+        requestLog.streamEnds(response, id: requestID, route: route)
         return response
     }
 

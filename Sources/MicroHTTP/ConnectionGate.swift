@@ -270,8 +270,10 @@ final class ConnectionState: Sendable {
 struct ClientAddress: Hashable, Sendable {
     var high: UInt64
     var low: UInt64
+    var isV6 = false
 
     init(_ address: sockaddr_storage) {
+        isV6 = Int32(address.ss_family) == AF_INET6
         var copy = address
         (high, low) = withUnsafeBytes(of: &copy) { raw in
             switch Int32(address.ss_family) {
@@ -284,6 +286,21 @@ struct ClientAddress: Hashable, Sendable {
             default: (0, 0)
             }
         }
+    }
+}
+
+extension ClientAddress {
+    /// As `inet_ntop` writes it (`127.0.0.1`, `::1`).
+    var text: String {
+        var buffer = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
+        var bytes = (high, low)
+        let written = withUnsafeBytes(of: &bytes) { raw in
+            // Each half holds the address's bytes as they were loaded: in network order.
+            isV6
+                ? inet_ntop(AF_INET6, raw.baseAddress, &buffer, socklen_t(buffer.count))
+                : inet_ntop(AF_INET, raw.baseAddress! + 8, &buffer, socklen_t(buffer.count))
+        }
+        return written == nil ? "" : String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 }
 

@@ -10,6 +10,9 @@ package struct HTTPRequest: Sendable {
     /// The query string's parameters, percent-decoded, in order (a name without `=` has an
     /// empty value).
     package var query: [(name: String, value: String)] = []
+    /// The address the request came from (the connection's peer), as text; nil where it was
+    /// not made by the server (a test's request).
+    package var client: String?
 
     /// Header names and values as sent.
     package var headers: [(name: String, value: String)] { fields.all }

@@ -51,7 +51,9 @@ package final class HTTPStream: Sendable {
         var closed = false
         var aborted = false
         var dropped: Drop?
-        var onClose: (@Sendable () -> Void)?
+        /// Bytes handed to the connection so far.
+        var sent = 0
+        var onClose: [@Sendable () -> Void] = []
         /// The server's own note of the end, beside the writer's.
         var onDetach: (@Sendable () -> Void)?
     }
@@ -71,11 +73,11 @@ package final class HTTPStream: Sendable {
     }
 
     /// Told once, on any thread, when the stream's connection is gone or the stream was never
-    /// sent: whoever writes to it should let go of it.
+    /// sent: whoever writes to it should let go of it. Each body given is told.
     package func onClose(_ body: @escaping @Sendable () -> Void) {
         let now = state.withLockedValue { box -> Bool in
             if case .detached = box.value.phase { return true }
-            box.value.onClose = body
+            box.value.onClose.append(body)
             return false
         }
         if now { body() }
@@ -143,6 +145,9 @@ package final class HTTPStream: Sendable {
 
     /// Bytes written and not yet sent.
     package var buffered: Int { state.withLockedValue { $0.value.buffered } }
+
+    /// Bytes handed to the connection so far.
+    package var sent: Int { state.withLockedValue { $0.value.sent } }
 
     /// Whether the connection is still there.
     package var isOpen: Bool {
@@ -253,6 +258,7 @@ package final class HTTPStream: Sendable {
             state.offset = 0
         }
         state.buffered -= copied
+        state.sent += copied
         if state.head == state.queue.count {
             // Let go: an idle stream holds no buffer.
             state.queue = []
@@ -275,10 +281,11 @@ package final class HTTPStream: Sendable {
             box.value.phase = .detached
             box.value.closed = true
             releaseQueue(&box.value)
-            return (box.value.onClose.take(), box.value.onDetach.take())
+            defer { box.value.onClose = [] }
+            return (box.value.onClose, box.value.onDetach.take())
         }
         onDetach?()
-        onClose?()
+        for body in onClose { body() }
     }
 }
 

@@ -145,7 +145,11 @@ final class ServerCore: Sendable {
             return queue(configuration.errorResponse(refusal), on: connection, closing: true)
         }
         guard let head = context.head.take() else { return .NO }
-        let request = HTTPRequest(method: head.method, path: head.path, fields: head.headers, query: head.query, body: context.body ?? .empty)
+        let request = {
+            var request = HTTPRequest(method: head.method, path: head.path, fields: head.headers, query: head.query, body: context.body ?? .empty)
+            request.client = progress?.client.text
+            return request
+        }()
         context.body = nil
         let waits = configuration.mayWait(request)
         guard waits || request.body.count >= configuration.offloadBodySize else {

@@ -223,10 +223,27 @@ struct Serve: ParsableCommand {
     @Option(help: "text or json (one JSON object per line).")
     var logFormat: LineLogHandler.Format = .text
 
+    @Option(
+        help:
+            "Addresses of proxies (load balancers) in front of the server, comma-separated: a request from one is logged with the client address its X-Forwarded-For gives."
+    )
+    var trustedProxies: String = ""
+
+    /// `--trusted-proxies` read.
+    var trustedProxyAddresses: Set<String> {
+        Set(trustedProxies.split(separator: ",").map { String($0.filter { $0 != " " }) }.filter { !$0.isEmpty })
+    }
+
     func validate() throws {
         guard !EnvironmentArguments.readingValue.load(ordering: .relaxed) else { return }
         if let unreadable = EnvironmentArguments.invalid.first {
             throw ValidationError("the environment variable \(unreadable) is not a value its flag takes (see --help)")
+        }
+        for address in trustedProxyAddresses {
+            var bytes = in6_addr()
+            guard inet_pton(AF_INET, address, &bytes) == 1 || inet_pton(AF_INET6, address, &bytes) == 1 else {
+                throw ValidationError("--trusted-proxies: \(address) is not an IPv4 or IPv6 address")
+            }
         }
         guard (1...256).contains(workerThreads) else { throw ValidationError("--threads must be from 1 to 256") }
         guard (sources == nil) == (postgres == nil) else {
@@ -310,6 +327,7 @@ struct Serve: ParsableCommand {
         serviceConfiguration.maxItemsInFlight = maxItemsInFlight
         serviceConfiguration.cors = access.cors
         serviceConfiguration.maxRecordedAnswerBytes = idempotencyMaxAnswerBytes
+        serviceConfiguration.trustedProxies = trustedProxyAddresses
         let metrics = Self.metrics()
         let (sessions, idempotency, leases) = makeSessionStore(logger: logger, metrics: metrics)
         let accessPolicy: AccessPolicy

@@ -32,7 +32,7 @@ import Testing
         let diff = try Self.preflight(connection, "/diff", origin: "http://b.test:8000", method: "POST")
         #expect(diff.status == 204 && diff.header("Access-Control-Allow-Origin") == "http://b.test:8000")
         #expect(diff.header("Access-Control-Allow-Methods") == "POST, OPTIONS")
-        #expect(diff.header("Access-Control-Allow-Headers") == "Content-Type, Authorization, If-Match, Idempotency-Key, Last-Event-ID")
+        #expect(diff.header("Access-Control-Allow-Headers") == "Content-Type, Authorization, If-Match, Idempotency-Key, Last-Event-ID, X-Request-Id")
         #expect(diff.header("Access-Control-Allow-Credentials") == nil && diff.header("Access-Control-Max-Age") == "600")
         // The routes that take the token from a cookie (the live ones) allow credentials.
         let events = try Self.preflight(connection, "/sessions/feed/events", origin: "http://a.test", method: "GET")
@@ -44,7 +44,9 @@ import Testing
             "PUT", "/sessions/feed", body: Array(#"{"items":[1]}"#.utf8),
             headers: [("Content-Type", "application/json"), ("Origin", "http://a.test")])
         #expect(put.status == 201 && put.header("Access-Control-Allow-Origin") == "http://a.test")
-        #expect(put.header("Access-Control-Expose-Headers") == "ETag, Location, Retry-After, Idempotent-Replayed" && put.header("Vary") == "Origin")
+        #expect(
+            put.header("Access-Control-Expose-Headers") == "ETag, Location, Retry-After, Idempotent-Replayed, X-Request-Id"
+                && put.header("Vary") == "Origin")
         // Errors too, so that a page can read what went wrong.
         let missing = try connection.request("GET", "/sessions/nobody", headers: [("Origin", "http://a.test")])
         #expect(missing.status == 404 && missing.header("Access-Control-Allow-Origin") == "http://a.test")

@@ -107,6 +107,56 @@ import Testing
         #expect(lines.last?.contains("status=404") == true)
     }
 
+    /// Each request line says where it came from, which route and error it was, and its id
+    /// (the client's, or one made and sent back); a stream's end is a line of its own.
+    @Test func requestLinesNameTheClientRouteCodeAndId() throws {
+        let server = try ServerProcess()
+        let connection = try server.connection()
+        let given = try connection.request("GET", "/sessions/nowhere", headers: [("X-Request-Id", "trace-42")])
+        #expect(given.status == 404 && given.header("X-Request-Id") == "trace-42")
+        let made = try connection.request("POST", "/diff", json: #"{"old":[1],"new":[2]}"#)
+        let madeID = try #require(made.header("X-Request-Id"))
+        #expect(madeID.count == 16 && madeID.allSatisfy(\.isHexDigit))
+        let unfit = try connection.request("GET", "/health", headers: [("X-Request-Id", String(repeating: "x", count: 129))])
+        #expect(unfit.header("X-Request-Id")?.count == 16)
+        #expect(try connection.request("PUT", "/sessions/s", json: #"{"items": [1, 2]}"#).status == 201)
+        do {
+            // From another address: the line names it.
+            let stream = try EventStreamClient(
+                port: server.port, path: "/sessions/s/events?format=batch&since=x.1", headers: [("X-Request-Id", "stream-7")],
+                source: "127.0.0.2")
+            #expect(try stream.next()?.event == "reset")
+        }
+        #expect(server.logShows("stream ended", "request_id=stream-7"))
+        #expect(server.stop() == 0)
+        let lines = server.log.split(separator: "\n")
+        let notFound = try #require(lines.first { $0.contains("request_id=trace-42") })
+        for field in ["client=127.0.0.1", "route=/sessions/{id}", "code=session_not_found", "status=404"] {
+            #expect(notFound.contains(field), "\(field) in \(notFound)")
+        }
+        #expect(lines.contains { $0.contains(" request ") && $0.contains("request_id=\(madeID)") && $0.contains("route=/diff") })
+        let opened = try #require(lines.first { $0.contains(" request ") && $0.contains("request_id=stream-7") })
+        #expect(opened.contains(#"query="format=batch""#) && !opened.contains("since") && opened.contains("stream=true"), "\(opened)")
+        #expect(opened.contains("client=127.0.0.2"), "\(opened)")
+        let ended = try #require(lines.first { $0.contains("stream ended") })
+        #expect(ended.contains("route=/sessions/{id}/events") && ended.contains("duration_ms=") && ended.contains("bytes_out="), "\(ended)")
+    }
+
+    /// Behind a proxy the server trusts, a request is logged with the address the proxy
+    /// forwarded; from anyone else, `X-Forwarded-For` is not believed.
+    @Test func aTrustedProxysForwardedAddressIsTheClient() throws {
+        let forwarded = [("X-Forwarded-For", "198.51.100.7, 203.0.113.9")]
+        let trusting = try ServerProcess(arguments: ["--trusted-proxies", "127.0.0.1, ::1", "--log-format", "json"])
+        _ = try trusting.connection().request("GET", "/health", headers: forwarded)
+        #expect(trusting.logShows(#""client":"203.0.113.9""#, #""proxy":"127.0.0.1""#), "\(trusting.log)")
+        let wary = try ServerProcess(arguments: ["--trusted-proxies", "10.0.0.1"])
+        _ = try wary.connection().request("GET", "/health", headers: forwarded)
+        #expect(wary.logShows("client=127.0.0.1"))
+        #expect(!wary.log.contains("203.0.113.9"))
+        let refused = try runProgram([ServerProcess.binary.path, "serve", "--trusted-proxies", "proxy.local"])
+        #expect(refused.status != 0 && refused.output.contains("--trusted-proxies: proxy.local is not an IPv4 or IPv6 address"), "\(refused.output)")
+    }
+
     @Test func requestLinesAreLeftOutAboveInfo() throws {
         let server = try ServerProcess(arguments: ["--log-level", "notice"])
         #expect(try server.connection().request("POST", "/diff", json: #"{"old":[1],"new":[2]}"#).status == 200)

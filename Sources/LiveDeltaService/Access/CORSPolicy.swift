@@ -21,9 +21,9 @@ package struct CORSPolicy: Sendable, Equatable {
     package let origins: Origins
 
     /// The headers a page may send (beyond the safelisted ones), as a preflight allows them.
-    static let allowedHeaders = "Content-Type, Authorization, If-Match, Idempotency-Key, Last-Event-ID"
+    static let allowedHeaders = "Content-Type, Authorization, If-Match, Idempotency-Key, Last-Event-ID, X-Request-Id"
     /// The headers a page may read (beyond the safelisted ones).
-    static let exposedHeaders = "ETag, Location, Retry-After, Idempotent-Replayed"
+    static let exposedHeaders = "ETag, Location, Retry-After, Idempotent-Replayed, X-Request-Id"
     /// How long a browser may keep a preflight's answer, in seconds.
     static let preflightMaxAge = "600"
 
