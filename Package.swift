@@ -200,7 +200,7 @@ let package = Package(
         .executableTarget(name: "LiveSubscribers", dependencies: ["BenchStreams"], path: "Benchmarks/LiveSubscribers"),
         // The subscriber side of bench-windows: thousands of windows of one session.
         .executableTarget(name: "WindowSubscribers", dependencies: ["BenchStreams"], path: "Benchmarks/WindowSubscribers"),
-        .target(name: "BenchStreams", path: "Benchmarks/BenchStreams"),
+        .target(name: "BenchStreams", dependencies: ["CLinuxEvents"], path: "Benchmarks/BenchStreams"),
         // Starts and stops a server ten times in one process; a test checks no thread is left.
         .executableTarget(
             name: "ThreadLifecycle",

@@ -1,5 +1,6 @@
 // Linux's event interfaces that Glibc's Swift module leaves out (epoll(7), eventfd(2)),
-// re-exported for MicroHTTP's hang-up watcher. Nothing else lives here.
+// re-exported for MicroHTTP's hang-up watcher and the benchmarks' stream readers. Nothing else
+// lives here.
 #ifndef C_LINUX_EVENTS_H
 #define C_LINUX_EVENTS_H
 
