@@ -14,6 +14,18 @@ import Testing
         return RedisClusterPool(configuration)
     }
 
+    /// Sets `key` through the pool; its slot, the master that holds it, and another master.
+    static func written(
+        _ key: [UInt8], _ value: String, _ cluster: RedisClusterProcess, _ pool: RedisClusterPool
+    ) throws -> (slot: Int, source: RedisProcess, target: RedisProcess) {
+        #expect(try pool.run([["SET", .bytes(key), .text(value)]]) == [.status("OK")])
+        let slot = HashSlot.of(key)
+        let owner = try #require(pool.master(of: slot))
+        let source = try #require(cluster.node(UInt16(owner.port)))
+        let target = try #require(cluster.nodes.first { node in pool.masters.contains { $0.port == node.port } && node.port != source.port })
+        return (slot, source, target)
+    }
+
     @Test func slotsAreTheClustersOwn() throws {
         #expect(HashSlot.of(Array("123456789".utf8)) == 0x31C3 & 0x3FFF)
         #expect(HashSlot.of(Array("{user1000}.following".utf8)) == HashSlot.of(Array("user1000".utf8)))
@@ -48,11 +60,7 @@ import Testing
         let cluster = try RedisClusterProcess()
         let pool = try Self.pool(cluster)
         let key = Array("moved-key".utf8)
-        #expect(try pool.run([["SET", .bytes(key), "before"]]) == [.status("OK")])
-        let slot = HashSlot.of(key)
-        let owner = try #require(pool.master(of: slot))
-        let source = try #require(cluster.node(UInt16(owner.port)))
-        let target = try #require(cluster.nodes.first { node in pool.masters.contains { $0.port == node.port } && node.port != source.port })
+        let (slot, source, target) = try Self.written(key, "before", cluster, pool)
         try cluster.move(slot: slot, from: source, to: target)
         #expect(
             try pool.run([["GET", .bytes(key)], ["SET", .bytes(key), "after"], ["GET", .bytes(key)]]) == [
@@ -67,15 +75,9 @@ import Testing
         let cluster = try RedisClusterProcess()
         let pool = try Self.pool(cluster)
         let key = Array("asked-key".utf8)
-        #expect(try pool.run([["SET", .bytes(key), "value"]]) == [.status("OK")])
-        let slot = HashSlot.of(key)
+        let (slot, source, target) = try Self.written(key, "value", cluster, pool)
         let owner = try #require(pool.master(of: slot))
-        let source = try #require(cluster.node(UInt16(owner.port)))
-        let target = try #require(cluster.nodes.first { node in pool.masters.contains { $0.port == node.port } && node.port != source.port })
-        let targetID = try cluster.cli(target, ["CLUSTER", "MYID"]).trimmingCharacters(in: .whitespacesAndNewlines)
-        let sourceID = try cluster.cli(source, ["CLUSTER", "MYID"]).trimmingCharacters(in: .whitespacesAndNewlines)
-        try cluster.cli(target, ["CLUSTER", "SETSLOT", "\(slot)", "IMPORTING", sourceID])
-        try cluster.cli(source, ["CLUSTER", "SETSLOT", "\(slot)", "MIGRATING", targetID])
+        try cluster.beginMove(slot: slot, from: source, to: target)
         try cluster.migrateKeys(slot: slot, from: source, to: target)
         #expect(
             try pool.run([["GET", .bytes(key)], ["INCR", .bytes(Array("{asked-key}:count".utf8))]]) == [

@@ -72,14 +72,22 @@ public final class RedisClusterProcess: Sendable {
     /// reshard` does: importing and migrating marks, the keys migrated, then the new owner
     /// told to every master.
     public func move(slot: Int, from source: RedisProcess, to target: RedisProcess) throws {
-        let targetID = try cli(target, ["CLUSTER", "MYID"]).trimmingCharacters(in: .whitespacesAndNewlines)
-        let sourceID = try cli(source, ["CLUSTER", "MYID"]).trimmingCharacters(in: .whitespacesAndNewlines)
-        try cli(target, ["CLUSTER", "SETSLOT", "\(slot)", "IMPORTING", sourceID])
-        try cli(source, ["CLUSTER", "SETSLOT", "\(slot)", "MIGRATING", targetID])
+        let targetID = try beginMove(slot: slot, from: source, to: target)
         try migrateKeys(slot: slot, from: source, to: target)
         for node in nodes where node.process.isRunning {
             if try masters(seen: node).contains(node.port) { try cli(node, ["CLUSTER", "SETSLOT", "\(slot)", "NODE", targetID]) }
         }
+    }
+
+    /// Marks `slot` as importing on `target` and migrating on `source` (a move under way: a
+    /// key already moved is answered with `ASK`); returns `target`'s node id.
+    @discardableResult
+    public func beginMove(slot: Int, from source: RedisProcess, to target: RedisProcess) throws -> String {
+        let targetID = try cli(target, ["CLUSTER", "MYID"]).trimmingCharacters(in: .whitespacesAndNewlines)
+        let sourceID = try cli(source, ["CLUSTER", "MYID"]).trimmingCharacters(in: .whitespacesAndNewlines)
+        try cli(target, ["CLUSTER", "SETSLOT", "\(slot)", "IMPORTING", sourceID])
+        try cli(source, ["CLUSTER", "SETSLOT", "\(slot)", "MIGRATING", targetID])
+        return targetID
     }
 
     /// Migrates the keys of `slot` that `source` still holds to `target`.
