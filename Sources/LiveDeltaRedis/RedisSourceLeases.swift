@@ -9,9 +9,10 @@ import Synchronization
 /// One hash, `<prefix>sources`, of each fed session's store id to its binding's record; one,
 /// `<prefix>sources:problems`, of those whose source's last result was not committed to why;
 /// and one string a fed session, `<prefix>{<id>}:source`, naming the replica that holds its
-/// lease, which lapses `lease` after its last renewal. A lease only spares the database and the store
-/// work: two replicas that both think they hold one (a replica paused past its lease) still
-/// commit no version twice, as each commit is conditioned on the version it evaluated from.
+/// lease, which lapses `lease` after its last renewal. A lease only spares the database and
+/// the store work: two replicas that both think they hold one (a replica paused past its
+/// lease) still commit no version twice, as each commit is conditioned on the version it
+/// evaluated from.
 package final class RedisSourceLeases: SourceLeases {
     private let redis: RedisPool
     private let layout: RedisSessionLayout
@@ -39,8 +40,10 @@ package final class RedisSourceLeases: SourceLeases {
     private func leaseKey(_ id: String) -> [UInt8] { layout.key(id) + Array(":source".utf8) }
 
     package func bind(_ id: String, record: [UInt8]) throws(SourceLeaseError) {
+        // A binding made anew (the session created again from a source) starts with no problem.
         try run([
             ["HSET", .bytes(bindings), .text(id), .bytes(record)],
+            ["HDEL", .bytes(problemsKey), .text(id)],
             ["SET", .bytes(leaseKey(id)), .text(replica), "PX", .text(leaseMilliseconds)],
         ])
     }

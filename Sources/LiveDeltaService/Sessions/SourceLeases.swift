@@ -5,7 +5,8 @@ import struct NIOConcurrencyHelpers.NIOLockedValueBox
 /// another takes it over. The bindings' records are the sources' own (what they need to
 /// evaluate a session again); this only keeps them.
 package protocol SourceLeases: Sendable {
-    /// Session `id` is fed from now on, as `record` says; this replica holds its lease.
+    /// Session `id` is fed from now on, as `record` says (any problem of an earlier binding
+    /// gone); this replica holds its lease.
     func bind(_ id: String, record: [UInt8]) throws(SourceLeaseError)
 
     /// Session `id` is fed by HTTP from now on, or is gone: where `record` is given, only if
@@ -48,7 +49,12 @@ package final class LocalSourceLeases: SourceLeases {
 
     package init() {}
 
-    package func bind(_ id: String, record: [UInt8]) { records.withLockedValue { $0.bindings[id] = record } }
+    package func bind(_ id: String, record: [UInt8]) {
+        records.withLockedValue { records in
+            records.bindings[id] = record
+            records.problems[id] = nil
+        }
+    }
 
     package func unbind(_ id: String, record: [UInt8]?) {
         records.withLockedValue { records in
