@@ -6,7 +6,7 @@ SWIFT ?= swift
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 APT_GET := $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get
 
-.PHONY: help run demo-postgres test check contract auth changes windows api-docs js kit android browser test-thread lint format deps build release fuzz fuzz-build bench bench-engine bench-service bench-load bench-sessions bench-redis bench-memory bench-slowloris bench-baseline bench-blocks bench-live bench-auth bench-keys bench-sections bench-windows bench-sources performance smoke deploy clean
+.PHONY: help run demo-postgres test check contract auth changes windows api-docs js kit android browser test-thread lint format deps build release fuzz fuzz-build bench bench-engine bench-service bench-load bench-sessions bench-redis bench-memory bench-slowloris bench-baseline bench-blocks bench-live bench-auth bench-keys bench-sections bench-windows bench-sources performance smoke builds deploy clean
 
 ## Lists the targets, each with what it does.
 help:
@@ -39,6 +39,7 @@ test: deps lint
 	$(MAKE) browser
 	$(MAKE) test-thread
 	$(MAKE) smoke
+	$(MAKE) builds
 	$(MAKE) deploy
 	$(MAKE) fuzz FUZZ_SECONDS=$(FUZZ_SECONDS)
 
@@ -170,6 +171,11 @@ release: deps
 ## Container smoke test with podman and buildah (installs them), under `--ulimit nofile=1024`.
 smoke: deps
 	scripts/container-smoke.sh
+
+## Builds in seconds whatever ran before: make run's release build, after the smoke test's and
+## the debug build, compiles nothing again (and is left ready for make run).
+builds: deps
+	SWIFT=$(SWIFT) scripts/build-isolation.sh
 
 ## deploy/ as an operator uses it: the alert rules through promtool, the Kubernetes manifests
 ## under podman kube play (Redis and the server, /ready, the probes), on images built here.
