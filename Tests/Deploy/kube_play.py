@@ -188,9 +188,13 @@ def main():
     if action == "down":
         down(work)
         return
-    base, ready, reached = up(work, host_network=False)
+    try:
+        base, ready, reached = up(work, host_network=False)
+    except SystemExit as failure:  # podman could not make the pods' network here
+        print(f"  on podman's network: {failure}", file=sys.stderr)
+        base, ready, reached = None, False, False
     if not ready and not reached:
-        print("  the pods' network cannot be reached from here: again on the host's network", file=sys.stderr)
+        print("  the pods' network cannot be used from here: again on the host's network", file=sys.stderr)
         down(work)
         base, ready, _ = up(work, host_network=True)
     if not ready:

@@ -8,8 +8,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
-need() { command -v "$1" >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $2 >/dev/null; }; }
-need promtool prometheus
+# Each tool from Debian where missing: promtool without the server's recommended extras
+# (node exporter, web assets); podman as the smoke test installs it (with catatonit, for the
+# pods' pause image).
+need() { command -v "$1" >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $2 >/dev/null; }; }
+need promtool "--no-install-recommends prometheus"
 need podman "podman buildah runc"
 need buildah buildah
 need curl curl
