@@ -257,9 +257,12 @@ struct Fixture {
         let connection = fixture.connection
         #expect(try connection.request("PUT", "/sessions/brief", json: #"{"items": []}"#).status == 201)
         #expect(try connection.request("GET", "/sessions/brief").status == 200)
-        // Idle time is what is tested, and any request about the session would refresh it: the
-        // test lets the timeout pass untouched.
-        usleep(1_500_000)
+        // The condition is the session's idle time itself, and any request about the session
+        // would refresh it, so the test watches a clock instead: the server touched the session
+        // before it answered, so once a second has passed since the answer arrived, the session
+        // has been idle for longer than its timeout (a loaded machine only lengthens that).
+        let answered = ContinuousClock.now
+        while ContinuousClock.now < answered + .milliseconds(1_100) { usleep(10_000) }
         #expect(try connection.request("GET", "/sessions/brief").status == 404)
         #expect(try connection.request("POST", "/sessions/brief/update", json: #"{"items": [], "baseVersion": 0}"#).status == 412)
     }
