@@ -40,9 +40,11 @@ package final class HTTPServer: Sendable {
         /// `headerTimeoutSeconds`; a slower one is answered `.requestTimeout` and closed.
         package var minBodyRate: Int = 4_096
         /// The longest request target, in bytes (`.uriTooLong` above).
-        package var maxURILength: Int = 8 << 10
+        package var maxURILength: Int = 4 << 10
         /// The longest request line and headers together, in bytes (`.headersTooLarge` above).
-        package var maxHeaderBytes: Int = 32 << 10
+        /// Every connection holds memory for a head this long (`connectionMemory`), so it is
+        /// what an idle event stream costs: 8 KiB, as Tomcat's default, keeps one near 16 KiB.
+        package var maxHeaderBytes: Int = 8 << 10
         /// A body refused for its size or for the budget is still read, and thrown away, up to
         /// this many bytes, so that a client that sends its whole body before reading sees the
         /// answer; past it the connection is closed.
@@ -204,9 +206,14 @@ package final class HTTPServer: Sendable {
 
     /// libmicrohttpd's memory for one connection's head and buffers: room for the largest head
     /// the server accepts, so that the server, not libmicrohttpd, decides which heads are too
-    /// large and says so in its own words.
+    /// large and says so in its own words, and 8 KiB beside it for the headers' entries, the
+    /// answer's head and the stretch of a body written at a time.
+    ///
+    /// It is most of what an idle event stream costs: libmicrohttpd reads a head into half of
+    /// this memory and zeroes what the head left unused once it is read, so about half of it
+    /// stays resident for as long as the connection lives (docs/performance.md, live).
     static func connectionMemory(for configuration: Configuration) -> Int {
-        max(32 << 10, configuration.maxHeaderBytes + configuration.maxURILength + (16 << 10))
+        max(configuration.maxHeaderBytes, configuration.maxURILength) + (8 << 10)
     }
 
     /// Connections open now, streams included.

@@ -25,6 +25,8 @@ final class RequestContext {
     var pending: PendingResponse?
     /// A `HEAD` request: its answer carries no body, and so no stream.
     var headOnly = false
+    /// An HTTP/1.0 request: a stream's body goes unchunked, through the response's own buffer.
+    var unchunked = false
 
     init(head: RequestHead) {
         self.head = head

@@ -84,6 +84,12 @@ struct Serve: ParsableCommand {
     )
     var minBodyRate: Int = 4_096
 
+    @Option(
+        help:
+            "Bytes a request's line and headers may take together (431 above). Each connection holds memory for a head this long, about half of it resident: raise it only for clients with large cookies or tokens."
+    )
+    var maxHeaderBytes: Int = 8_192
+
     @Option(help: "Seconds that requests in flight get to finish after SIGTERM or SIGINT.")
     var shutdownGrace: Int = 10
 
@@ -273,6 +279,7 @@ struct Serve: ParsableCommand {
         }
         guard (1...86_400).contains(headerTimeout) else { throw ValidationError("--header-timeout must be from 1 to 86400 seconds") }
         guard (0...(1 << 30)).contains(minBodyRate) else { throw ValidationError("--min-body-rate must be from 0 to 1073741824 bytes a second") }
+        guard (4_096...(1 << 20)).contains(maxHeaderBytes) else { throw ValidationError("--max-header-bytes must be from 4096 to 1048576") }
         guard (1...1_000_000).contains(maxConnections) else { throw ValidationError("--max-connections must be from 1 to 1000000") }
         // A client's streams count against its connections, so one client (a proxy) may hold
         // up to all of both.
@@ -419,6 +426,7 @@ struct Serve: ParsableCommand {
         configuration.connectionsPerClient = maxConnectionsPerClient
         configuration.headerTimeoutSeconds = headerTimeout
         configuration.minBodyRate = minBodyRate
+        configuration.maxHeaderBytes = maxHeaderBytes
         configuration.maxStreams = maxSubscribers
         configuration.streamOpensPerSecond = streamOpensPerSecond
         configuration.streamOpenBurst = streamOpensPerSecond * 3

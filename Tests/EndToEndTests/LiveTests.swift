@@ -83,6 +83,30 @@ import Testing
         }
     }
 
+    /// An HTTP/1.0 client gets its stream unchunked, through the response's own buffer (a
+    /// chunked one goes through the connection's memory): a reset of 3,000 items, many times
+    /// that buffer, arrives whole.
+    @Test func anHTTP10SubscriberGetsAWholeResetUnchunked() throws {
+        let server = try ServerProcess()
+        let sent = (0..<3_000).map { Thing(id: $0, content: $0) }
+        #expect(try server.connection().request("PUT", "/sessions/old", json: Self.body(sent)).status == 201)
+        let connection = try server.connection()
+        try connection.send(raw: Array("GET /sessions/old/events HTTP/1.0\r\n\r\n".utf8))
+        let (status, headers, rest) = try connection.readHead()
+        #expect(status == 200 && !headers.contains { $0.name.lowercased() == "transfer-encoding" }, "\(headers)")
+        var body = rest
+        func reset() -> [UInt8]? {
+            let text = String(decoding: body, as: UTF8.self)
+            guard let start = text.range(of: "event: reset\n"), let end = text[start.upperBound...].range(of: "\n\n") else { return nil }
+            let line = text[start.upperBound..<end.lowerBound].split(separator: "\n").first { $0.hasPrefix("data: ") }
+            return line.map { Array($0.dropFirst(6).utf8) }
+        }
+        while reset() == nil { body += try connection.receive() }
+        let data = try #require(reset())
+        let event = try data.withUnsafeBufferPointer { try JSONValue(parsing: $0) }
+        #expect(things(event["items"]) == sent)
+    }
+
     @Test func aTokenFromAnEarlierLifeOfTheSessionGetsAReset() throws {
         let server = try ServerProcess()
         let connection = try server.connection()
