@@ -48,7 +48,7 @@ enum SocketAddress {
         case .v4(var address): inet_ntop(AF_INET, &address.sin_addr, &text, socklen_t(text.count))
         case .v6(var address): inet_ntop(AF_INET6, &address.sin6_addr, &text, socklen_t(text.count))
         }
-        return String(cString: text)
+        return String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     func withSockaddrPointer<R>(_ body: ((pointer: UnsafePointer<sockaddr>, length: socklen_t)) -> R) -> R {
