@@ -1,7 +1,7 @@
 // Times the delta engine through its public API, from another module, on the five scenarios of
-// issue #2 and issue #13's String-UUID case. Prints the median and minimum of several runs, the
-// change counts and peak memory.
-// Usage: EngineBenchmark [scenario number ...]   (all six when none is given)
+// issue #2, issue #13's String-UUID case and issue #58's last-to-front. Prints the median and
+// minimum of several runs, the time per item, the change counts and peak memory.
+// Usage: EngineBenchmark [scenario number ...]   (all seven when none is given)
 import Foundation
 import LiveCollections
 
@@ -119,7 +119,8 @@ func peakMemoryMB() -> Double {
     return Double(line.split(separator: " ")[1])! / 1024
 }
 
-func measure(_ name: String, runs: Int, target: Double, _ body: () -> String) {
+/// `items`: the items of both collections, for the time per item.
+func measure(_ name: String, runs: Int, target: Double, items: Int, _ body: () -> String) {
     var times = [Double]()
     var counts = ""
     for _ in 0..<runs {
@@ -132,8 +133,9 @@ func measure(_ name: String, runs: Int, target: Double, _ body: () -> String) {
     let median = times[times.count / 2]
     print(
         String(
-            format: "%@: median %.3f ms, min %.3f ms (%d runs; target <= %.2f ms: %@); %@; peak RSS %.0f MB",
-            name, median, times[0], runs, target, median <= target ? "met" : "MISSED", counts, peakMemoryMB()))
+            format: "%@: median %.3f ms, min %.3f ms, %.1f ns an item (%d runs; target <= %.2f ms: %@); %@; peak RSS %.0f MB",
+            name, median, times[0], median * 1e6 / Double(items), runs, target, median <= target ? "met" : "MISSED", counts,
+            peakMemoryMB()))
 }
 
 func describe(_ delta: IndexDelta) -> String {
@@ -143,29 +145,38 @@ func describe(_ delta: IndexDelta) -> String {
 let scenarios: [Int: () -> Void] = [
     1: {
         let (old, new) = uuidScenario(count: 5_000, deleted: 2_000..<3_000, insertAt: 3_000, shuffled: 200)
-        measure("1. 5,000 UUIDs", runs: 101, target: 0.5) { describe(try! IndexDelta(from: old, to: new)) }
+        measure("1. 5,000 UUIDs", runs: 101, target: 0.5, items: old.count + new.count) { describe(try! IndexDelta(from: old, to: new)) }
     },
     2: {
         let (old, new) = uuidScenario(count: 100_000, deleted: 20_000..<30_000, insertAt: 30_000, shuffled: 2_000)
-        measure("2. 100,000 UUIDs", runs: 21, target: 15) { describe(try! IndexDelta(from: old, to: new)) }
+        measure("2. 100,000 UUIDs", runs: 21, target: 15, items: old.count + new.count) { describe(try! IndexDelta(from: old, to: new)) }
     },
     3: {
         let (old, new) = uuidScenario(count: 1_000_000, deleted: 200_000..<300_000, insertAt: 300_000, shuffled: 20_000)
-        measure("3. 1,000,000 UUIDs", runs: 7, target: 250) { describe(try! IndexDelta(from: old, to: new)) }
+        measure("3. 1,000,000 UUIDs", runs: 7, target: 250, items: old.count + new.count) { describe(try! IndexDelta(from: old, to: new)) }
     },
     4: {
         let (old, new) = movieScenario()
-        measure("4. 100,000 movies", runs: 21, target: 15) { describe(try! IndexDelta(from: old, to: new)) }
+        measure("4. 100,000 movies", runs: 21, target: 15, items: old.count + new.count) { describe(try! IndexDelta(from: old, to: new)) }
     },
     6: {
         let (old, new) = stringScenario()
-        measure("6. 5,000 String UUIDs (1,000 deleted, 1,000 inserted, 200 swapped)", runs: 201, target: 0.45) {
+        measure("6. 5,000 String UUIDs (1,000 deleted, 1,000 inserted, 200 swapped)", runs: 201, target: 0.45, items: old.count + new.count) {
+            describe(try! IndexDelta(from: old, to: new))
+        }
+    },
+    7: {
+        // Issue #58's other case: one move, found among 10,000 String UUIDs.
+        var rng = SplitMix(state: 7)
+        let old = uuids(10_000, &rng).map { StringItem(uniqueID: $0.uniqueID.uuidString) }
+        let new = [old[9_999]] + old[..<9_999]
+        measure("7. the last of 10,000 String UUIDs moved to the front", runs: 101, target: 0.5, items: old.count + new.count) {
             describe(try! IndexDelta(from: old, to: new))
         }
     },
     5: {
         let (old, new) = sectionScenario()
-        measure("5. 100,000 items in 100 sections", runs: 21, target: 30) {
+        measure("5. 100,000 items in 100 sections", runs: 21, target: 30, items: 2 * old.reduce(0) { $0 + $1.items.count }) {
             let delta = try! SectionedDelta(from: old, to: new)
             return "sections: \(describe(delta.sectionDelta)); items: deletions \(delta.itemDelta.deletions.count), "
                 + "insertions \(delta.itemDelta.insertions.count), moves \(delta.itemDelta.moves.count), "
@@ -177,7 +188,7 @@ let scenarios: [Int: () -> Void] = [
 let chosen = CommandLine.arguments.dropFirst().compactMap { Int($0) }
 for number in chosen.isEmpty ? scenarios.keys.sorted() : chosen {
     guard let run = scenarios[number] else {
-        print("no scenario \(number); choose 1 to 6")
+        print("no scenario \(number); choose 1 to 7")
         exit(2)
     }
     run()

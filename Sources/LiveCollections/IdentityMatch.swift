@@ -77,8 +77,11 @@ func matchIdentities<Item: UniquelyIdentifiable>(
         withUnsafeTemporaryAllocation(
             of: IdentitySlot.self, capacity: identityTableCapacity(forEntries: oldCount + newCount)
         ) { slots -> DuplicateIndices? in
-            for i in 0..<oldCount { hashes[i] = old[i].identityHash }
-            for j in 0..<newCount { hashes[oldCount + j] = new[j].identityHash }
+            // String and UUID ids are hashed here where all of them allow it (`KeyedIdentityHash`).
+            if !KeyedIdentityHash.fill(old, new, into: hashes) {
+                for i in 0..<oldCount { hashes[i] = old[i].identityHash }
+                for j in 0..<newCount { hashes[oldCount + j] = new[j].identityHash }
+            }
             slots.initialize(repeating: IdentitySlot(hash: 0, old: -1, new: -1))
             if let duplicate = placeOldIdentities(old, hashes: UnsafeBufferPointer(rebasing: hashes[..<oldCount]), in: slots) {
                 return duplicate

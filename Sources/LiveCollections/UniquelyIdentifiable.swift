@@ -16,7 +16,8 @@ public protocol UniquelyIdentifiable: Equatable {
 
     /// A hash of `uniqueID` for matching ids: equal ids must have equal hashes. By default
     /// `uniqueID.hashValue`; a type that keeps a well-mixed hash of its id may return that and
-    /// spare hashing it again.
+    /// spare hashing it again. (A diff hashes UUID ids, and String ids where all are ASCII,
+    /// itself: `KeyedIdentityHash`.)
     var identityHash: Int { get }
 
     /// Whether `other` has the same id. By default `uniqueID == other.uniqueID`; a type whose
