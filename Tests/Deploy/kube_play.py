@@ -160,14 +160,19 @@ def up(work, host_network):
     return base, *wait_ready(base, 30 if not host_network else 60)
 
 
-def check(base):
-    """The server serves sessions from Redis, and each container's own probe passes."""
+def check_session(base):
+    """The server at `base` writes a session and reads it back (from Redis, its store)."""
     body = json.dumps({"items": [{"id": 1}, {"id": 2}]}).encode()
     request = urllib.request.Request(f"{base}/sessions/deployed", data=body, method="PUT", headers={"Content-Type": "application/json"})
     with urllib.request.urlopen(request, timeout=5) as answer:
         assert answer.status == 201, answer.status
     status, shown = get(f"{base}/sessions/deployed")
     assert status == 200 and json.loads(shown)["items"] == [{"id": 1}, {"id": 2}], shown
+
+
+def check(base):
+    """The server serves sessions from Redis, and each container's own probe passes."""
+    check_session(base)
     for line in podman("ps", "--format", "{{.Names}}", "--filter", "label=app=livedelta").split():
         # The liveness probe as podman runs it (curl inside the container, as a kubelet would ask).
         probe = subprocess.run(["podman", "healthcheck", "run", line], capture_output=True, text=True)

@@ -16,6 +16,7 @@ need promtool "--no-install-recommends prometheus"
 need podman "podman buildah runc"
 need buildah buildah
 need curl curl
+need podman-compose podman-compose
 python3 -c 'import yaml' 2>/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-yaml >/dev/null; }
 
 promtool check rules deploy/prometheus/alerts.yaml
@@ -27,6 +28,7 @@ binary="$(swift build -c release --scratch-path "$scratch" --show-bin-path)/live
 work=$(mktemp -d)
 cleanup() {
     python3 Tests/Deploy/kube_play.py down "$work" >/dev/null 2>&1 || true
+    python3 Tests/Deploy/compose_up.py down "$work" >/dev/null 2>&1 || true
     podman rmi -f livedelta-deploy redis-deploy >/dev/null 2>&1 || true
     rm -rf "$work"
 }
@@ -61,10 +63,14 @@ for module in /lib/x86_64-linux-gnu/libnss_files.so.2 /lib/x86_64-linux-gnu/libn
 done
 image livedelta-deploy '["/usr/local/bin/livedelta"]' 10001
 put "$work/root-redis-deploy" /usr/bin/redis-server /usr/bin/redis-server
+# compose.yaml's health check asks Redis with redis-cli, as the official image has it.
+put "$work/root-redis-deploy" /usr/bin/redis-cli /usr/bin/redis-cli
 # As the official image runs it: no protected mode (other pods connect; no password here).
 image redis-deploy '["/usr/bin/redis-server", "--protected-mode", "no"]' 0
 
 # Containers here may not raise their open-file limit (runc's default): give them the host's.
 printf '[containers]\ndefault_ulimits = ["nofile=1024:1024", "nproc=1000:1000"]\n' > "$work/containers.conf"
 CONTAINERS_CONF="$work/containers.conf" python3 Tests/Deploy/kube_play.py up "$work"
-echo "deploy: rules pass promtool; the manifests run under podman kube play and answer /ready"
+python3 Tests/Deploy/kube_play.py down "$work" >/dev/null 2>&1 || true
+CONTAINERS_CONF="$work/containers.conf" python3 Tests/Deploy/compose_up.py up "$work"
+echo "deploy: rules pass promtool; the manifests under podman kube play and compose.yaml under podman-compose answer /ready"
