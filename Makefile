@@ -178,7 +178,8 @@ builds: deps
 	SWIFT=$(SWIFT) scripts/build-isolation.sh
 
 ## deploy/ as an operator uses it: the alert rules through promtool, the Kubernetes manifests
-## under podman kube play (Redis and the server, /ready, the probes), on images built here.
+## under podman kube play and compose.yaml under podman-compose (Redis and the server, /ready,
+## the probes), on images built here.
 deploy: deps
 	Tests/Deploy/run.sh
 

@@ -82,21 +82,21 @@ enum KeyedIdentityHash {
         _ old: UnsafeBufferPointer<Item>, _ new: UnsafeBufferPointer<Item>, into hashes: UnsafeMutableBufferPointer<Int>
     ) -> Bool {
         let key = Self.key
-        // The type tests are constants once the function is specialised for `Item`.
-        if Item.UniqueIDType.self == UUID.self {
-            for i in old.indices { hashes[i] = uuid(unsafeBitCast(old[i].uniqueID, to: UUID.self), key: key) }
-            for j in new.indices { hashes[old.count + j] = uuid(unsafeBitCast(new[j].uniqueID, to: UUID.self), key: key) }
+        /// Each id's hash in its place, until one has none.
+        func each(_ hash: (Item) -> Int?) -> Bool {
+            for i in old.indices {
+                guard let value = hash(old[i]) else { return false }
+                hashes[i] = value
+            }
+            for j in new.indices {
+                guard let value = hash(new[j]) else { return false }
+                hashes[old.count + j] = value
+            }
             return true
         }
+        // The type tests are constants once the function is specialised for `Item`.
+        if Item.UniqueIDType.self == UUID.self { return each { uuid(unsafeBitCast($0.uniqueID, to: UUID.self), key: key) } }
         guard Item.UniqueIDType.self == String.self else { return false }
-        for i in old.indices {
-            guard let hash = string(unsafeBitCast(old[i].uniqueID, to: String.self), key: key) else { return false }
-            hashes[i] = hash
-        }
-        for j in new.indices {
-            guard let hash = string(unsafeBitCast(new[j].uniqueID, to: String.self), key: key) else { return false }
-            hashes[old.count + j] = hash
-        }
-        return true
+        return each { string(unsafeBitCast($0.uniqueID, to: String.self), key: key) }
     }
 }

@@ -55,9 +55,9 @@ def up(work):
         print(compose(work, "logs", check=False)[-3000:], file=sys.stderr)
         raise SystemExit("FAIL: the server compose.yaml starts is not ready")
     check_session(base)
-    names = podman("ps", "--format", "{{.Names}}", "--filter", f"label=io.podman.compose.project={PROJECT}").split()
-    server = [name for name in names if "livedelta" in name.replace(PROJECT, "")]
-    assert server, f"no server container among {names}"
+    server = podman("ps", "--format", "{{.Names}}", "--filter", f"label=io.podman.compose.project={PROJECT}",
+                    "--filter", "label=com.docker.compose.service=livedelta").split()
+    assert server, "no container of the livedelta service"
     # The file's own health check (`livedelta healthcheck --ready`), as podman runs it.
     probe = subprocess.run(["podman", "healthcheck", "run", server[0]], capture_output=True, text=True)
     assert probe.returncode == 0, f"the health check of {server[0]} fails: {probe.stdout}{probe.stderr}"

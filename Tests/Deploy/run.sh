@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # deploy/ as an operator uses it, on this machine: the Prometheus rules through promtool, the
-# Kubernetes manifests under `podman kube play` (Redis and the server, answering /ready, the
-# probes passing), and the rules' and the dashboard's metrics against a running server's
-# /metrics (EndToEndTests' DeployTests). No registry is reachable: the images are built FROM
+# Kubernetes manifests under `podman kube play` and compose.yaml under `podman-compose` (Redis
+# and the server, answering /ready, the probes passing), and the rules' and the dashboard's
+# metrics against a running server's /metrics (EndToEndTests' DeployTests). No registry is reachable: the images are built FROM
 # scratch from this machine's binaries (the release build the smoke test makes, redis-server,
 # and a shell and curl for podman's httpGet probes).
 set -euo pipefail
