@@ -14,7 +14,7 @@ import RedisClient
 /// a claim that lapses, and a retry then runs; one that stops after it leaves the mark, and a
 /// retry is told the write took effect (409 `idempotency_answer_lost`), never made twice.
 package final class RedisIdempotencyLedger: IdempotencyLedger {
-    private let redis: RedisPool
+    private let redis: any RedisCommands
     private let prefix: [UInt8]
     private let retentionMilliseconds: Int
     private let leaseMilliseconds: Int
@@ -27,14 +27,14 @@ package final class RedisIdempotencyLedger: IdempotencyLedger {
     /// `lease`: how long a running request's claim lasts; a write still running then commits
     /// nothing where a retry has claimed the key since.
     package init(
-        redis: RedisPool, keyPrefix: String = "livedelta:", retention: Duration = .seconds(86_400), lease: Duration = .seconds(60),
+        redis: any RedisCommands, keyPrefix: String = "livedelta:", retention: Duration = .seconds(86_400), lease: Duration = .seconds(60),
         logger: Logger
     ) {
         self.redis = redis
         prefix = Array((keyPrefix + "idempotency:").utf8)
         retentionMilliseconds = Self.milliseconds(retention)
         leaseMilliseconds = Self.milliseconds(lease)
-        unconfirmedMilliseconds = min(leaseMilliseconds, 2 * Self.milliseconds(redis.configuration.commandTimeout) + 1_000)
+        unconfirmedMilliseconds = min(leaseMilliseconds, 2 * Self.milliseconds(redis.commandTimeout) + 1_000)
         self.logger = logger
     }
 

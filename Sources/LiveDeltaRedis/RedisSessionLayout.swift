@@ -54,19 +54,22 @@ struct RedisSessionLayout: Sendable {
 
 /// A script's text, and the same run for a write under an `Idempotency-Key`
 /// (`RedisScripts.held`), for a session of a tenant whose quotas it counts
-/// (`RedisTenantQuotas`), and both, each made once.
+/// (`RedisTenantQuotas`), and both; each of them also announcing on a sharded channel
+/// (`SPUBLISH`, on a cluster). All made once.
 struct RedisScript: Sendable {
-    let text: String
-    let held: String
-    let counted: String
-    let heldCounted: String
+    /// By `held`, `counted`, `sharded` as bits 0, 1, 2.
+    private let texts: [String]
 
     /// `counting`: how the script's run is counted against its tenant's quotas.
     init(counting: (String) -> String, _ text: String) {
-        self.text = text
-        held = RedisScripts.held(text)
-        counted = counting(text)
-        heldCounted = RedisScripts.held(counted)
+        let sharded = text.replacing("redis.call('PUBLISH',", with: "redis.call('SPUBLISH',")
+        texts = [text, sharded].flatMap { text in
+            [text, RedisScripts.held(text), counting(text), RedisScripts.held(counting(text))]
+        }
+    }
+
+    func text(held: Bool, counted: Bool, sharded: Bool) -> String {
+        texts[(held ? 1 : 0) + (counted ? 2 : 0) + (sharded ? 4 : 0)]
     }
 }
 

@@ -6,7 +6,7 @@ import Synchronization
 /// Sessions' bytes in Redis (see `RedisSessionLayout`), committed by the scripts in
 /// `RedisScripts`.
 final class RedisSharedStorage: SharedStorage {
-    private let redis: RedisPool
+    private let redis: any RedisCommands
     private let layout: RedisSessionLayout
     private let quotas: RedisTenantQuotas
     /// Milliseconds, as Redis takes a TTL.
@@ -17,10 +17,10 @@ final class RedisSharedStorage: SharedStorage {
     /// every request in between.
     private let failing = Atomic<Bool>(false)
     /// The subscription `listen` started, until `stopListening`.
-    private let listening = Mutex<RedisSubscription?>(nil)
+    private let listening = Mutex<(any RedisListening)?>(nil)
 
     init(
-        redis: RedisPool, keyPrefix: String, idleTimeout: Duration, tenantQuotas: (sessions: Int, bytes: Int), logger: Logger,
+        redis: any RedisCommands, keyPrefix: String, idleTimeout: Duration, tenantQuotas: (sessions: Int, bytes: Int), logger: Logger,
         events: @escaping @Sendable (SessionEvent) -> Void
     ) {
         self.redis = redis
@@ -163,7 +163,7 @@ final class RedisSharedStorage: SharedStorage {
     func stage(_ id: String, _ parts: PartPlan) throws(SessionError) -> any StagedData {
         let key = layout.nextKey(id)
         let commands = Self.writing(parts, to: key)
-        guard let lease = redis.lease() else {
+        guard let lease = redis.lease(near: key) else {
             _ = try run(commands)
             return Staged(key: key, lease: nil)
         }
@@ -216,7 +216,8 @@ final class RedisSharedStorage: SharedStorage {
             script(
                 RedisScripts.commit, keys: [layout.key(id), next, layout.logKey(id), layout.followKey(id)],
                 arguments: [expectedVersion, expectedIncarnation, ttl, String(version), incarnation, keep].map(RedisArgument.text) + [.bytes(options)]
-                    + [step.rawValue, String(logLength), layout.channel, id, footprint <= Self.loggedWhole ? "1" : "0"].map(RedisArgument.text),
+                    + [step.rawValue, String(logLength)].map(RedisArgument.text) + [.bytes(channel(id))]
+                    + [id, footprint <= Self.loggedWhole ? "1" : "0"].map(RedisArgument.text),
                 account: account))
         let staged: Staged? = if case .staged(let staged) = data { staged as? Staged } else { nil }
         let reply = try run(commands, on: staged?.lease, writes: true).last!
@@ -259,7 +260,7 @@ final class RedisSharedStorage: SharedStorage {
     ) throws(SessionError) -> CommitOutcome {
         var arguments: [RedisArgument] =
             [String(expected.version), expected.incarnation, ttl, String(version)].map(RedisArgument.text) + [.bytes(options)]
-            + [step.rawValue, String(logLength), layout.channel, id].map(RedisArgument.text)
+            + [step.rawValue, String(logLength)].map(RedisArgument.text) + [.bytes(channel(id)), .text(id)]
             + [.bytes(RedisSessionLayout.manifest(parts.manifest)), .text(String(parts.removed.count))]
         arguments.reserveCapacity(arguments.count + parts.removed.count + parts.written.count * 2)
         arguments += parts.removed.map { .bytes(RedisSessionLayout.field($0)) }
@@ -279,7 +280,7 @@ final class RedisSharedStorage: SharedStorage {
             [
                 script(
                     RedisScripts.delete, keys: [layout.key(id), layout.logKey(id), layout.followKey(id)],
-                    arguments: [.text(version.map(String.init) ?? "*"), .text(layout.channel), .text(id)],
+                    arguments: [.text(version.map(String.init) ?? "*"), .bytes(channel(id)), .text(id)],
                     account: quotas.account(id, footprint: 0, ttl: ttl))
             ], writes: true)[0]
         let parts = reply.array ?? []
@@ -309,7 +310,7 @@ final class RedisSharedStorage: SharedStorage {
     }
 
     func announce(_ id: String) {
-        _ = try? run([["PUBLISH", .text(layout.channel), .text(id)]])
+        _ = try? run([[redis.shardedAnnouncements ? "SPUBLISH" : "PUBLISH", .bytes(channel(id)), .text(id)]])
     }
 
     func steps(of id: String, after cursor: String?) throws(SessionError) -> [LoggedStep] {
@@ -355,13 +356,13 @@ final class RedisSharedStorage: SharedStorage {
             baseVersion: text("b").flatMap(UInt64.init), options: fields["o"] ?? [], content: content)
     }
 
+    /// The channel commits to `id` are announced on.
+    private func channel(_ id: String) -> [UInt8] { redis.announcementChannel(layout.channel, for: layout.key(id)) }
+
     func listen(onStep: @escaping @Sendable (String) -> Void, onListening: @escaping @Sendable () -> Void) {
-        var configuration = redis.configuration
-        // The subscription waits for messages itself; a command timeout would only break it.
-        configuration.commandTimeout = .seconds(max(5, configuration.commandTimeout.components.seconds))
         let redis = redis
-        let subscription = RedisSubscription(
-            configuration, channel: layout.channel, onMessage: { onStep(String(decoding: $0, as: UTF8.self)) },
+        let subscription = redis.listen(
+            layout.channel, onMessage: { onStep(String(decoding: $0, as: UTF8.self)) },
             onSubscribed: {
                 // A subscription (re)made after a loss finds the pool's idle connections to the
                 // same Redis likely broken too. The pool drops those Redis closed, but not those
@@ -370,7 +371,6 @@ final class RedisSharedStorage: SharedStorage {
                 redis.closeIdle()
                 onListening()
             })
-        subscription.start()
         listening.withLock { $0 = subscription }
     }
 
@@ -397,13 +397,7 @@ final class RedisSharedStorage: SharedStorage {
             keys.append(hold.key)
             arguments += [.bytes(hold.claim), .bytes(hold.committed), .text(String(hold.retentionMilliseconds))]
         }
-        let text =
-            switch (hold != nil, account != nil) {
-            case (false, false): script.text
-            case (true, false): script.held
-            case (false, true): script.counted
-            case (true, true): script.heldCounted
-            }
+        let text = script.text(held: hold != nil, counted: account != nil, sharded: redis.shardedAnnouncements)
         return ["EVAL", .text(text), .text(String(keys.count))] + keys.map(RedisArgument.bytes) + arguments
     }
 
@@ -439,7 +433,7 @@ final class RedisSharedStorage: SharedStorage {
             throw failure(error)
         }
         if failing.exchange(false, ordering: .relaxed) {
-            logger.notice("session store reachable again", metadata: ["redis": "\(redis.configuration.description)"])
+            logger.notice("session store reachable again", metadata: ["redis": "\(redis.description)"])
         }
         if let message = replies.lazy.compactMap(Self.errorMessage).first { throw failure(.reply(message)) }
         return Array(replies.suffix(commands.count))
@@ -458,7 +452,7 @@ final class RedisSharedStorage: SharedStorage {
             return Self.unavailableReplies.contains(code) ? .storeUnavailable(error.description) : .internalFailure(error.description)
         }
         if !failing.exchange(true, ordering: .relaxed) {
-            logger.warning("session store unavailable", metadata: ["error": "\(error)", "redis": "\(redis.configuration.description)"])
+            logger.warning("session store unavailable", metadata: ["error": "\(error)", "redis": "\(redis.description)"])
         }
         return .storeUnavailable(error.description)
     }

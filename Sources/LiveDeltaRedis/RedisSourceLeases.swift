@@ -14,7 +14,7 @@ import Synchronization
 /// lease) still commit no version twice, as each commit is conditioned on the version it
 /// evaluated from.
 package final class RedisSourceLeases: SourceLeases {
-    private let redis: RedisPool
+    private let redis: any RedisCommands
     private let layout: RedisSessionLayout
     private let bindings: [UInt8]
     private let problemsKey: [UInt8]
@@ -25,7 +25,7 @@ package final class RedisSourceLeases: SourceLeases {
     /// Where the next look for bindings nobody holds goes on from (`HSCAN`'s cursor).
     private let cursor = Mutex("0")
 
-    package init(redis: RedisPool, keyPrefix: String = "livedelta:", renewal: Duration = .seconds(1), lease: Duration = .seconds(5)) {
+    package init(redis: any RedisCommands, keyPrefix: String = "livedelta:", renewal: Duration = .seconds(1), lease: Duration = .seconds(5)) {
         self.redis = redis
         layout = RedisSessionLayout(prefix: keyPrefix)
         bindings = Array((keyPrefix + "sources").utf8)

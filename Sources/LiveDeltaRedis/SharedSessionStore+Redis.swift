@@ -6,7 +6,7 @@ extension SharedSessionStore {
     /// Sessions in Redis, under keys that start with `keyPrefix`. Warns where Redis's own
     /// eviction policy may drop sessions (`warnOfEviction`).
     package static func redis(
-        _ pool: RedisPool, keyPrefix: String = "livedelta:", limits: Limits = Limits(), logger: Logger = Logger(label: "livedelta.sessions"),
+        _ pool: any RedisCommands, keyPrefix: String = "livedelta:", limits: Limits = Limits(), logger: Logger = Logger(label: "livedelta.sessions"),
         events: @escaping @Sendable (SessionEvent) -> Void = { _ in }
     ) -> SharedSessionStore {
         let storage = RedisSharedStorage(
@@ -20,7 +20,7 @@ extension SharedSessionStore {
     /// (every session has one): when it fills, Redis drops the sessions it picks, of any tenant,
     /// whatever the tenants' quotas. `noeviction` makes a full Redis refuse writes instead
     /// (503). A Redis that cannot be asked (down, or `CONFIG` renamed away) is not warned of.
-    static func warnOfEviction(_ pool: RedisPool, logger: Logger) {
+    static func warnOfEviction(_ pool: any RedisCommands, logger: Logger) {
         guard let replies = try? pool.run([["CONFIG", "GET", "maxmemory-policy"], ["CONFIG", "GET", "maxmemory"]]),
             let policy = replies[0].array?.last?.bytes.map({ String(decoding: $0, as: UTF8.self) }),
             let limit = replies[1].array?.last?.bytes.flatMap({ Int(String(decoding: $0, as: UTF8.self)) })

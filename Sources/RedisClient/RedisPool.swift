@@ -79,11 +79,6 @@ package final class RedisPool: Sendable {
         idle.withLockedValue { $0.append(connection) }
     }
 
-    /// One command.
-    package func run(_ command: [String]) throws(RedisError) -> RedisValue {
-        try run([command.map(RedisArgument.text)])[0]
-    }
-
     /// Closes the idle connections (in use ones close when given back broken, or stay).
     package func closeIdle() {
         idle.withLockedValue { $0.removeAll() }

@@ -15,6 +15,24 @@ package enum HashSlot {
         return Int(crc16(key) & 0x3FFF)
     }
 
+    /// A short hash tag (`{tag}`'s inside) for each slot, whose keys fall in that slot: the
+    /// first of "0", "1", … (base 36) that does.
+    package static let tags: [String] = {
+        var tags = [String?](repeating: nil, count: count)
+        var left = count
+        var number = 0
+        while left > 0 {
+            let tag = String(number, radix: 36)
+            let slot = Int(crc16(tag.utf8) & 0x3FFF)
+            if tags[slot] == nil {
+                tags[slot] = tag
+                left -= 1
+            }
+            number += 1
+        }
+        return tags.map { $0! }
+    }()
+
     static func crc16(_ bytes: some Collection<UInt8>) -> UInt16 {
         var crc: UInt16 = 0
         for byte in bytes { crc = (crc << 8) ^ table[Int(UInt8(truncatingIfNeeded: crc >> 8) ^ byte)] }

@@ -42,6 +42,9 @@ package final class RedisClusterPool: Sendable {
     /// The masters as the map has them now.
     package var masters: [ClusterNode] { map.withLock { $0.slots.masters } }
 
+    /// The pools made so far, one a node.
+    var nodePools: [RedisPool] { pools.withLock { Array($0.values) } }
+
     /// How many times the map has been read whole.
     package var mapReads: Int { map.withLock { $0.reads } }
 
@@ -199,9 +202,22 @@ package final class RedisClusterPool: Sendable {
         }
     }
 
-    private static func sleep(_ duration: Duration) {
+    static func sleep(_ duration: Duration) {
         let (seconds, attoseconds) = duration.components
         var pause = timespec(tv_sec: Int(seconds), tv_nsec: Int(attoseconds / 1_000_000_000))
         nanosleep(&pause, nil)
+    }
+}
+
+extension RedisClusterPool {
+    /// Each master and the slots it serves, by the map read now; nil where the cluster cannot
+    /// be asked or leaves a slot without a master.
+    func slotsByMaster() -> [ClusterNode: [Int]]? {
+        guard (try? refresh(force: true)) != nil else { return nil }
+        let slots = map.withLock { $0.slots }
+        guard slots.isComplete else { return nil }
+        var plan: [ClusterNode: [Int]] = [:]
+        for slot in 0..<HashSlot.count { plan[slots.master(of: slot)!, default: []].append(slot) }
+        return plan
     }
 }
