@@ -104,7 +104,7 @@ let package = Package(
         .executableTarget(
             name: "livedelta",
             dependencies: [
-                "LiveDeltaService", "LiveDeltaRedis", "LiveDeltaPostgres", "MicroHTTP", "RedisClient", "TokenAuth",
+                "LiveDeltaService", "LiveDeltaRedis", "LiveDeltaPostgres", "MicroHTTP", "RedisClient", "RedisCluster", "TokenAuth",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Prometheus", package: "swift-prometheus"),

@@ -5,6 +5,7 @@ import Logging
 import MicroHTTP
 import Prometheus
 import RedisClient
+import RedisCluster
 
 #if canImport(Glibc)
     import Glibc
@@ -95,7 +96,7 @@ struct Serve: ParsableCommand {
 
     @Option(
         help:
-            "Where sessions live: memory (this process), or redis://[:password@]host[:port][/db] (shared by replicas, kept across restarts)."
+            "Where sessions live: memory (this process), redis://[:password@]host[:port][/db] (shared by replicas, kept across restarts), or redis-cluster://[:password@]host:port[,host:port...] (a Redis Cluster, any of its nodes as seeds)."
     )
     var sessionStore: String = "memory"
 
@@ -266,8 +267,11 @@ struct Serve: ParsableCommand {
             throw ValidationError(
                 "--max-items-per-request must be from 1 to 100000000, --max-items-in-flight from --max-items-per-request to 1000000000")
         }
-        guard sessionStore == "memory" || RedisConfiguration(url: sessionStore) != nil else {
-            throw ValidationError("--session-store must be memory or redis://[:password@]host[:port][/db]")
+        guard sessionStore == "memory" || RedisConfiguration(url: sessionStore) != nil || RedisClusterConfiguration(url: sessionStore) != nil
+        else {
+            throw ValidationError(
+                "--session-store must be memory, redis://[:password@]host[:port][/db] or redis-cluster://[:password@]host:port[,host:port...] (database 0 only)"
+            )
         }
         guard (1...60_000).contains(redisTimeout), (1...1_024).contains(redisConnections) else {
             throw ValidationError("--redis-timeout must be from 1 to 60000 ms, --redis-connections from 1 to 1024")
@@ -469,7 +473,7 @@ struct Serve: ParsableCommand {
     /// The memory store, or the Redis store where `--session-store` names a Redis; where writes'
     /// Idempotency-Keys are kept beside it, and which sessions sources feed.
     func makeSessionStore(logger: Logger, metrics: ServiceMetrics) -> (any SessionStore, any IdempotencyLedger, any SourceLeases) {
-        guard var redis = RedisConfiguration(url: sessionStore) else {
+        guard let redis = redisCommands() else {
             var keyLimits = InMemoryIdempotencyLedger.Limits()
             keyLimits.retention = .seconds(idempotencyRetention)
             keyLimits.maxBytesPerTenant = idempotencyMaxBytesPerTenant
@@ -486,9 +490,6 @@ struct Serve: ParsableCommand {
                 LocalSourceLeases()
             )
         }
-        redis.connectTimeout = .milliseconds(redisTimeout)
-        redis.commandTimeout = .milliseconds(redisTimeout)
-        redis.maxConnections = redisConnections
         var limits = SharedSessionStore.Limits()
         limits.idleTimeout = .seconds(sessionIdleTimeout)
         limits.maxItemsPerSession = maxSessionItems
@@ -496,12 +497,29 @@ struct Serve: ParsableCommand {
         limits.maxSessionsPerTenant = maxSessionsPerTenant
         limits.maxBytesPerTenant = maxSessionBytesPerTenant
         logger.notice("sessions in Redis", metadata: ["redis": "\(redis.description)", "key_prefix": "\(sessionKeyPrefix)"])
-        let pool = RedisPool(redis)
+        let pool = redis
         return (
             SharedSessionStore.redis(pool, keyPrefix: sessionKeyPrefix, limits: limits, logger: logger, events: { metrics.session($0) }),
             RedisIdempotencyLedger(redis: pool, keyPrefix: sessionKeyPrefix, retention: .seconds(idempotencyRetention), logger: logger),
             RedisSourceLeases(redis: pool, keyPrefix: sessionKeyPrefix)
         )
+    }
+
+    /// One Redis or a cluster, as `--session-store` names it, with the Redis flags' timeouts
+    /// and connections (a cluster: each node's); nil for memory.
+    func redisCommands() -> (any RedisCommands)? {
+        func configured(_ node: inout RedisConfiguration) {
+            node.connectTimeout = .milliseconds(redisTimeout)
+            node.commandTimeout = .milliseconds(redisTimeout)
+            node.maxConnections = redisConnections
+        }
+        if var redis = RedisConfiguration(url: sessionStore) {
+            configured(&redis)
+            return RedisPool(redis)
+        }
+        guard var cluster = RedisClusterConfiguration(url: sessionStore) else { return nil }
+        configured(&cluster.node)
+        return RedisClusterPool(cluster)
     }
 
     /// Prometheus, through swift-metrics, with buckets that fit what is measured.

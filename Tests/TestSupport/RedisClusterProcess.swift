@@ -57,6 +57,30 @@ public final class RedisClusterProcess: Sendable {
         }.sorted()
     }
 
+    /// The master that serves `slot`, as a running node sees it.
+    public func owner(of slot: Int) throws -> RedisProcess? {
+        guard let asked = nodes.first(where: { $0.process.isRunning }) else { return nil }
+        for line in try cli(asked, ["CLUSTER", "NODES"]).split(separator: "\n") {
+            let fields = line.split(separator: " ")
+            guard fields.count > 8, fields[2].contains("master"), !fields[2].contains("fail"),
+                let port = fields[1].split(separator: "@").first?.split(separator: ":").last.flatMap({ UInt16($0) })
+            else { continue }
+            for range in fields[8...] where !range.hasPrefix("[") {
+                let ends = range.split(separator: "-").compactMap { Int($0) }
+                if let first = ends.first, (first...(ends.last ?? first)).contains(slot) { return node(port) }
+            }
+        }
+        return nil
+    }
+
+    /// The slot of `key`, as the cluster computes it.
+    public func slot(of key: String) throws -> Int {
+        guard let asked = nodes.first(where: { $0.process.isRunning }),
+            let slot = Int(try cli(asked, ["CLUSTER", "KEYSLOT", key]).trimmingCharacters(in: .whitespacesAndNewlines))
+        else { throw ClientError.malformed("CLUSTER KEYSLOT \(key) answered no number") }
+        return slot
+    }
+
     /// The node at `port`.
     public func node(_ port: UInt16) -> RedisProcess? { nodes.first { $0.port == port } }
 
