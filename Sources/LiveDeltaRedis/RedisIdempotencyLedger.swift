@@ -43,8 +43,13 @@ package final class RedisIdempotencyLedger: IdempotencyLedger {
         return max(1, Int(seconds) * 1_000 + Int(attoseconds / 1_000_000_000_000_000))
     }
 
-    private func redisKey(tenant: String, key: String) -> [UInt8] {
-        prefix + Array("{\(tenant)}:".utf8) + Array(key.utf8)
+    /// `<prefix>idempotency:{<tenant>}:<key>`; on a cluster, where the commit script that
+    /// checks the key must find it in its session's slot, `<prefix>idempotency:{<session's
+    /// store id>}:<tenant>:<key>`, with the session's hash tag. The store id holds the tenant's
+    /// namespace, and the tenant is named again, so no two tenants' keys meet either way.
+    private func redisKey(tenant: String, key: String, session: String?) -> [UInt8] {
+        guard redis.isCluster, let session else { return prefix + Array("{\(tenant)}:".utf8) + Array(key.utf8) }
+        return prefix + Array("{\(session)}:\(tenant):".utf8) + Array(key.utf8)
     }
 
     /// A claim's value: its own nonce, so that a claim taken over after its lease is told apart.
@@ -52,10 +57,10 @@ package final class RedisIdempotencyLedger: IdempotencyLedger {
         Array("r\(fingerprint.hex)\(Fingerprint(high: .random(in: .min ... .max), low: .random(in: .min ... .max)).hex)".utf8)
     }
 
-    package func claim(tenant: String, key: String, fingerprint: Fingerprint) throws(APIError) -> IdempotencyClaim {
+    package func claim(tenant: String, key: String, session: String?, fingerprint: Fingerprint) throws(APIError) -> IdempotencyClaim {
         let reply: RedisValue
         let claim = Self.running(fingerprint)
-        let redisKey = redisKey(tenant: tenant, key: key)
+        let redisKey = redisKey(tenant: tenant, key: key, session: session)
         do {
             reply = try redis.run([["SET", .bytes(redisKey), .bytes(claim), "NX", "GET", "PX", .text(String(unconfirmedMilliseconds))]])[0]
             // Claimed: the claim is confirmed for the whole lease (where it is still this one).
@@ -88,21 +93,23 @@ package final class RedisIdempotencyLedger: IdempotencyLedger {
         }
     }
 
-    package func record(tenant: String, key: String, fingerprint: Fingerprint, answer: RecordedAnswer) {
+    package func record(tenant: String, key: String, session: String?, fingerprint: Fingerprint, answer: RecordedAnswer) {
         var value = Array("d\(fingerprint.hex)".utf8)
         value += Array(String(answer.status).utf8)
         for header in answer.headers { value += Array("\n\(header.name)\n\(header.value)".utf8) }
         value += Array("\n\n".utf8)
         value += answer.body
         do {
-            _ = try redis.run([["SET", .bytes(redisKey(tenant: tenant, key: key)), .bytes(value), "PX", .text(String(retentionMilliseconds))]])
+            _ = try redis.run([
+                ["SET", .bytes(redisKey(tenant: tenant, key: key, session: session)), .bytes(value), "PX", .text(String(retentionMilliseconds))]
+            ])
         } catch {
             // The key stays marked committed: retries are told so, never write again.
             logger.warning("an Idempotency-Key's answer could not be kept", metadata: ["error": "\(error)"])
         }
     }
 
-    package func release(tenant: String, key: String, fingerprint: Fingerprint, hold: IdempotencyHold?) {
+    package func release(tenant: String, key: String, session: String?, fingerprint: Fingerprint, hold: IdempotencyHold?) {
         // Only this request's own claim: not a retry's that took over after the lease.
         guard let hold else { return }
         let script = "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0"

@@ -9,6 +9,9 @@ final class RedisSharedStorage: SharedStorage {
     private let redis: any RedisCommands
     private let layout: RedisSessionLayout
     private let quotas: RedisTenantQuotas
+    /// On a cluster, where a tenant's count and its sessions are in different slots: quotas
+    /// counted in steps around each commit.
+    private let reservations: RedisTenantReservations?
     /// Milliseconds, as Redis takes a TTL.
     private let ttl: String
     private let logger: Logger
@@ -26,6 +29,7 @@ final class RedisSharedStorage: SharedStorage {
         self.redis = redis
         layout = RedisSessionLayout(prefix: keyPrefix)
         quotas = RedisTenantQuotas(maxSessions: tenantQuotas.sessions, maxBytes: tenantQuotas.bytes, layout: layout)
+        reservations = redis.isCluster ? RedisTenantReservations(quotas: quotas) : nil
         let (seconds, attoseconds) = idleTimeout.components
         ttl = String(max(1, seconds * 1_000 + attoseconds / 1_000_000_000_000_000))
         self.logger = logger
@@ -188,7 +192,37 @@ final class RedisSharedStorage: SharedStorage {
         _ id: String, version: UInt64, incarnation: String, options: [UInt8], data: CommitData, expecting expected: StoredExpectation,
         step: StoredStep, footprint: Int
     ) throws(SessionError) -> CommitOutcome {
-        let account = quotas.account(id, footprint: footprint, ttl: ttl)
+        let commit = { (account: (keys: [[UInt8]], arguments: [RedisArgument])?) throws(SessionError) -> CommitOutcome in
+            try self.commit(
+                id, version: version, incarnation: incarnation, options: options, data: data, expecting: expected, step: step,
+                footprint: footprint, account: account)
+        }
+        guard let reservations else { return try commit(quotas.account(id, footprint: footprint, ttl: ttl)) }
+        guard let reservation = try reservations.reserve(id, footprint: footprint, ttl: ttl, run: runner) else { return try commit(nil) }
+        let outcome: CommitOutcome
+        do {
+            outcome = try commit(nil)
+        } catch {
+            // Refused (its key's claim taken over): nothing was written. Anything else may have
+            // been, and stays counted.
+            if case .refused = error { reservations.settle(reservation, committed: false, run: runner) }
+            throw error
+        }
+        let committed = if case .committed = outcome { true } else { false }
+        reservations.settle(reservation, committed: committed, run: runner)
+        return outcome
+    }
+
+    /// `run` for the reservations' steps.
+    private var runner: ([[RedisArgument]]) throws(SessionError) -> [RedisValue] {
+        { commands throws(SessionError) in try self.run(commands) }
+    }
+
+    /// A commit, counted by `account`'s wrapper where it is given.
+    private func commit(
+        _ id: String, version: UInt64, incarnation: String, options: [UInt8], data: CommitData, expecting expected: StoredExpectation,
+        step: StoredStep, footprint: Int, account: (keys: [[UInt8]], arguments: [RedisArgument])?
+    ) throws(SessionError) -> CommitOutcome {
         let (expectedVersion, expectedIncarnation) =
             switch expected {
             case .absent: ("", "")
@@ -276,14 +310,16 @@ final class RedisSharedStorage: SharedStorage {
     }
 
     func delete(_ id: String, expectingVersion version: UInt64?) throws(SessionError) -> DeleteOutcome {
+        let score = reservations?.score(id, run: runner)
         let reply = try run(
             [
                 script(
                     RedisScripts.delete, keys: [layout.key(id), layout.logKey(id), layout.followKey(id)],
                     arguments: [.text(version.map(String.init) ?? "*"), .bytes(channel(id)), .text(id)],
-                    account: quotas.account(id, footprint: 0, ttl: ttl))
+                    account: reservations == nil ? quotas.account(id, footprint: 0, ttl: ttl) : nil)
             ], writes: true)[0]
         let parts = reply.array ?? []
+        if let reservations, parts.first?.integer == 1 || parts.first?.integer == -1 { reservations.released(id, score: score, run: runner) }
         switch parts.first?.integer {
         case 1: return .deleted
         case 0: return .mismatch(current: parts.count > 1 ? parts[1].integer.map(UInt64.init) ?? 0 : 0)
@@ -310,7 +346,7 @@ final class RedisSharedStorage: SharedStorage {
     }
 
     func announce(_ id: String) {
-        _ = try? run([[redis.shardedAnnouncements ? "SPUBLISH" : "PUBLISH", .bytes(channel(id)), .text(id)]])
+        _ = try? run([[redis.isCluster ? "SPUBLISH" : "PUBLISH", .bytes(channel(id)), .text(id)]])
     }
 
     func steps(of id: String, after cursor: String?) throws(SessionError) -> [LoggedStep] {
@@ -397,7 +433,7 @@ final class RedisSharedStorage: SharedStorage {
             keys.append(hold.key)
             arguments += [.bytes(hold.claim), .bytes(hold.committed), .text(String(hold.retentionMilliseconds))]
         }
-        let text = script.text(held: hold != nil, counted: account != nil, sharded: redis.shardedAnnouncements)
+        let text = script.text(held: hold != nil, counted: account != nil, sharded: redis.isCluster)
         return ["EVAL", .text(text), .text(String(keys.count))] + keys.map(RedisArgument.bytes) + arguments
     }
 

@@ -183,10 +183,21 @@ struct RouteTable: Sendable {
         }
         var response: HTTPResponse
         if route.write, let key = try IdempotentWrites.key(in: request) {
-            // A replay answers without running the handler, so the checks the handler makes of
-            // the token run here first: the session it names must be one the token reaches.
-            if template.contains("{id}") { _ = try parameters.sessionKey() }
-            response = try service.idempotentWrites.perform(request, tenant: parameters.grant?.tenant ?? "", key: key) { () throws(APIError) in
+            // The session the write is about (a creation's is named by its key), for a ledger
+            // that keeps the key beside it. A replay answers without running the handler, so
+            // the checks the handler makes of the token run here first: the session it names
+            // must be one the token reaches.
+            let tenant = parameters.grant?.tenant
+            let session: String? =
+                if template.contains("{id}") {
+                    try parameters.sessionKey()
+                } else if template == "/sessions" {
+                    try RouteParameters.sessionKey(SessionEndpoints.newID(key: key, tenant: tenant), grant: parameters.grant)
+                } else {
+                    nil
+                }
+            response = try service.idempotentWrites.perform(request, tenant: parameters.grant?.tenant ?? "", key: key, session: session) {
+                () throws(APIError) in
                 try route.handler(service, request, parameters)
             }
             // A replayed creation names the session it made: the token must reach that one too.
@@ -218,8 +229,11 @@ extension LiveDeltaService {
         },
         Route(method: "POST", template: "/sessions", scope: .sessionsWrite, write: true, mayWait: true) {
             service, request, parameters throws(APIError) in
-            try service.sessionEndpoints.create(
-                request, id: RouteParameters.sessionKey(SessionEndpoints.newID(), grant: parameters.grant), tenant: parameters.grant?.tenant)
+            let id =
+                try IdempotentWrites.key(in: request).map { SessionEndpoints.newID(key: $0, tenant: parameters.grant?.tenant) }
+                ?? SessionEndpoints.newID()
+            return try service.sessionEndpoints.create(
+                request, id: RouteParameters.sessionKey(id, grant: parameters.grant), tenant: parameters.grant?.tenant)
         },
         Route(method: "GET", template: "/sessions/{id}", scope: .sessionsRead, mayWait: true) { service, request, parameters throws(APIError) in
             try service.sessionEndpoints.show(

@@ -20,9 +20,10 @@ package protocol RedisCommands: Sendable {
     /// Closes the idle connections, which a lost subscription says are likely broken too.
     func closeIdle()
 
-    /// Whether announcements go on sharded channels (`SPUBLISH`, one channel a slot) rather
-    /// than on one channel (`PUBLISH`).
-    var shardedAnnouncements: Bool { get }
+    /// Whether this is a cluster: the keys of one script must then share a slot, and
+    /// announcements go on sharded channels (`SPUBLISH`, one a slot) rather than on one
+    /// channel (`PUBLISH`).
+    var isCluster: Bool { get }
 
     /// The channel on which a change to `key` is announced: `base` itself on one Redis, `base`
     /// with a hash tag of `key`'s slot on a cluster, as a script that writes `key` may only
@@ -57,7 +58,7 @@ extension RedisPool: RedisCommands {
 
     package var description: String { configuration.description }
 
-    package var shardedAnnouncements: Bool { false }
+    package var isCluster: Bool { false }
 
     package func announcementChannel(_ base: String, for key: [UInt8]) -> [UInt8] { Array(base.utf8) }
 

@@ -21,7 +21,7 @@ extension RedisClusterPool: RedisCommands {
         for pool in nodePools { pool.closeIdle() }
     }
 
-    package var shardedAnnouncements: Bool { true }
+    package var isCluster: Bool { true }
 
     /// `base{tag}`, where the tag is `HashSlot.tags`' for `key`'s slot: one channel a slot, so
     /// that a commit script may `SPUBLISH` on it (a script's channels must share its keys'

@@ -22,7 +22,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "PythonSupport"))
-from livedelta_testing import ServerProcess, redis_server  # noqa: E402
+from livedelta_testing import ServerProcess, redis_cluster, redis_server  # noqa: E402
 
 BINARY = os.environ.get("LIVEDELTA_BINARY", ".build/debug/livedelta")
 ISSUER = "https://issuer.example"
@@ -121,6 +121,13 @@ def keys():
 @pytest.fixture(scope="module")
 def redis_url():
     yield from redis_server()
+
+
+@pytest.fixture(scope="module", params=["redis", "cluster"])
+def shared_store(request):
+    """A session store shared by replicas: one Redis, or a Redis Cluster, where a tenant's
+    count and its sessions are in different slots."""
+    yield from (redis_server() if request.param == "redis" else redis_cluster())
 
 
 @pytest.fixture(scope="module")
@@ -498,11 +505,11 @@ def redis_command(url, *words):
         return connection.recv(4096).split(b"\r\n")[0]
 
 
-def test_tenant_quotas_hold_on_redis_across_two_replicas(keys, redis_url, tmp_path):
+def test_tenant_quotas_hold_on_redis_across_two_replicas(keys, shared_store, tmp_path):
     """Quotas counted in Redis in the step that commits: a tenant writing through two replicas
     at once gets exactly its quota of sessions and bytes, then 429 naming the limit; the other
     tenant's sessions stay; a delete, and an expiry, give a place back."""
-    flags = keys.flags() + ["--session-store", redis_url, "--session-key-prefix", "quota-test:",
+    flags = keys.flags() + ["--session-store", shared_store, "--session-key-prefix", "quota-test:",
                             "--max-sessions-per-tenant", "5", "--max-session-bytes-per-tenant", "200000"]
     replicas = [Server(flags, str(tmp_path / f"quota-{n}.log")) for n in range(2)]
     try:
@@ -546,10 +553,10 @@ def test_tenant_quotas_hold_on_redis_across_two_replicas(keys, redis_url, tmp_pa
             replica.stop()
 
 
-def test_expired_sessions_give_their_places_back_on_redis(keys, redis_url, tmp_path):
+def test_expired_sessions_give_their_places_back_on_redis(keys, shared_store, tmp_path):
     """Redis drops idle sessions without a word: a tenant at its quota gets a place again once
     its sessions have expired, without deleting them."""
-    flags = keys.flags() + ["--session-store", redis_url, "--session-key-prefix", "expiry-test:",
+    flags = keys.flags() + ["--session-store", shared_store, "--session-key-prefix", "expiry-test:",
                             "--max-sessions-per-tenant", "2", "--session-idle-timeout", "1"]
     server = Server(flags, str(tmp_path / "expiry.log"))
     try:

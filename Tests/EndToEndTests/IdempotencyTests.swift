@@ -109,10 +109,18 @@ import Testing
         #expect(try Self.version(fixture.connection, "dup") == 1)
     }
 
-    @Test func aRetryOnAnotherReplicaOrAfterARestartIsAnsweredTheSame() throws {
-        let redis = try RedisProcess()
-        let first = try ServerProcess(arguments: ["--session-store", redis.url])
-        let second = try ServerProcess(arguments: ["--session-store", redis.url])
+    /// On one Redis and on a cluster (where each key is kept in its session's slot); a creation
+    /// too, which a retry finds by the id its key names.
+    @Test(arguments: [false, true]) func aRetryOnAnotherReplicaOrAfterARestartIsAnsweredTheSame(cluster: Bool) throws {
+        let redis = cluster ? nil : try RedisProcess()
+        let nodes = cluster ? try RedisClusterProcess() : nil
+        let store = try #require(redis?.url ?? nodes?.url)
+        let first = try ServerProcess(arguments: ["--session-store", store])
+        let second = try ServerProcess(arguments: ["--session-store", store])
+        let created = try Self.post(try first.connection(), "/sessions", #"{"items":[1]}"#, key: "made-1")
+        let createdElsewhere = try Self.post(try second.connection(), "/sessions", #"{"items":[1]}"#, key: "made-1")
+        #expect(created.status == 201 && createdElsewhere.status == 201 && createdElsewhere.body == created.body)
+        #expect(createdElsewhere.header("Idempotent-Replayed") == "true" && createdElsewhere.header("Location") == created.header("Location"))
         let a = try first.connection()
         #expect(try a.request("PUT", "/sessions/rep", json: #"{"items":[1]}"#).status == 201)
         let answer = try Self.post(a, "/sessions/rep/update", #"{"items":[2,1]}"#, key: "rep-1")
@@ -120,7 +128,7 @@ import Testing
         #expect(answer.status == 200 && elsewhere.status == 200 && elsewhere.body == answer.body)
         #expect(elsewhere.header("Idempotent-Replayed") == "true")
         _ = first.stop()
-        let restarted = try ServerProcess(arguments: ["--session-store", redis.url])
+        let restarted = try ServerProcess(arguments: ["--session-store", store])
         let later = try Self.post(try restarted.connection(), "/sessions/rep/update", #"{"items":[2,1]}"#, key: "rep-1")
         #expect(later.status == 200 && later.body == answer.body && later.header("Idempotent-Replayed") == "true")
         #expect(try Self.version(try restarted.connection(), "rep") == 1)

@@ -13,19 +13,23 @@ func things(_ value: JSONValue?) -> [Thing] {
 
 /// Where a test's server keeps its sessions: every session test runs against both stores.
 enum StoreKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
-    case memory, redis
+    case memory, redis, cluster
     var testDescription: String { rawValue }
 }
 
-/// A server with the store asked for (and, for Redis, a real redis-server of its own).
+/// A server with the store asked for (and, for Redis, a real redis-server of its own; for a
+/// cluster, six).
 struct Fixture {
     let redis: RedisProcess?
+    let cluster: RedisClusterProcess?
     let server: ServerProcess
     let connection: HTTPConnection
 
     init(_ store: StoreKind, arguments: [String] = []) throws {
         redis = store == .redis ? try RedisProcess() : nil
-        server = try ServerProcess(arguments: arguments + (redis.map { ["--session-store", $0.url] } ?? []))
+        cluster = store == .cluster ? try RedisClusterProcess() : nil
+        let url = redis?.url ?? cluster?.url
+        server = try ServerProcess(arguments: arguments + (url.map { ["--session-store", $0] } ?? []))
         connection = try server.connection()
     }
 }

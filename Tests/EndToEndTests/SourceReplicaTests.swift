@@ -13,11 +13,14 @@ import Testing
     /// changes made while nobody evaluated it arrive, and the subscriber's versions follow
     /// one another with none lost or repeated. A replica started after does not evaluate it
     /// again while B holds it: each change is one version.
-    @Test func aReplicaKilledHasItsSessionsTakenOver() throws {
+    /// On one Redis and on a cluster (where the bindings are kept in each session's slot).
+    @Test(arguments: [false, true]) func aReplicaKilledHasItsSessionsTakenOver(cluster: Bool) throws {
         let database = try SourceTests.Database()
-        let redis = try RedisProcess()
-        let a = try database.server(["--session-store", redis.url])
-        let b = try database.server(["--session-store", redis.url])
+        let redis = cluster ? nil : try RedisProcess()
+        let nodes = cluster ? try RedisClusterProcess() : nil
+        let store = try #require(redis?.url ?? nodes?.url)
+        let a = try database.server(["--session-store", store])
+        let b = try database.server(["--session-store", store])
         let toA = try a.connection()
         let toB = try b.connection()
         #expect(try SourceTests.create(toA, "gold", source: "leaderboard", params: #"{"league": "gold"}"#).status == 201)
@@ -43,7 +46,7 @@ import Testing
         #expect(.array(follower.rows) == expected)
 
         // A replica started now finds the session held.
-        let c = try database.server(["--session-store", redis.url])
+        let c = try database.server(["--session-store", store])
         #expect(try SourceTests.create(try c.connection(), "silver", source: "leaderboard", params: #"{"league": "silver"}"#).status == 201)
         try database.postgres.sql("UPDATE players SET score = 3000 WHERE id = 8")
         let last = try #require(try SourceTests.settles(toB, "gold", at: try database.selected("gold")))

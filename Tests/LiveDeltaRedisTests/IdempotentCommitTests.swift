@@ -40,7 +40,7 @@ import Testing
         }
 
         func claim(_ request: HTTPRequest) throws -> IdempotencyClaim {
-            try ledger.claim(tenant: "", key: "k", fingerprint: Fingerprint(of: request))
+            try ledger.claim(tenant: "", key: "k", session: nil, fingerprint: Fingerprint(of: request))
         }
     }
 

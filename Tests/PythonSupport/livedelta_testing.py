@@ -1,5 +1,5 @@
 """What the Python suites (auth, changes, contract, browser) share: a free port, the real binary
-started, a throwaway redis-server, and the batch reading of a delta
+started, a throwaway redis-server or Redis Cluster, and the batch reading of a delta
 (../shared/design/delta-semantics.md)."""
 import json
 import os
@@ -43,6 +43,48 @@ def redis_server():
     yield f"redis://127.0.0.1:{port}"
     process.terminate()
     process.wait()
+
+
+def redis_cluster():
+    """Starts a Redis Cluster of six nodes (three masters, each with a replica) that keep
+    nothing on disk, yields its `redis-cluster://` URL once every node says it serves every
+    slot, and stops them: the body of a pytest fixture (`yield from redis_cluster()`)."""
+    directory = tempfile.mkdtemp()
+    nodes = []
+    try:
+        for index in range(6):
+            for _ in range(5):
+                port, bus = free_port(), free_port()
+                node = os.path.join(directory, str(index))
+                os.makedirs(node, exist_ok=True)
+                with open(os.path.join(node, "log"), "wb") as output:
+                    process = subprocess.Popen(
+                        ["redis-server", "--port", str(port), "--save", "", "--appendonly", "no", "--dir", node, "--cluster-enabled", "yes",
+                         "--cluster-config-file", "nodes.conf", "--cluster-node-timeout", "1000", "--cluster-port", str(bus)],
+                        stdout=output, stderr=subprocess.STDOUT)
+                if _answers_ping(process, port):
+                    nodes.append((process, port))
+                    break
+                process.kill()
+                process.wait()
+            else:
+                raise RuntimeError("a cluster node did not start")
+        addresses = [f"127.0.0.1:{port}" for _, port in nodes]
+        subprocess.run(["redis-cli", "--cluster", "create", *addresses, "--cluster-replicas", "1", "--cluster-yes"],
+                       check=True, capture_output=True)
+        deadline = time.monotonic() + 30
+        while True:
+            infos = [subprocess.run(["redis-cli", "-p", str(port), "CLUSTER", "INFO"], capture_output=True, text=True).stdout for _, port in nodes]
+            if all("cluster_state:ok" in info and "cluster_slots_ok:16384" in info for info in infos):
+                break
+            if time.monotonic() > deadline:
+                raise RuntimeError("the cluster did not come up: " + infos[0])
+            time.sleep(0.05)
+        yield "redis-cluster://" + ",".join(addresses)
+    finally:
+        for process, _ in nodes:
+            process.kill()
+            process.wait()
 
 
 def _answers_ping(process, port):

@@ -102,14 +102,16 @@ package struct IdempotencyHold: Sendable, Equatable {
 /// Where writes' keys and first answers are kept: in this process for the memory store, in
 /// Redis beside the sessions for the Redis store, so that a retry reaching another replica is
 /// answered the same. Keys are per tenant: one tenant's keys never answer another's writes.
+/// `session` is the store id of the session the write is about, for a ledger that keeps the
+/// key beside it (on a Redis Cluster, a commit and its key must share a slot).
 package protocol IdempotencyLedger: Sendable {
     /// Claims `key` of `tenant` for a request with `fingerprint`, or says who has it.
-    func claim(tenant: String, key: String, fingerprint: Fingerprint) throws(APIError) -> IdempotencyClaim
+    func claim(tenant: String, key: String, session: String?, fingerprint: Fingerprint) throws(APIError) -> IdempotencyClaim
     /// Keeps the claimed request's answer for the retention time.
-    func record(tenant: String, key: String, fingerprint: Fingerprint, answer: RecordedAnswer)
+    func record(tenant: String, key: String, session: String?, fingerprint: Fingerprint, answer: RecordedAnswer)
     /// Lets the key go: the request changed nothing (it was refused), so a retry runs anew.
     /// `hold` is the one its claim gave.
-    func release(tenant: String, key: String, fingerprint: Fingerprint, hold: IdempotencyHold?)
+    func release(tenant: String, key: String, session: String?, fingerprint: Fingerprint, hold: IdempotencyHold?)
 }
 
 /// What identifies a write for its key: method, path, the condition and the body, hashed. Two
@@ -142,6 +144,13 @@ package struct Fingerprint: Sendable, Hashable {
             }
             withUnsafeBytes(of: count.littleEndian) { for byte in $0 { mix(byte) } }
         }
+    }
+
+    /// The parts, each hashed with its length.
+    init(parts: [[UInt8]]) {
+        var hasher = Hasher()
+        for part in parts { hasher.part(part) }
+        self.init(high: hasher.high, low: hasher.low)
     }
 
     /// The request's method, path, query, condition, content type and body.

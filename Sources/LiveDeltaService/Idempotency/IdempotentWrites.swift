@@ -78,15 +78,16 @@ struct IdempotentWrites: Sendable {
     }
 
     /// Runs `write` once for `key` of `tenant`, or answers as the first request with it did.
+    /// `session`: the store id of the session it writes.
     func perform(
-        _ request: HTTPRequest, tenant: String, key: String, _ write: () throws(APIError) -> HTTPResponse
+        _ request: HTTPRequest, tenant: String, key: String, session: String?, _ write: () throws(APIError) -> HTTPResponse
     ) throws(APIError) -> HTTPResponse {
         let fingerprint = Fingerprint(of: request)
         let deadline = ContinuousClock.now + patience
         var recheck: Duration = .milliseconds(5)
         while true {
             let seen = finishes.count
-            let claim = try ledger.claim(tenant: tenant, key: key, fingerprint: fingerprint)
+            let claim = try ledger.claim(tenant: tenant, key: key, session: session, fingerprint: fingerprint)
             switch claim {
             case .claimed(let hold):
                 // Once its answer is kept or its key let go, a retry waiting here looks again.
@@ -95,16 +96,16 @@ struct IdempotentWrites: Sendable {
                 do {
                     response = try Self.run(write, holding: hold)
                 } catch {
-                    ledger.release(tenant: tenant, key: key, fingerprint: fingerprint, hold: hold)
+                    ledger.release(tenant: tenant, key: key, session: session, fingerprint: fingerprint, hold: hold)
                     throw error
                 }
                 if (200..<300).contains(response.status) && response.stream == nil {
                     let answer = RecordedAnswer(response)
                     ledger.record(
-                        tenant: tenant, key: key, fingerprint: fingerprint,
+                        tenant: tenant, key: key, session: session, fingerprint: fingerprint,
                         answer: answer.body.count <= maxAnswerBytes ? answer : .notKept(answer, limit: maxAnswerBytes))
                 } else {
-                    ledger.release(tenant: tenant, key: key, fingerprint: fingerprint, hold: hold)
+                    ledger.release(tenant: tenant, key: key, session: session, fingerprint: fingerprint, hold: hold)
                 }
                 return response
             case .answered(let answer):

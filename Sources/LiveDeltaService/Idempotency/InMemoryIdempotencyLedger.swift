@@ -60,7 +60,7 @@ package final class InMemoryIdempotencyLedger: IdempotencyLedger {
     /// Places in the tenants' claim orders kept now, stale ones included (for tests).
     package var places: Int { state.withLockedValue { $0.tenants.values.reduce(0) { $0 + $1.order.count - $1.head } } }
 
-    package func claim(tenant: String, key: String, fingerprint: Fingerprint) throws(APIError) -> IdempotencyClaim {
+    package func claim(tenant: String, key: String, session: String?, fingerprint: Fingerprint) throws(APIError) -> IdempotencyClaim {
         let now = ContinuousClock.now
         return state.withLockedValue { state in
             var ledger = state.tenants.removeValue(forKey: tenant) ?? Tenant()
@@ -79,7 +79,7 @@ package final class InMemoryIdempotencyLedger: IdempotencyLedger {
         }
     }
 
-    package func record(tenant: String, key: String, fingerprint: Fingerprint, answer: RecordedAnswer) {
+    package func record(tenant: String, key: String, session: String?, fingerprint: Fingerprint, answer: RecordedAnswer) {
         state.withLockedValue { state in
             guard var ledger = state.tenants.removeValue(forKey: tenant) else { return }
             if var entry = ledger.entries[key], entry.fingerprint == fingerprint, entry.answer == nil {
@@ -104,7 +104,7 @@ package final class InMemoryIdempotencyLedger: IdempotencyLedger {
         }
     }
 
-    package func release(tenant: String, key: String, fingerprint: Fingerprint, hold: IdempotencyHold?) {
+    package func release(tenant: String, key: String, session: String?, fingerprint: Fingerprint, hold: IdempotencyHold?) {
         state.withLockedValue { state in
             guard var ledger = state.tenants.removeValue(forKey: tenant) else { return }
             guard let entry = ledger.entries[key], entry.fingerprint == fingerprint, entry.answer == nil else {

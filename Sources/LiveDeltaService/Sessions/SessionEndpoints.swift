@@ -299,6 +299,14 @@ struct SessionEndpoints {
         return String(id)
     }
 
+    /// The id a creation under an `Idempotency-Key` names its session by: the key's (and the
+    /// tenant's) hash, so that every retry names the same session, and a ledger can keep the key
+    /// beside it before it is made. As unguessable as the key: a random key (a UUID) makes a
+    /// random id.
+    static func newID(key: String, tenant: String?) -> String {
+        Fingerprint(parts: [Array("a new session".utf8), Array((tenant ?? "").utf8), Array(key.utf8)]).hex
+    }
+
     static func newID() -> String {
         var generator = SystemRandomNumberGenerator()
         let digits = Array("0123456789abcdef".utf8)
