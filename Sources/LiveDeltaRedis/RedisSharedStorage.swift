@@ -350,11 +350,28 @@ final class RedisSharedStorage: SharedStorage {
     }
 
     func steps(of id: String, after cursor: String?) throws(SessionError) -> [LoggedStep] {
+        Self.steps(try run([stepsCommand(id, after: cursor)])[0], after: cursor)
+    }
+
+    func steps(of logs: [(id: String, cursor: String?)]) -> [[LoggedStep]?] {
+        // One pipeline: a cluster splits it into one a master.
+        guard !logs.isEmpty else { return [] }
+        guard let replies = try? redis.run(logs.map { stepsCommand($0.id, after: $0.cursor) }) else { return logs.map { _ in nil } }
+        return zip(logs, replies).map { log, reply in
+            if case .error = reply { return nil }
+            return Self.steps(reply, after: log.cursor)
+        }
+    }
+
+    private func stepsCommand(_ id: String, after cursor: String?) -> [RedisArgument] {
         let key = RedisArgument.bytes(layout.logKey(id))
-        let command: [RedisArgument] =
-            cursor.map { ["XRANGE", key, .text("(" + $0), "+", "COUNT", "1000"] } ?? ["XREVRANGE", key, "+", "-", "COUNT", .text(String(logLength))]
-        let entries = try run([command])[0].array ?? []
-        let steps = entries.compactMap(Self.step)
+        return cursor.map { ["XRANGE", key, .text("(" + $0), "+", "COUNT", "1000"] } ?? [
+            "XREVRANGE", key, "+", "-", "COUNT", .text(String(logLength)),
+        ]
+    }
+
+    private static func steps(_ reply: RedisValue, after cursor: String?) -> [LoggedStep] {
+        let steps = (reply.array ?? []).compactMap(Self.step)
         return cursor == nil ? steps.reversed() : steps
     }
 
@@ -395,17 +412,17 @@ final class RedisSharedStorage: SharedStorage {
     /// The channel commits to `id` are announced on.
     private func channel(_ id: String) -> [UInt8] { redis.announcementChannel(layout.channel, for: layout.key(id)) }
 
-    func listen(onStep: @escaping @Sendable (String) -> Void, onListening: @escaping @Sendable () -> Void) {
+    func listen(onStep: @escaping @Sendable (String) -> Void, onListening: @escaping @Sendable (_ kept: Bool) -> Void) {
         let redis = redis
         let subscription = redis.listen(
             layout.channel, onMessage: { onStep(String(decoding: $0, as: UTF8.self)) },
-            onSubscribed: {
+            onSubscribed: { kept in
                 // A subscription (re)made after a loss finds the pool's idle connections to the
                 // same Redis likely broken too. The pool drops those Redis closed, but not those
                 // a partition left half open, which fail at their first write: the catch-up that
                 // follows would fail on them, once each, and leave feeds behind for want of a read.
-                redis.closeIdle()
-                onListening()
+                if !kept { redis.closeIdle() }
+                onListening(kept)
             })
         listening.withLock { $0 = subscription }
     }

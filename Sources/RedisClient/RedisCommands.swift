@@ -32,9 +32,12 @@ package protocol RedisCommands: Sendable {
 
     /// Hears every channel `announcementChannel` names under `base`, on threads of its own,
     /// until `stop`: each message to `onMessage`, in order for one channel; `onSubscribed` each
-    /// time hearing (re)starts, so that the listener catches up on what it may have missed.
+    /// time hearing (re)starts, so that the listener catches up on what it may have missed:
+    /// with `true` where Redis is known to have kept all it held meanwhile (a cluster's slot
+    /// moved: only announcements were missed), `false` where it may not have (the first time,
+    /// a lost connection: a restart or a failover may have lost the latest writes).
     func listen(
-        _ base: String, onMessage: @escaping @Sendable ([UInt8]) -> Void, onSubscribed: @escaping @Sendable () -> Void
+        _ base: String, onMessage: @escaping @Sendable ([UInt8]) -> Void, onSubscribed: @escaping @Sendable (_ kept: Bool) -> Void
     ) -> any RedisListening
 }
 
@@ -63,12 +66,12 @@ extension RedisPool: RedisCommands {
     package func announcementChannel(_ base: String, for key: [UInt8]) -> [UInt8] { Array(base.utf8) }
 
     package func listen(
-        _ base: String, onMessage: @escaping @Sendable ([UInt8]) -> Void, onSubscribed: @escaping @Sendable () -> Void
+        _ base: String, onMessage: @escaping @Sendable ([UInt8]) -> Void, onSubscribed: @escaping @Sendable (_ kept: Bool) -> Void
     ) -> any RedisListening {
         var configuration = configuration
         // The subscription waits for messages itself; a command timeout would only break it.
         configuration.commandTimeout = .seconds(max(5, configuration.commandTimeout.components.seconds))
-        let subscription = RedisSubscription(configuration, channel: base, onMessage: onMessage, onSubscribed: onSubscribed)
+        let subscription = RedisSubscription(configuration, channel: base, onMessage: onMessage, onSubscribed: { onSubscribed(false) })
         subscription.start()
         return subscription
     }

@@ -15,11 +15,12 @@ import Synchronization
 /// `sharded` (`SSUBSCRIBE`, one shard's channels) ends instead, and says so, on anything that
 /// may mean the channels are no longer that node's: a lost connection, a refusal (`MOVED`, the
 /// node does not serve a channel's slot), an unsolicited `sunsubscribe` (Redis 7 tells a slot's
-/// subscribers so when the slot leaves the node): whoever chose the node chooses again.
+/// subscribers so when the slot leaves the node): whoever chose the node chooses again. It
+/// says `moved` for the last two, where the node is alive and its data whole.
 package final class RedisSubscription: Sendable {
     package enum Kind: Sendable {
         case plain
-        case sharded(onEnded: @Sendable () -> Void)
+        case sharded(onEnded: @Sendable (_ moved: Bool) -> Void)
     }
 
     private let configuration: RedisConfiguration
@@ -92,12 +93,13 @@ package final class RedisSubscription: Sendable {
                     if pushed == Array(message.utf8), let payload = parts[2].bytes {
                         onMessage(payload)
                     } else if pushed == Array(unsubscribed.utf8) {
-                        throw .reply("Redis ended the subscription (the channel's slot moved)")
+                        throw .reply("MOVED: Redis ended the subscription (the channel's slot moved)")
                     }
                 }
             } catch {
                 if case .sharded(let onEnded) = kind {
-                    if !stopped.load(ordering: .relaxed) { onEnded() }
+                    let moved = if case .reply(let message) = error { message.hasPrefix("MOVED") } else { false }
+                    if !stopped.load(ordering: .relaxed) { onEnded(moved) }
                     return
                 }
                 // Redis away: tried again in half a second, unless stopped meanwhile.

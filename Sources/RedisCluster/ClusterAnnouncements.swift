@@ -34,7 +34,7 @@ extension RedisClusterPool: RedisCommands {
     static func channel(_ base: String, slot: Int) -> [UInt8] { Array("\(base){\(HashSlot.tags[slot])}".utf8) }
 
     package func listen(
-        _ base: String, onMessage: @escaping @Sendable ([UInt8]) -> Void, onSubscribed: @escaping @Sendable () -> Void
+        _ base: String, onMessage: @escaping @Sendable ([UInt8]) -> Void, onSubscribed: @escaping @Sendable (_ kept: Bool) -> Void
     ) -> any RedisListening {
         let listener = ShardedListener(pool: self, base: base, onMessage: onMessage, onSubscribed: onSubscribed)
         listener.start()
@@ -46,12 +46,13 @@ extension RedisClusterPool: RedisCommands {
 /// master its own slots' channels). A subscription that ends (its master lost, a slot moved
 /// away from it, a channel refused with `MOVED`) has the map read again and every master's
 /// subscription made again from it; `onSubscribed` is told once all are confirmed, so that
-/// the listener catches up from the sessions' logs on what was announced in between.
+/// the listener catches up on what was announced in between: that the cluster kept its data
+/// where every subscription that ended since the last plan ended for a slot that moved.
 final class ShardedListener: RedisListening {
     private let pool: RedisClusterPool
     private let base: String
     private let onMessage: @Sendable ([UInt8]) -> Void
-    private let onSubscribed: @Sendable () -> Void
+    private let onSubscribed: @Sendable (_ kept: Bool) -> Void
     private let stopped = Atomic<Bool>(false)
     /// Signalled by a subscription that ended, and by `stop`.
     private let wake = DispatchSemaphore(value: 0)
@@ -60,7 +61,8 @@ final class ShardedListener: RedisListening {
     let plans = Atomic<Int>(0)
 
     init(
-        pool: RedisClusterPool, base: String, onMessage: @escaping @Sendable ([UInt8]) -> Void, onSubscribed: @escaping @Sendable () -> Void
+        pool: RedisClusterPool, base: String, onMessage: @escaping @Sendable ([UInt8]) -> Void,
+        onSubscribed: @escaping @Sendable (_ kept: Bool) -> Void
     ) {
         self.pool = pool
         self.base = base
@@ -89,6 +91,8 @@ final class ShardedListener: RedisListening {
 
     private func run() {
         var pause = Duration.milliseconds(20)
+        // Whether the cluster is known to have kept its data since the last plan confirmed.
+        var kept = false
         while !stopped.load(ordering: .relaxed) {
             guard let plan = pool.slotsByMaster() else {
                 // The cluster unreachable, or a slot without a master (a failover under way).
@@ -97,11 +101,13 @@ final class ShardedListener: RedisListening {
                 continue
             }
             let started = ContinuousClock.now
-            let round = subscribe(plan)
+            let round = subscribe(plan, kept: kept)
             while !stopped.load(ordering: .relaxed), !round.ended.load(ordering: .relaxed) {
                 _ = wake.wait(timeout: .now() + .seconds(1))
             }
             for subscription in round.all { subscription.stop() }
+            // A plan that never confirmed passes on what the one before it knew.
+            kept = (round.confirmed.load(ordering: .relaxed) == plan.count || kept) && !round.lost.load(ordering: .relaxed)
             while wake.wait(timeout: .now()) == .success {}
             // A plan that held a while starts the next one's back-off afresh.
             pause = ContinuousClock.now - started > .seconds(1) ? .milliseconds(20) : min(pause * 2, .milliseconds(500))
@@ -113,11 +119,13 @@ final class ShardedListener: RedisListening {
         var all: [RedisSubscription] { subscriptions.withLock { $0 } }
         let subscriptions = Mutex<[RedisSubscription]>([])
         let ended = Atomic<Bool>(false)
+        /// One ended otherwise than by its slot moving: its master may have failed over.
+        let lost = Atomic<Bool>(false)
         let confirmed = Atomic<Int>(0)
     }
 
     /// A subscription a master, started.
-    private func subscribe(_ plan: [ClusterNode: [Int]]) -> Round {
+    private func subscribe(_ plan: [ClusterNode: [Int]], kept: Bool) -> Round {
         plans.add(1, ordering: .relaxed)
         let round = Round()
         let masters = plan.count
@@ -128,12 +136,13 @@ final class ShardedListener: RedisListening {
             configuration.commandTimeout = .seconds(max(5, configuration.commandTimeout.components.seconds))
             return RedisSubscription(
                 configuration, channels: slots.map { RedisClusterPool.channel(base, slot: $0) },
-                kind: .sharded(onEnded: {
+                kind: .sharded(onEnded: { moved in
+                    if !moved { round.lost.store(true, ordering: .relaxed) }
                     round.ended.store(true, ordering: .relaxed)
                     wake.signal()
                 }), onMessage: onMessage,
                 onSubscribed: {
-                    if round.confirmed.add(1, ordering: .relaxed).newValue == masters { onSubscribed() }
+                    if round.confirmed.add(1, ordering: .relaxed).newValue == masters { onSubscribed(kept) }
                 })
         }
         round.subscriptions.withLock { $0 = subscriptions }

@@ -14,6 +14,8 @@ import Testing
     final class Heard: Sendable {
         let messages = Mutex<[String]>([])
         let subscribed = Atomic<Int>(0)
+        /// What each (re)subscription said of the cluster's data: kept, or maybe not.
+        let kept = Mutex<[Bool]>([])
 
         func has(_ message: String) -> Bool { messages.withLock { $0.contains(message) } }
     }
@@ -21,7 +23,10 @@ import Testing
     static func listen(_ pool: RedisClusterPool, _ heard: Heard) -> any RedisListening {
         pool.listen(
             "test:live", onMessage: { message in heard.messages.withLock { $0.append(String(decoding: message, as: UTF8.self)) } },
-            onSubscribed: { heard.subscribed.add(1, ordering: .relaxed) })
+            onSubscribed: { kept in
+                heard.kept.withLock { $0.append(kept) }
+                heard.subscribed.add(1, ordering: .relaxed)
+            })
     }
 
     /// Waits up to `seconds` for `condition`.
@@ -89,7 +94,11 @@ import Testing
         let moved = Date()
         #expect(Self.heardAgain("after", about: key, pool, heard))
         print("a moved slot's announcements heard again \(Int(Date().timeIntervalSince(moved) * 1_000)) ms after the move")
-        #expect(heard.subscribed.load(ordering: .relaxed) > subscriptions, "told to catch up")
+        // Told once every master's subscription is confirmed, which may be after the moved
+        // slot's is heard.
+        #expect(Self.eventually { heard.subscribed.load(ordering: .relaxed) > subscriptions }, "told to catch up")
+        #expect(heard.kept.withLock { $0 }.first == false, "nothing is known of what came before the first subscription")
+        #expect(heard.kept.withLock { $0 }.dropFirst().allSatisfy { $0 }, "a slot that moved lost nothing: the logs are enough")
         #expect(pool.master(of: slot)?.port == Int(target.port))
     }
 
@@ -106,5 +115,6 @@ import Testing
         try #require(cluster.node(UInt16(owner.port))).stop()
         #expect(Self.heardAgain("after", about: key, pool, heard))
         #expect(pool.master(of: HashSlot.of(key)) != owner)
+        #expect(heard.kept.withLock { $0 }.last == false, "a failover may have lost the latest writes")
     }
 }

@@ -90,14 +90,20 @@ package final class SharedSessionStore: SessionStore {
         self.observer.withLockedValue { $0 = observer }
         storage.listen(
             onStep: { [weak self] id in self?.catchUp(id) },
-            onListening: { [weak self] in
+            onListening: { [weak self] kept in
                 // Announcements made while this replica was not listening are lost, and a
-                // Redis that restarted has lost the logs and the marks too: mark every followed
-                // session again, and read the session and its log (`resync`).
+                // Redis that restarted (or failed over) may have lost the logs and the marks
+                // too: mark every followed session again, and read the session and its log
+                // (`resync`). Where storage kept everything (a cluster's slot moved), the logs
+                // hold every step missed: they are read, all in one round trip a node.
                 guard let self, let observer = self.observer.withLockedValue({ $0 }) else { return }
                 let ids = observer.followedIDs
                 self.storage.follow(ids)
-                for id in ids { self.resync(id, observer) }
+                if kept {
+                    self.catchUp(ids)
+                } else {
+                    for id in ids { self.resync(id, observer) }
+                }
             })
     }
 
@@ -179,6 +185,15 @@ package final class SharedSessionStore: SessionStore {
         }
     }
 
+    /// `catchUp` for every session in `ids`, their logs read together.
+    private func catchUp(_ ids: [String]) {
+        let held = cursors.withLockedValue { $0 }
+        let logs = ids.map { (id: $0, cursor: held[$0]) }
+        for (log, steps) in zip(logs, storage.steps(of: logs)) {
+            if let steps { catchUp(log.id, steps: steps, after: log.cursor) } else { catchUp(log.id) }
+        }
+    }
+
     /// Tells the observer the steps of a followed session's log it has not been told yet. Runs
     /// on the listening thread only, so one session's steps are told in order.
     private func catchUp(_ id: String) {
@@ -188,7 +203,19 @@ package final class SharedSessionStore: SessionStore {
             return
         }
         let cursor = cursors.withLockedValue { $0[id] }
-        guard var steps = try? storage.steps(of: id, after: cursor), let last = steps.last else { return }
+        guard let steps = try? storage.steps(of: id, after: cursor) else { return }
+        catchUp(id, steps: steps, after: cursor)
+    }
+
+    /// `catchUp` with the log's `steps` after `cursor` read.
+    private func catchUp(_ id: String, steps: [LoggedStep], after cursor: String?) {
+        var steps = steps
+        guard let observer = observer.withLockedValue({ $0 }) else { return }
+        guard observer.follows(id: id) else {
+            forgetLog(of: id)
+            return
+        }
+        guard let last = steps.last else { return }
         cursors.withLockedValue { $0[id] = last.cursor }
         if cursor == nil, let life = observer.incarnation(of: id), let first = steps.firstIndex(where: { $0.incarnation == life }) {
             // A first read of the log holds the steps of earlier lives too (the log outlives a

@@ -50,9 +50,14 @@ package protocol SharedStorage: Sendable {
     func announce(_ id: String)
     /// The steps logged after `cursor` (nil: all it keeps), oldest first.
     func steps(of id: String, after cursor: String?) throws(SessionError) -> [LoggedStep]
+    /// The same for several sessions at once (in one round trip a node); nil for a session
+    /// whose log could not be read.
+    func steps(of logs: [(id: String, cursor: String?)]) -> [[LoggedStep]?]
     /// Starts hearing which sessions have new steps (`onStep`, with the id), and when hearing
     /// starts or starts again after a loss (`onListening`), until `stopListening`.
-    func listen(onStep: @escaping @Sendable (String) -> Void, onListening: @escaping @Sendable () -> Void)
+    /// `onListening` is told `true` where storage kept everything meanwhile, and only
+    /// announcements may have been missed: the logs then hold all that was.
+    func listen(onStep: @escaping @Sendable (String) -> Void, onListening: @escaping @Sendable (_ kept: Bool) -> Void)
     /// Stops hearing, and ends the thread that heard.
     func stopListening()
 }
