@@ -6,7 +6,7 @@ SWIFT ?= swift
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 APT_GET := $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get
 
-.PHONY: help run demo-postgres test check contract auth changes windows api-docs js kit android browser test-thread lint format deps build release fuzz fuzz-build bench bench-engine bench-service bench-load bench-sessions bench-redis bench-memory bench-slowloris bench-baseline bench-blocks bench-live bench-auth bench-keys bench-sections bench-windows bench-sources performance smoke builds deploy clean
+.PHONY: help run demo-postgres test check contract auth changes windows api-docs js kit android browser test-thread lint format deps build release fuzz fuzz-build bench bench-engine bench-service bench-load bench-sessions bench-redis bench-memory bench-slowloris bench-baseline bench-blocks bench-live bench-auth bench-keys bench-sections bench-windows bench-sources bench-cluster performance smoke builds deploy clean
 
 ## Lists the targets, each with what it does.
 help:
@@ -184,7 +184,7 @@ deploy: deps
 	Tests/Deploy/run.sh
 
 ## Benchmarks (release builds; they print figures and assert nothing).
-bench: bench-engine bench-service bench-load bench-sessions bench-redis bench-memory bench-slowloris bench-live bench-auth bench-keys bench-sections bench-windows bench-sources
+bench: bench-engine bench-service bench-load bench-sessions bench-redis bench-memory bench-slowloris bench-live bench-auth bench-keys bench-sections bench-windows bench-sources bench-cluster
 
 ## Live windows of a 1,000,000-item session, memory and Redis: a 50-row window's read, reset and
 ## scroll on the wire; 10,000 keyset windows and commits outside and inside them; 10,000 offset
@@ -193,6 +193,12 @@ bench-windows: deps
 	$(SWIFT) build -c release --product livedelta
 	$(SWIFT) build -c release --product WindowSubscribers
 	python3 Benchmarks/windows/run.py .build/release/livedelta
+
+## Commits a second for 1,000 small followed sessions on one Redis and on a Redis Cluster of three
+## masters (throwaway ones), and what each master did for them.
+bench-cluster: deps release
+	@command -v wrk >/dev/null || { $(APT_GET) update -qq && $(APT_GET) install -y -qq wrk; }
+	python3 Benchmarks/cluster/run.py .build/release/livedelta
 
 ## Sessions fed by PostgreSQL (a throwaway one): a 10,000-row source and 1,000 subscribers, an
 ## UPDATE that moves a row; 1,000 NOTIFYs in a second; 100 sources each changed once a second.

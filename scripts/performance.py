@@ -68,6 +68,16 @@ PARTS = [
      "that moves a row; 1,000 NOTIFYs over about a second; 100 sources each changed once a second.",
      "commit to the last of 1,000 subscribers p50 ≤ 100 ms including a 50 ms debounce, the delta one move (plus a reload); "
      "1,000 NOTIFYs: ≤ 1 evaluation per debounce window; 100 sources: the server's and PostgreSQL's CPU printed."),
+    ("cluster", "bench-cluster",
+     "1,000 sessions of 10 items, each followed by one subscriber, committed to over HTTP (wrk, 32 connections, 10 s) through one "
+     "server, on one Redis and on a Redis Cluster of three masters, each with a replica (all on this machine). On a cluster each "
+     "master carries the commits and the announcements of its own slots only (sharded pub/sub, one channel a slot), and the server "
+     "holds one subscribing connection a master. Every process here shares two cores, so the cluster's rate is lower than one "
+     "Redis's: six Redis processes (each master also feeds its replica) and the server compete for them. What the figures show is "
+     "where the work goes: a third of it to each master. On machines of their own, the Redis side of commits and announcements "
+     "scales with the number of masters, as a plain PUBLISH (copied to every node of a cluster) would not; the servers scale by "
+     "adding replicas.",
+     "Commits a second and the masters' shares printed."),
     ("auth", "bench-auth", "Bearer tokens: each algorithm checked in full and remembered; /diff with tokens.",
      "HS256 on the 20-item /diff: ≤ 10% fewer requests/s."),
 ]
