@@ -23,7 +23,7 @@ import Testing
     }
 
     @Test func subscribersOnBothReplicasFollowThroughSlotMovesFailoversAndRestarts() throws {
-        let cluster = try RedisClusterProcess()
+        let cluster = try RedisClusterProcess(nodeTimeout: 1_000)
         let arguments = ["--session-store", cluster.url, "--redis-timeout", "3000"]
         let a = try ServerProcess(arguments: arguments)
         var b = try ServerProcess(arguments: arguments)

@@ -48,7 +48,9 @@ def redis_server():
 def redis_cluster():
     """Starts a Redis Cluster of six nodes (three masters, each with a replica) that keep
     nothing on disk, yields its `redis-cluster://` URL once every node says it serves every
-    slot, and stops them: the body of a pytest fixture (`yield from redis_cluster()`)."""
+    slot, and stops them: the body of a pytest fixture (`yield from redis_cluster()`). A node
+    counts as failing after 5 s unreachable, so that a loaded machine does not fail one over
+    in the middle of a test."""
     directory = tempfile.mkdtemp()
     nodes = []
     try:
@@ -60,7 +62,7 @@ def redis_cluster():
                 with open(os.path.join(node, "log"), "wb") as output:
                     process = subprocess.Popen(
                         ["redis-server", "--port", str(port), "--save", "", "--appendonly", "no", "--dir", node, "--cluster-enabled", "yes",
-                         "--cluster-config-file", "nodes.conf", "--cluster-node-timeout", "1000", "--cluster-port", str(bus)],
+                         "--cluster-config-file", "nodes.conf", "--cluster-node-timeout", "5000", "--cluster-port", str(bus)],
                         stdout=output, stderr=subprocess.STDOUT)
                 if _answers_ping(process, port):
                     nodes.append((process, port))

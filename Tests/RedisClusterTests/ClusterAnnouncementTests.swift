@@ -104,7 +104,7 @@ import Testing
 
     /// A master killed: once its replica is promoted, its slots are heard again there.
     @Test func aFailedOverMastersSlotsAreHeardAgain() throws {
-        let cluster = try RedisClusterProcess()
+        let cluster = try RedisClusterProcess(nodeTimeout: 1_000)
         let pool = try ClusterPoolTests.pool(cluster, timeout: .seconds(5))
         let heard = Heard()
         let listener = Self.listen(pool, heard)

@@ -91,7 +91,7 @@ import Testing
     /// fails saying so; after, the same pool reaches the new master, with what was written
     /// (and replicated) before.
     @Test func aKilledMastersReplicaTakesItsSlots() throws {
-        let cluster = try RedisClusterProcess()
+        let cluster = try RedisClusterProcess(nodeTimeout: 1_000)
         let pool = try Self.pool(cluster, timeout: .seconds(5))
         let key = Array("failover-key".utf8)
         let slot = HashSlot.of(key)
