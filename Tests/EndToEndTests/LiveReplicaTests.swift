@@ -124,8 +124,8 @@ import Testing
     /// A session over the data-count threshold (no delta for a whole list), changed on one
     /// replica: a window followed on another gets each change as a delta of its rows, worked out
     /// there, not a reset.
-    @Test func aWindowOnAnotherReplicaGetsDeltasOverTheThreshold() throws {
-        let redis = try RedisProcess()
+    @Test(arguments: [false, true]) func aWindowOnAnotherReplicaGetsDeltasOverTheThreshold(cluster: Bool) throws {
+        let redis = try SharedRedis(cluster: cluster)
         let a = try ServerProcess(arguments: ["--session-store", redis.url])
         let b = try ServerProcess(arguments: ["--session-store", redis.url])
         let writer = try a.connection()
@@ -148,9 +148,10 @@ import Testing
         #expect(follower.seen.dropFirst().allSatisfy { $0.event == "delta" }, "\(follower.seen.map(\.event))")
     }
 
-    /// Redis drops an idle session silently; its subscribers are told it ended.
-    @Test func aSessionThatExpiresInRedisEndsItsStreams() throws {
-        let redis = try RedisProcess()
+    /// Redis drops an idle session silently; its subscribers are told it ended (one Redis, and
+    /// a cluster).
+    @Test(arguments: [false, true]) func aSessionThatExpiresInRedisEndsItsStreams(cluster: Bool) throws {
+        let redis = try SharedRedis(cluster: cluster)
         let server = try ServerProcess(arguments: ["--session-store", redis.url, "--session-idle-timeout", "1"])
         #expect(try server.connection().request("PUT", "/sessions/brief", json: Self.body([Thing(id: 1)])).status == 201)
         let follower = try EventStreamClient(port: server.port, path: "/sessions/brief/events")

@@ -97,9 +97,9 @@ import Testing
         #expect(gaps <= lost.count && final == state, sourceLocation: sourceLocation)
     }
 
-    @Test func eightClientsAlternatingReplicasChainExactly() throws {
-        let redis = try RedisProcess()
-        defer { redis.stop() }
+    /// On one Redis and on a cluster, as the next three.
+    @Test(arguments: [false, true]) func eightClientsAlternatingReplicasChainExactly(cluster: Bool) throws {
+        let redis = try SharedRedis(cluster: cluster)
         let replicas = try (0..<2).map { _ in try ServerProcess(arguments: ["--session-store", redis.url]) }
         let ports = replicas.map(\.port)
         let (answers, failures, _) = Self.load(ports: { ports }, clients: 8, updates: 100, session: "shared")
@@ -119,9 +119,8 @@ import Testing
 
     /// A session replaced starts again at version 0: a replica's copy of the earlier one, also
     /// at version 0, must not be taken for it.
-    @Test func aReplacedSessionIsNotMistakenForItsEarlierLife() throws {
-        let redis = try RedisProcess()
-        defer { redis.stop() }
+    @Test(arguments: [false, true]) func aReplacedSessionIsNotMistakenForItsEarlierLife(cluster: Bool) throws {
+        let redis = try SharedRedis(cluster: cluster)
         let (a, b) = (try ServerProcess(arguments: ["--session-store", redis.url]), try ServerProcess(arguments: ["--session-store", redis.url]))
         #expect(try a.connection().request("PUT", "/sessions/r", json: #"{"items":[1,2]}"#).status == 201)
         #expect(try b.connection().request("GET", "/sessions/r").json["count"]?.int == 2)
@@ -138,24 +137,12 @@ import Testing
     /// A replica that holds no copy of a long session reads an offset window of it from the
     /// parts that hold the window alone: Redis is never asked for the whole session (no
     /// HGETALL), and the rows are the session's, before and after a commit elsewhere.
-    @Test func aWindowReadOnAColdReplicaReadsOnlyItsParts() throws {
-        let redis = try RedisProcess()
-        defer { redis.stop() }
+    @Test(arguments: [false, true]) func aWindowReadOnAColdReplicaReadsOnlyItsParts(cluster: Bool) throws {
+        let redis = try SharedRedis(cluster: cluster)
         let (a, b) = (try ServerProcess(arguments: ["--session-store", redis.url]), try ServerProcess(arguments: ["--session-store", redis.url]))
         let items = (0..<20_000).map { "{\"id\":\($0),\"title\":\"row \($0)\"}" }.joined(separator: ",")
         #expect(try a.connection().request("PUT", "/sessions/long", json: "{\"items\":[\(items)]}").status == 201)
-        func wholeReads() throws -> Int {
-            let info = Process()
-            info.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            info.arguments = ["redis-cli", "-p", String(redis.port), "INFO", "commandstats"]
-            let pipe = Pipe()
-            info.standardOutput = pipe
-            try info.run()
-            let text = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            info.waitUntilExit()
-            guard let line = text.split(whereSeparator: \.isNewline).first(where: { $0.hasPrefix("cmdstat_hgetall:") }) else { return 0 }
-            return Int(line.split(separator: "=")[1].prefix { $0.isNumber }) ?? -1
-        }
+        func wholeReads() throws -> Int { try redis.calls(of: "hgetall") }
         let before = try wholeReads()
         let read = try b.connection().request("GET", "/sessions/long?offset=12000&limit=50")
         #expect(read.status == 200 && read.json["count"]?.int == 20_000, "\(read.status)")
@@ -172,9 +159,8 @@ import Testing
 
     /// A replica killed with SIGKILL in the middle of the load: the other carries on, the chain
     /// stays exact, and a replica started again serves the same session.
-    @Test func aReplicaKilledMidLoadLeavesTheChainExact() throws {
-        let redis = try RedisProcess()
-        defer { redis.stop() }
+    @Test(arguments: [false, true]) func aReplicaKilledMidLoadLeavesTheChainExact(cluster: Bool) throws {
+        let redis = try SharedRedis(cluster: cluster)
         let survivor = try ServerProcess(arguments: ["--session-store", redis.url])
         let doomed = try ServerProcess(arguments: ["--session-store", redis.url])
         let requests = Atomic<Int>(0)
