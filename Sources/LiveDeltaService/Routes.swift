@@ -192,7 +192,7 @@ struct RouteTable: Sendable {
                 if template.contains("{id}") {
                     try parameters.sessionKey()
                 } else if template == "/sessions" {
-                    try RouteParameters.sessionKey(SessionEndpoints.newID(key: key, tenant: tenant), grant: parameters.grant)
+                    try Self.creationKey(SessionEndpoints.newID(key: key, tenant: tenant), grant: parameters.grant)
                 } else {
                     nil
                 }
@@ -217,6 +217,18 @@ struct RouteTable: Sendable {
         // The answer depends on the token: no cache may give it to another.
         if parameters.grant != nil { response.headers.append(("Vary", route.cookie ? "Authorization, Cookie" : "Authorization")) }
         return response
+    }
+}
+
+extension RouteTable {
+    /// The store id of the session a creation under an Idempotency-Key makes. Its id is the
+    /// key's, so a refusal must not name it: a retry of another token's creation would learn
+    /// the session that one made.
+    static func creationKey(_ id: String, grant: TokenGrant?) throws(APIError) -> String {
+        if let grant, !grant.reaches(session: id) {
+            throw APIError(.insufficientScope, message: "the token's sessions claim does not reach the session this request would create")
+        }
+        return SessionNamespace.key(id, for: grant)
     }
 }
 
