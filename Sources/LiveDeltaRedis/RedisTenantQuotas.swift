@@ -36,6 +36,24 @@ struct RedisTenantQuotas: Sendable {
     /// `{-3, 0 (sessions) or 1 (bytes), the limit}`.
     static let refused = -3
 
+    /// Lua: `now`, the time in ms, and `uncount(other)`, which takes a session off the count in
+    /// `sizes` and `expiries` (and `reserved`, where there is one: a cluster's reservations).
+    static func counting(reserved: Bool) -> String {
+        """
+        local clock = redis.call('TIME')
+        local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
+        local function uncount(other)
+          local size = redis.call('HGET', sizes, other)
+          if size then
+            redis.call('HINCRBY', sizes, '', -tonumber(size))
+            redis.call('HDEL', sizes, other)
+          end
+          redis.call('ZREM', expiries, other)\(reserved ? "\n  redis.call('HDEL', reserved, other)" : "")
+        end
+
+        """
+    }
+
     /// Lua shared by the wrappers: the tenant's keys and arguments taken off the end, and the
     /// sessions that may have expired looked at again.
     private static let prologue = """
@@ -45,16 +63,7 @@ struct RedisTenantQuotas: Sendable {
         local keys, argv = {}, {}
         for i = 1, n do keys[i] = KEYS[i] end
         for i = 1, m do argv[i] = ARGV[i] end
-        local clock = redis.call('TIME')
-        local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
-        local function uncount(other)
-          local size = redis.call('HGET', sizes, other)
-          if size then
-            redis.call('HINCRBY', sizes, '', -tonumber(size))
-            redis.call('HDEL', sizes, other)
-          end
-          redis.call('ZREM', expiries, other)
-        end
+        \(counting(reserved: false))
         for _, other in ipairs(redis.call('ZRANGEBYSCORE', expiries, '-inf', now, 'LIMIT', 0, 64)) do
           local left = redis.call('PTTL', prefix .. '{' .. other .. '}')
           if left < 0 then uncount(other) else redis.call('ZADD', expiries, now + left, other) end

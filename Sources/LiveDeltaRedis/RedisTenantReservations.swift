@@ -115,17 +115,7 @@ struct RedisTenantReservations: Sendable {
     /// session's count taken off.
     private static let common = """
         local sizes, expiries, reserved = KEYS[1], KEYS[2], KEYS[3]
-        local clock = redis.call('TIME')
-        local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
-        local function uncount(other)
-          local size = redis.call('HGET', sizes, other)
-          if size then
-            redis.call('HINCRBY', sizes, '', -tonumber(size))
-            redis.call('HDEL', sizes, other)
-          end
-          redis.call('ZREM', expiries, other)
-          redis.call('HDEL', reserved, other)
-        end
+        \(RedisTenantQuotas.counting(reserved: true))
         -- `sweep`'s triples from ARGV[from] on: each session whose score is still the one seen
         -- ("" for none) is taken off the count where it is gone, else scored by its time left.
         local function swept(from)
