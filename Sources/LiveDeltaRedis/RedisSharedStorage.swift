@@ -510,8 +510,10 @@ final class RedisSharedStorage: SharedStorage {
         return .storeUnavailable(error.description)
     }
 
-    /// Error replies by which Redis says it cannot serve for now.
+    /// Error replies by which Redis says it cannot serve for now (a cluster's redirections
+    /// among them: those still standing after the redirections and the timeout allowed are a
+    /// cluster whose slots do not settle).
     private static let unavailableReplies: Set<String> = [
-        "OOM", "LOADING", "BUSY", "READONLY", "MASTERDOWN", "TRYAGAIN", "CLUSTERDOWN", "NOREPLICAS", "MISCONF",
+        "OOM", "LOADING", "BUSY", "READONLY", "MASTERDOWN", "TRYAGAIN", "CLUSTERDOWN", "NOREPLICAS", "MISCONF", "MOVED", "ASK",
     ]
 }

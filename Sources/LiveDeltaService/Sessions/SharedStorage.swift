@@ -29,7 +29,9 @@ package protocol SharedStorage: Sendable {
     /// an expected version, whose parts they were worked out from. `footprint` is what the
     /// session takes after the commit (`SessionFootprint`), counted against its tenant's bytes:
     /// the storage refuses a commit that would take the tenant past a quota
-    /// (`SessionError.tenantFull`), in the same step as the compare-and-set.
+    /// (`SessionError.tenantFull`), in the same step as the compare-and-set (or, where the
+    /// tenant's count cannot be in that step, counting the commit first and giving its room
+    /// back where it did not happen).
     func commit(
         _ id: String, version: UInt64, incarnation: String, options: [UInt8], data: CommitData, expecting expected: StoredExpectation,
         step: StoredStep, footprint: Int
