@@ -51,16 +51,8 @@ package final class RedisSubscription: Sendable {
 
     /// Starts the thread.
     package func start() {
-        let box = Unmanaged.passRetained(self).toOpaque()
-        var handle = pthread_t()
-        let created = pthread_create(
-            &handle, nil,
-            { raw in
-                let subscription = Unmanaged<RedisSubscription>.fromOpaque(raw!).takeRetainedValue()
-                subscription.run()
-                return nil
-            }, box)
-        if created == 0 { thread.withLock { $0 = handle } } else { Unmanaged<RedisSubscription>.fromOpaque(box).release() }
+        let handle = startThread { self.run() }
+        thread.withLock { $0 = handle }
     }
 
     /// Ends the thread, within the longest it waits for a message (a second; a tenth of one
@@ -107,4 +99,26 @@ package final class RedisSubscription: Sendable {
             }
         }
     }
+}
+
+/// Runs `body` on a thread of its own (a joinable pthread, not Dispatch's pool, as it blocks
+/// for as long as it listens); its handle, nil where none could be made.
+package func startThread(_ body: @escaping @Sendable () -> Void) -> pthread_t? {
+    final class Body {
+        let run: @Sendable () -> Void
+        init(_ run: @escaping @Sendable () -> Void) { self.run = run }
+    }
+    let box = Unmanaged.passRetained(Body(body)).toOpaque()
+    var handle = pthread_t()
+    let created = pthread_create(
+        &handle, nil,
+        { raw in
+            Unmanaged<Body>.fromOpaque(raw!).takeRetainedValue().run()
+            return nil
+        }, box)
+    guard created == 0 else {
+        Unmanaged<Body>.fromOpaque(box).release()
+        return nil
+    }
+    return handle
 }

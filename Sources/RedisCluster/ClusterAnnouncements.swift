@@ -71,16 +71,8 @@ final class ShardedListener: RedisListening {
     }
 
     func start() {
-        let box = Unmanaged.passRetained(self).toOpaque()
-        var handle = pthread_t()
-        let created = pthread_create(
-            &handle, nil,
-            { raw in
-                let listener = Unmanaged<ShardedListener>.fromOpaque(raw!).takeRetainedValue()
-                listener.run()
-                return nil
-            }, box)
-        if created == 0 { thread.withLock { $0 = handle } } else { Unmanaged<ShardedListener>.fromOpaque(box).release() }
+        let handle = startThread { self.run() }
+        thread.withLock { $0 = handle }
     }
 
     func stop() {
