@@ -163,7 +163,7 @@ let package = Package(
         .testTarget(
             name: "LiveDeltaRedisTests",
             dependencies: [
-                "ByteJSON", "LiveDeltaRedis", "LiveDeltaService", "MicroHTTP", "RedisClient", "TestSupport",
+                "ByteJSON", "LiveDeltaRedis", "LiveDeltaService", "MicroHTTP", "RedisClient", "RedisCluster", "TestSupport",
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ]),
         // Tests against the real binary over HTTP (run `swift build` first; see the Makefile).

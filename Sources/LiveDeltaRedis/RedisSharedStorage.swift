@@ -350,17 +350,40 @@ final class RedisSharedStorage: SharedStorage {
     }
 
     func steps(of id: String, after cursor: String?) throws(SessionError) -> [LoggedStep] {
-        Self.steps(try run([stepsCommand(id, after: cursor)])[0], after: cursor)
+        Self.steps(try run([stepsCommand(id, after: cursor)])[0], newestFirst: cursor == nil)
     }
 
     func steps(of logs: [(id: String, cursor: String?)]) -> [[LoggedStep]?] {
-        // One pipeline: a cluster splits it into one a master.
+        // The logs read from a cursor go by slot, one XREAD of all of a slot's logs (a
+        // cluster's multi-key command must stay in one slot); the others one by one. All in
+        // one pipeline, which a cluster splits into one a master.
         guard !logs.isEmpty else { return [] }
-        guard let replies = try? redis.run(logs.map { stepsCommand($0.id, after: $0.cursor) }) else { return logs.map { _ in nil } }
-        return zip(logs, replies).map { log, reply in
-            if case .error = reply { return nil }
-            return Self.steps(reply, after: log.cursor)
+        var bySlot: [Int: [Int]] = [:]
+        var alone: [Int] = []
+        for (index, log) in logs.enumerated() {
+            if log.cursor != nil { bySlot[redis.slot(of: layout.logKey(log.id)), default: []].append(index) } else { alone.append(index) }
         }
+        let groups = Array(bySlot.values)
+        var commands: [[RedisArgument]] = groups.map { group in
+            ["XREAD", "COUNT", "1000", "STREAMS"] + group.map { .bytes(layout.logKey(logs[$0].id)) } + group.map { .text(logs[$0].cursor!) }
+        }
+        commands += alone.map { stepsCommand(logs[$0].id, after: nil) }
+        guard let replies = try? redis.run(commands) else { return logs.map { _ in nil } }
+        var steps = [[LoggedStep]?](repeating: nil, count: logs.count)
+        for (group, reply) in zip(groups, replies) {
+            if case .error = reply { continue }
+            // [[key, entries], ...] for the logs with entries after their cursors; null where none has.
+            var read: [[UInt8]: RedisValue] = [:]
+            for stream in reply.array ?? [] {
+                if let pair = stream.array, pair.count == 2, let key = pair[0].bytes { read[key] = pair[1] }
+            }
+            for index in group { steps[index] = read[layout.logKey(logs[index].id)].map { Self.steps($0, newestFirst: false) } ?? [] }
+        }
+        for (index, reply) in zip(alone, replies.dropFirst(groups.count)) {
+            if case .error = reply { continue }
+            steps[index] = Self.steps(reply, newestFirst: true)
+        }
+        return steps
     }
 
     private func stepsCommand(_ id: String, after cursor: String?) -> [RedisArgument] {
@@ -370,9 +393,10 @@ final class RedisSharedStorage: SharedStorage {
         ]
     }
 
-    private static func steps(_ reply: RedisValue, after cursor: String?) -> [LoggedStep] {
+    /// A reply's entries as steps, oldest first (`XREVRANGE` answers newest first).
+    private static func steps(_ reply: RedisValue, newestFirst: Bool) -> [LoggedStep] {
         let steps = (reply.array ?? []).compactMap(Self.step)
-        return cursor == nil ? steps.reversed() : steps
+        return newestFirst ? steps.reversed() : steps
     }
 
     /// A stream entry, `[id, [field, value, ...]]`, as a step (`RedisScripts.common` says what

@@ -20,6 +20,10 @@ package protocol RedisCommands: Sendable {
     /// Closes the idle connections, which a lost subscription says are likely broken too.
     func closeIdle()
 
+    /// Keys for which this answers the same may go together in one multi-key command (a
+    /// cluster's slot; 0 for every key on one Redis).
+    func slot(of key: [UInt8]) -> Int
+
     /// Whether this is a cluster: the keys of one script must then share a slot, and
     /// announcements go on sharded channels (`SPUBLISH`, one a slot) rather than on one
     /// channel (`PUBLISH`).
@@ -62,6 +66,8 @@ extension RedisPool: RedisCommands {
     package var description: String { configuration.description }
 
     package var isCluster: Bool { false }
+
+    package func slot(of key: [UInt8]) -> Int { 0 }
 
     package func announcementChannel(_ base: String, for key: [UInt8]) -> [UInt8] { Array(base.utf8) }
 

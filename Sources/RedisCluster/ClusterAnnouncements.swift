@@ -23,6 +23,8 @@ extension RedisClusterPool: RedisCommands {
 
     package var isCluster: Bool { true }
 
+    package func slot(of key: [UInt8]) -> Int { HashSlot.of(key) }
+
     /// `base{tag}`, where the tag is `HashSlot.tags`' for `key`'s slot: one channel a slot, so
     /// that a commit script may `SPUBLISH` on it (a script's channels must share its keys'
     /// slot), and so that the channels spread over the masters exactly as the slots do, with
