@@ -6,6 +6,8 @@ Prints, for each store: commits a second (wrk, 32 connections, 10 s; every commi
 announced, as every session is followed), the CPU the server and each Redis master spent a
 commit, how many announcements each master carried (sharded on a cluster: a slot's announcement
 goes to its master only), and the subscribing connections each master holds from the server.
+On the cluster, then: a followed session's slot moved to another master, and how long after the
+move its subscriber heard the next commit.
 All processes share this machine's cores, so the figures say where the work goes, not what
 more machines would give. Figures only; nothing is asserted.
 """
@@ -86,6 +88,63 @@ def subscribed(port):
     return int(found.group(1)) if found else 0
 
 
+def cli(port, *words):
+    return subprocess.run(["redis-cli", "-p", str(port), *map(str, words)], capture_output=True, text=True, check=True).stdout.strip()
+
+
+def move_slot(url, key):
+    """Moves `key`'s slot to another master, as `redis-cli --cluster reshard` would."""
+    nodes = masters(url)
+    slot = int(cli(nodes[0], "CLUSTER", "KEYSLOT", key))
+    source = next(port for port in nodes if int(cli(port, "CLUSTER", "COUNTKEYSINSLOT", slot)) > 0)
+    target = next(port for port in nodes if port != source)
+    source_id, target_id = cli(source, "CLUSTER", "MYID"), cli(target, "CLUSTER", "MYID")
+    cli(target, "CLUSTER", "SETSLOT", slot, "IMPORTING", source_id)
+    cli(source, "CLUSTER", "SETSLOT", slot, "MIGRATING", target_id)
+    while keys := cli(source, "CLUSTER", "GETKEYSINSLOT", slot, 100).split():
+        cli(source, "MIGRATE", "127.0.0.1", target, "", 0, 5000, "KEYS", *keys)
+    for port in nodes:
+        cli(port, "CLUSTER", "SETSLOT", slot, "NODE", target_id)
+
+
+def heard_again(port, url):
+    """Moves a followed session's slot, then commits to it every 10 ms: the time from the end
+    of the move to the first event its subscriber reads."""
+    heard = []
+    stop, reset = threading.Event(), threading.Event()
+
+    def subscriber():
+        with socket.create_connection(("127.0.0.1", port)) as connection:
+            connection.sendall(b"GET /sessions/s0/events?format=batch HTTP/1.1\r\nHost: bench\r\n\r\n")
+            connection.settimeout(0.05)
+            while not stop.is_set():
+                try:
+                    chunk = connection.recv(65536)
+                except socket.timeout:
+                    continue
+                if b"event: reset" in chunk:
+                    reset.set()
+                if b"event: delta" in chunk:
+                    heard.append(time.monotonic())
+
+    reader = threading.Thread(target=subscriber, daemon=True)
+    reader.start()
+    reset.wait(30)  # only deltas after the move count
+    move_slot(url, "livedelta:{s0}")
+    moved = time.monotonic()
+    turn = 0
+    while not [at for at in heard if at > moved] and time.monotonic() - moved < 30:
+        turn += 1
+        body = f'{{"items":[{turn},{turn + 1}]}}'.encode()
+        request = urllib.request.Request(f"http://127.0.0.1:{port}/sessions/s0/update", data=body, method="POST",
+                                         headers={"Content-Type": "application/json"})
+        urllib.request.urlopen(request).read()
+        time.sleep(0.01)
+    stop.set()
+    after = [at for at in heard if at > moved]
+    return (after[0] - moved) * 1000 if after else None
+
+
 def measure(name, url, folder):
     # One address opens every subscriber and every wrk connection.
     flags = ["--max-connections-per-client", "2000", "--stream-opens-per-second", "0", "--max-subscribers-per-tenant", "5000"]
@@ -121,6 +180,10 @@ def measure(name, url, folder):
             print(f"  master :{port}: CPU {spent / commits * 1e6:,.0f} us a commit ({spent / SECONDS * 100:.0f}% of a core), "
                   f"{carried / commits * 100:.0f}% of the announcements, {subscribers(port)} subscribing connection(s) from the server")
         stop.set()
+        if url.startswith("redis-cluster://"):
+            waited = heard_again(server.port, url)
+            print(f"  a followed session's slot moved to another master: its subscriber heard the next commit "
+                  + (f"{waited:,.0f} ms after the move ended" if waited is not None else "not within 30 s"))
     finally:
         server.stop()
 
