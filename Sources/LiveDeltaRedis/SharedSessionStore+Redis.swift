@@ -13,7 +13,30 @@ extension SharedSessionStore {
             redis: pool, keyPrefix: keyPrefix, idleTimeout: limits.idleTimeout,
             tenantQuotas: (limits.maxSessionsPerTenant, limits.maxBytesPerTenant), logger: logger, events: events)
         warnOfEviction(pool, logger: logger)
+        warnOfMode(pool, logger: logger)
         return SharedSessionStore(storage: storage, limits: limits, events: events)
+    }
+
+    /// Logs a warning where the store URL's kind is not the Redis's: a cluster node named by
+    /// `redis://` answers `MOVED` for most keys (503s), and a Redis without cluster support
+    /// named by `redis-cluster://` has no slot map to give. A Redis that cannot be asked is
+    /// not warned of.
+    static func warnOfMode(_ pool: any RedisCommands, logger: Logger) {
+        let clustered: Bool
+        do {
+            guard let info = try pool.run(["INFO", "cluster"]).bytes else { return }
+            clustered = String(decoding: info, as: UTF8.self).contains("cluster_enabled:1")
+        } catch {
+            // A cluster pool asks for the slot map first, which such a Redis refuses.
+            guard pool.isCluster, "\(error)".contains("cluster support disabled") else { return }
+            clustered = false
+        }
+        guard clustered != pool.isCluster else { return }
+        logger.warning(
+            clustered
+                ? "this Redis is a node of a Redis Cluster: name it with redis-cluster://host:port[,host:port...] in --session-store, or most sessions will answer 503"
+                : "this Redis is not a cluster: name it with redis://host:port in --session-store",
+            metadata: ["redis": "\(pool.description)"])
     }
 
     /// Logs a warning where Redis has a memory limit and a policy that evicts keys with a TTL

@@ -22,6 +22,21 @@ import Testing
         }
     }
 
+    /// A store URL of the wrong kind is warned of at start: a cluster node named by `redis://`
+    /// (most keys would answer `MOVED`), a plain Redis named by `redis-cluster://`.
+    @Test func aStoreURLOfTheWrongKindIsWarnedOf() throws {
+        let cluster = try RedisClusterProcess()
+        let node = try #require(cluster.nodes.first)
+        let plain = try ServerProcess(arguments: ["--session-store", node.url])
+        #expect(plain.logShows("this Redis is a node of a Redis Cluster: name it with redis-cluster://"))
+        let right = try ServerProcess(arguments: ["--session-store", cluster.url])
+        #expect(try right.connection().request("PUT", "/sessions/w", json: Self.body([Thing(id: 1)])).status == 201)
+        #expect(!right.log.contains("this Redis is"))
+        let single = try RedisProcess()
+        let wrong = try ServerProcess(arguments: ["--session-store", "redis-cluster://127.0.0.1:\(single.port)"])
+        #expect(wrong.logShows("this Redis is not a cluster: name it with redis://"))
+    }
+
     @Test func subscribersOnBothReplicasFollowThroughSlotMovesFailoversAndRestarts() throws {
         let cluster = try RedisClusterProcess(nodeTimeout: 1_000)
         let arguments = ["--session-store", cluster.url, "--redis-timeout", "3000"]
