@@ -161,7 +161,7 @@ struct UIKitAdapterTests {
     }
 
     static func until(_ condition: @MainActor () -> Bool) async throws {
-        let deadline = Date().addingTimeInterval(30)
+        let deadline = Date().addingTimeInterval(60)
         while !condition() {
             guard Date() < deadline else { throw CancellationError() }
             try await Task.sleep(nanoseconds: 5_000_000)
