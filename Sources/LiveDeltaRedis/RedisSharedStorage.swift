@@ -438,17 +438,29 @@ final class RedisSharedStorage: SharedStorage {
 
     func listen(onStep: @escaping @Sendable (String) -> Void, onListening: @escaping @Sendable (_ kept: Bool) -> Void) {
         let redis = redis
+        // A cluster hears on one thread a master, and is told it listens again on whichever
+        // thread confirmed last: the handlers are run one at a time, as they are on one Redis.
+        // A catch-up reads a session's cursor, its log and the session, then tells its feed;
+        // two at once for one session (a resync beside a step heard) reset its subscribers to
+        // a version the other was about to send them as a delta.
+        let turn = Turn()
         let subscription = redis.listen(
-            layout.channel, onMessage: { onStep(String(decoding: $0, as: UTF8.self)) },
+            layout.channel, onMessage: { id in turn.take { onStep(String(decoding: id, as: UTF8.self)) } },
             onSubscribed: { kept in
                 // A subscription (re)made after a loss finds the pool's idle connections to the
                 // same Redis likely broken too. The pool drops those Redis closed, but not those
                 // a partition left half open, which fail at their first write: the catch-up that
                 // follows would fail on them, once each, and leave feeds behind for want of a read.
                 if !kept { redis.closeIdle() }
-                onListening(kept)
+                turn.take { onListening(kept) }
             })
         listening.withLock { $0 = subscription }
+    }
+
+    /// One caller at a time.
+    private final class Turn: Sendable {
+        private let mutex = Mutex(())
+        func take(_ body: () -> Void) { mutex.withLock { _ in body() } }
     }
 
     func stopListening() {

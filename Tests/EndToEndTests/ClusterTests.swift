@@ -91,7 +91,7 @@ import Testing
         for follower in followers {
             #expect(follower.problems.isEmpty, "\(follower.format): \(follower.problems.prefix(2))")
             #expect(follower.items == (final.json["items"]?.array ?? []), "\(follower.format) ends on another list")
-            #expect(follower.resets == 1, "\(follower.format): \(follower.resets) resets")
+            #expect(follower.resets == 1, "\(follower.format): \(follower.resets) resets (\(follower.resetVersions))")
         }
     }
 }

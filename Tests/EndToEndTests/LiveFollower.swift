@@ -15,6 +15,8 @@ final class LiveFollower: @unchecked Sendable {  // one thread at a time; see ab
     /// Everything wrong the follower saw (a gap, a repeat, a delta that does not replay).
     private(set) var problems: [String] = []
     private(set) var resets = 0
+    /// Each reset as "from→to" versions, for a failure's message.
+    private(set) var resetVersions: [String] = []
     private(set) var deltas = 0
     private(set) var ended: String?
     private let port: UInt16
@@ -33,6 +35,7 @@ final class LiveFollower: @unchecked Sendable {  // one thread at a time; see ab
         items = other.items
         version = other.version
         resets += other.resets
+        resetVersions += other.resetVersions
         deltas += other.deltas
         problems += other.problems
     }
@@ -61,6 +64,7 @@ final class LiveFollower: @unchecked Sendable {  // one thread at a time; see ab
         switch event.event {
         case "reset":
             resets += 1
+            resetVersions.append("\(version ?? -1)→\(data["version"]?.int ?? -1)")
             items = data["items"]?.array ?? []
             version = data["version"]?.int
         case "delta":
