@@ -225,7 +225,7 @@ package final class SharedSessionStore: SessionStore {
             // all of it is read.
             steps = Array(steps[first...])
         }
-        for step in steps {
+        for (index, step) in steps.enumerated() {
             if step.step == .deleted {
                 _ = copies.withLockedValue { $0.removeValue(forKey: id) }
                 observer.ended(id: id, incarnation: step.incarnation, reason: .deleted)
@@ -244,7 +244,20 @@ package final class SharedSessionStore: SessionStore {
                 }
                 continue
             }
-            guard let stored = session(id, after: step), let session = try? SessionCodec.decode(id: id, stored) else { continue }
+            let read: StoredSession?
+            do throws(SessionError) {
+                read = try session(id, after: step)
+            } catch {
+                // Storage did not answer: this step and those after it are left to the next
+                // catch-up (the next step heard, or the resync once storage is back), rather
+                // than passed by for the step after to find its base missing and reset.
+                // Anything else it said of the session will not change by asking again.
+                guard case .storeUnavailable = error else { continue }
+                let before = index > 0 ? steps[index - 1].cursor : cursor
+                cursors.withLockedValue { $0[id] = before }
+                return
+            }
+            guard let stored = read, let session = try? SessionCodec.decode(id: id, stored) else { continue }
             let snapshot = SessionRules.snapshot(of: session)
             // A session read at a later version than the step's has passed steps by: it is
             // taken whole.
@@ -259,8 +272,9 @@ package final class SharedSessionStore: SessionStore {
 
     /// The session after a logged step: the copy taken forward by the parts it logged, else
     /// the session read now (at the step's version or later, kept as the copy). Nil where the
-    /// copy is already past the step, or storage holds another life (its own step comes).
-    private func session(_ id: String, after step: LoggedStep) -> StoredSession? {
+    /// copy is already past the step, or storage holds another life (its own step comes);
+    /// throws where storage could not be read.
+    private func session(_ id: String, after step: LoggedStep) throws(SessionError) -> StoredSession? {
         if case .whole(let data) = step.content {
             _ = copies.withLockedValue { $0.removeValue(forKey: id) }
             return StoredSession(version: step.version, incarnation: step.incarnation, options: step.options, data: data)
@@ -273,16 +287,10 @@ package final class SharedSessionStore: SessionStore {
         if let copy, copy.version >= step.version {
             return copy.version == step.version ? copy.stored : nil
         }
-        let read: PartedSession?
-        do throws(SessionError) {
-            read = try storage.readParts(id)
-        } catch {
-            return nil
-        }
-        guard let read else {
+        guard let read = try storage.readParts(id) else {
             // Stored whole (by an earlier version), or gone: read as a request would.
             _ = copies.withLockedValue { $0.removeValue(forKey: id) }
-            guard let whole = try? storage.read(id, via: nil), whole.incarnation == step.incarnation, whole.version >= step.version else {
+            guard let whole = try storage.read(id, via: nil), whole.incarnation == step.incarnation, whole.version >= step.version else {
                 return nil
             }
             return whole
