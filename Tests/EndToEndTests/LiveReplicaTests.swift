@@ -121,6 +121,30 @@ import Testing
         #expect(resumed.items == final)
     }
 
+    /// A replica that falls behind (frozen while another commits four changes) reads the
+    /// session past the first step it is told of: it takes its copy back over the logged steps,
+    /// and its subscribers get every change as a delta of its own, no reset.
+    @Test(arguments: [false, true]) func aReplicaThatFellBehindStillSendsEveryStepAsADelta(cluster: Bool) throws {
+        let redis = try SharedRedis(cluster: cluster)
+        let a = try ServerProcess(arguments: ["--session-store", redis.url])
+        let b = try ServerProcess(arguments: ["--session-store", redis.url])
+        let writer = try a.connection()
+        #expect(try writer.request("PUT", "/sessions/behind", json: Self.body((0..<10).map { Thing(id: $0) })).status == 201)
+        let follower = try LiveFollower(port: b.port, session: "behind", format: "keyed")
+        #expect(try follower.follow(until: 0))
+        b.pause(true)
+        for version in 1...4 {
+            let operation = #"{"op":"update","id":\#(version),"item":{"id":\#(version),"content":\#(version)}}"#
+            let answer = try writer.request("POST", "/sessions/behind/changes", json: #"{"operations":[\#(operation)]}"#)
+            #expect(answer.status == 200, "\(answer)")
+        }
+        b.pause(false)
+        #expect(try follower.follow(until: 4))
+        #expect(follower.resets == 1 && follower.deltas == 4, "\(follower.resets) resets (\(follower.resetVersions)), \(follower.deltas) deltas")
+        #expect(follower.problems.isEmpty, "\(follower.problems.prefix(2))")
+        #expect(follower.items == (try writer.request("GET", "/sessions/behind").json["items"]?.array ?? []))
+    }
+
     /// A session over the data-count threshold (no delta for a whole list), changed on one
     /// replica: a window followed on another gets each change as a delta of its rows, worked out
     /// there, not a reset.

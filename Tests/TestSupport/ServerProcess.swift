@@ -96,6 +96,11 @@ public final class ServerProcess: @unchecked Sendable {  // see above
 
     public func connection(from source: String? = nil) throws -> HTTPConnection { try HTTPConnection(port: port, source: source) }
 
+    /// Freezes or thaws the server (SIGSTOP, SIGCONT): it keeps its connections and
+    /// subscriptions, and what reaches them waits in their sockets, as for a replica that falls
+    /// behind.
+    public func pause(_ paused: Bool) { kill(process.processIdentifier, paused ? SIGSTOP : SIGCONT) }
+
     /// Sends a signal and waits for the exit status (nil on timeout), then for the last of
     /// the output to be read, so that `log` afterwards holds all the process wrote.
     @discardableResult
