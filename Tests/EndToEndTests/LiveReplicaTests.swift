@@ -121,9 +121,10 @@ import Testing
         #expect(resumed.items == final)
     }
 
-    /// A replica that falls behind (frozen while another commits four changes) reads the
-    /// session past the first step it is told of: it takes its copy back over the logged steps,
-    /// and its subscribers get every change as a delta of its own, no reset.
+    /// A replica that falls behind (frozen while another commits four changes) wakes to four
+    /// announcements and a log holding all four steps, and on a cluster to its subscriptions
+    /// made again too (a resync beside the catch-up): its subscriber gets every change as a
+    /// delta of its own, no reset.
     @Test(arguments: [false, true]) func aReplicaThatFellBehindStillSendsEveryStepAsADelta(cluster: Bool) throws {
         let redis = try SharedRedis(cluster: cluster)
         let a = try ServerProcess(arguments: ["--session-store", redis.url])
