@@ -46,18 +46,23 @@ public struct WindowProjection: Sendable {
     }
 
     /// Whether the rows at old positions `old` and those at new positions `new` are the same
-    /// items in the same order, none reloaded: nothing left or entered inside either range, and
-    /// the first rows are one item. Where they are, the window needs no delta.
+    /// items in the same order, none reloaded. Where they are, the window needs no delta.
     public func isUnchanged(old: Range<Int>, new: Range<Int>) -> Bool {
         guard old.count == new.count else { return false }
         guard !old.isEmpty else { return true }
-        guard Self.countBelow(left, old.upperBound) == Self.countBelow(left, old.lowerBound),
-            Self.countBelow(entered, new.upperBound) == Self.countBelow(entered, new.lowerBound),
-            newPosition(ofOld: old.lowerBound) == new.lowerBound
-        else { return false }
         let reloads = delta.reloads
         let first = Self.firstAtLeast(reloads.count) { reloads[$0].source >= old.lowerBound }
-        return first == reloads.count || reloads[first].source >= old.upperBound
+        guard first == reloads.count || reloads[first].source >= old.upperBound else { return false }
+        // Nothing left or entered inside either range, and the first rows one item: the rest
+        // follow in order, in a few searches.
+        if Self.countBelow(left, old.upperBound) == Self.countBelow(left, old.lowerBound),
+            Self.countBelow(entered, new.upperBound) == Self.countBelow(entered, new.lowerBound)
+        {
+            return newPosition(ofOld: old.lowerBound) == new.lowerBound
+        }
+        // A move may still leave the rows inside where they were (the one item of a window that
+        // all the others were moved around, moved onto its own position): asked row by row.
+        return zip(old, new).allSatisfy { newPosition(ofOld: $0) == $1 }
     }
 
     /// The delta from the rows at old positions `old` to the rows at new positions `new`, each

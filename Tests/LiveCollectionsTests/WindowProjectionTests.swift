@@ -28,6 +28,12 @@ import Testing
             // Moves inside stay moves; nothing is moved that the whole delta kept in place.
             #expect(projected.moves.count <= delta.moves.count)
         }
+        // Reversed, every item but one moves, and the middle one moves onto its own position:
+        // a window of it alone is unchanged (found by the check above on CI).
+        let old = [1, 2, 3, 4, 0].map { Thing(id: $0) }
+        let projection = WindowProjection(try IndexDelta(from: old, to: [0, 4, 3, 2, 1].map { Thing(id: $0) }))
+        #expect(projection.isUnchanged(old: 2..<3, new: 2..<3))
+        #expect(!projection.isUnchanged(old: 1..<3, new: 1..<3))
     }
 
     /// Sections windows: the section stage projected, and the item stage kept for the sections
