@@ -52,9 +52,8 @@ public final class RedisProcess: @unchecked Sendable {  // see above
         guard process.isRunning else { return }
         let pid = process.processIdentifier
         kill(pid, SIGKILL)
-        // Dead once it is a zombie (its port is free then), whenever Foundation gets to reap it.
         let deadline = Date().addingTimeInterval(10)
-        while process.isRunning && !Self.isZombie(pid) && Date() < deadline { usleep(2_000) }
+        while process.isRunning && !Self.hasExited(pid) && Date() < deadline { usleep(2_000) }
     }
 
     /// Freezes or thaws the server (SIGSTOP, SIGCONT): it keeps its connections but answers
@@ -66,7 +65,14 @@ public final class RedisProcess: @unchecked Sendable {  // see above
         try? FileManager.default.removeItem(at: directory)
     }
 
-    static func isZombie(_ pid: Int32) -> Bool {
+    /// Whether every thread of the process has exited, so its sockets are closed and its port
+    /// free, whenever Foundation gets to reap it. The main thread's being a zombie is not
+    /// enough: Redis's background threads can still be exiting then, holding the descriptors,
+    /// and a server started at once on the port could not listen, while a probe of the port
+    /// was answered by the old, dying listener.
+    static func hasExited(_ pid: Int32) -> Bool {
+        guard let threads = try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task") else { return true }
+        guard threads == ["\(pid)"] else { return false }
         guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8) else { return true }
         // "pid (name) S …": the state follows the closing parenthesis.
         return stat.split(separator: ")").last?.trimmingCharacters(in: .whitespaces).first == "Z"
