@@ -1,6 +1,7 @@
 """make bench-windows: live windows of a 1,000,000-item session, memory store and Redis.
 
-Prints: a 50-row window's first read (GET, p50 over 200 offsets) and its reset on the wire;
+Prints: a 50-row window's first read (GET, p50 over 200 offsets, and over 200 keyset anchors)
+and its reset on the wire;
 a 10-row scroll of it on the wire (batch with rows=changed, and keyed); 10,000 subscribers on distinct keyset windows and a
 one-item commit outside all of them (the server's CPU per commit beside the same commit with
 no subscribers; the rows they were sent: none; and the fan-out threads' CPU per commit, whole
@@ -138,6 +139,14 @@ def reads(port, store):
         answer = connection.request("GET", f"/sessions/big?offset={offset}&limit=50")
         latencies.append(time.perf_counter() - started)
         assert len(answer["items"]) == 50
+    # Keyset: after an item's id, anywhere in the list (the anchor found by id).
+    keyset = []
+    for k in range(200):
+        anchor = (k * 7919) % (ITEMS - 50)
+        started = time.perf_counter()
+        answer = connection.request("GET", f"/sessions/big?after={anchor}&limit=50")
+        keyset.append(time.perf_counter() - started)
+        assert len(answer["items"]) == 50 and answer["items"][0]["id"] == anchor + 1
     middle = ITEMS // 2
     size, reset = first_event(port, f"/sessions/big/events?format=keyed&offset={middle}&limit=50")
     token = [line for line in reset.split(b"\n") if line.startswith(b"id: ")][0][4:].decode()
@@ -146,7 +155,8 @@ def reads(port, store):
     compact, _ = first_event(port, f"/sessions/big/events?format=batch&rows=changed&offset={middle + 10}&limit=50",
                              f"Last-Event-ID: {token}\r\n")
     print(f"  {store}: a 50-row window's first read p50 {statistics.median(latencies) * 1000:.2f} ms, p99 {percentile(latencies, 0.99) * 1000:.2f} ms"
-          f" (the first {latencies[0] * 1000:.1f} ms); its reset {size} bytes on the wire; a 10-row scroll {compact} bytes"
+          f" (the first {latencies[0] * 1000:.1f} ms); keyset (after an id) p50 {statistics.median(keyset) * 1000:.2f} ms,"
+          f" p99 {percentile(keyset, 0.99) * 1000:.2f} ms; its reset {size} bytes on the wire; a 10-row scroll {compact} bytes"
           f" (batch, rows=changed; keyed {scroll})")
 
 

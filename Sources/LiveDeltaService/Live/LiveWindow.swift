@@ -296,8 +296,7 @@ struct ItemLookup {
     }
 
     private static func position<Element: UniquelyIdentifiable>(of key: Element, in elements: [Element]) -> Int? {
-        let hash = key.identityHash
-        return elements.firstIndex { $0.identityHash == hash && $0.hasSameID(as: key) }
+        AnchorIndex.position(of: key, in: elements)
     }
 }
 

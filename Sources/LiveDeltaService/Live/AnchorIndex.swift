@@ -1,0 +1,113 @@
+import LiveCollections
+import Synchronization
+
+/// Finds a keyset window's anchor in a long list without reading the list each time: a list
+/// asked about again and again (thousands of subscribers placing their windows in one version
+/// of a million-item session) is given a table of its ids' positions, built once.
+///
+/// The tables are kept by the address and length of the list's storage, which a later list
+/// may reuse, so a table is never trusted: a position it gives counts only where the item
+/// there has the id asked for (ids name one item each), and anything else is asked of the
+/// list, as without a table. A stale table costs a scan, never a wrong row.
+enum AnchorIndex {
+    /// Shorter lists are scanned: a scan of them costs less than a table's upkeep.
+    static let shortest = 4_096
+    /// Scans of one list before it is given a table: a table costs a few scans to build, and
+    /// most versions of a busy session are asked about once or not at all.
+    static let scansBeforeTable = 3
+    /// Tables kept at once (a table is 8 bytes an item).
+    static let tablesKept = 4
+
+    private struct Key: Hashable {
+        let address: UInt
+        let count: Int
+    }
+
+    private struct State {
+        var tables: [(key: Key, table: PositionTable)] = []
+        /// Scans of lists that have no table yet, by list (the latest few only).
+        var scans: [(key: Key, count: Int)] = []
+    }
+
+    private static let state = Mutex(State())
+
+    /// The position of the element whose id is `key`'s, nil where there is none.
+    static func position<Element: UniquelyIdentifiable>(of key: Element, in elements: [Element]) -> Int? {
+        let hash = key.identityHash
+        let matches = { (position: Int) in elements[position].identityHash == hash && elements[position].hasSameID(as: key) }
+        guard elements.count >= shortest else { return elements.indices.first(where: matches) }
+        let listKey = elements.withUnsafeBufferPointer { Key(address: UInt(bitPattern: $0.baseAddress), count: $0.count) }
+        let (table, build) = state.withLock { state -> (PositionTable?, Bool) in
+            if let found = state.tables.firstIndex(where: { $0.key == listKey }) {
+                // Most recently used last.
+                let entry = state.tables.remove(at: found)
+                state.tables.append(entry)
+                return (entry.table, false)
+            }
+            let scans = (state.scans.first { $0.key == listKey }?.count ?? 0) + 1
+            state.scans.removeAll { $0.key == listKey }
+            state.scans.append((listKey, scans))
+            if state.scans.count > tablesKept * 4 { state.scans.removeFirst() }
+            return (nil, scans > scansBeforeTable)
+        }
+        if let table {
+            if let position = table.candidate(hash, where: matches) { return position }
+            // Not where the table says: the table is another list's (this one's storage
+            // reused), or the id is not here. Where the list has it, the table goes.
+            guard let position = elements.indices.first(where: matches) else { return nil }
+            state.withLock { state in state.tables.removeAll { $0.key == listKey && $0.table === table } }
+            return position
+        } else if build {
+            let table = PositionTable(elements)
+            state.withLock { state in
+                state.scans.removeAll { $0.key == listKey }
+                state.tables.removeAll { $0.key == listKey }
+                state.tables.append((listKey, table))
+                if state.tables.count > tablesKept { state.tables.removeFirst() }
+            }
+            if let position = table.candidate(hash, where: matches) { return position }
+        }
+        return elements.indices.first(where: matches)
+    }
+}
+
+/// An open-addressing table from ids' hashes to positions in one list (linear probing, at most
+/// half full): 4 bytes a slot, the ids themselves read from the list.
+// @unchecked Sendable: never changed after init; shared read-only.
+final class PositionTable: @unchecked Sendable {  // see above
+    private let slots: [Int32]
+    private let mask: Int
+
+    /// Positions are kept as Int32: lists here are far shorter (the session limits).
+    init<Element: UniquelyIdentifiable>(_ elements: [Element]) {
+        var capacity = 1
+        while capacity < elements.count * 2 { capacity <<= 1 }
+        mask = capacity - 1
+        // 0 is empty; a position is kept plus one.
+        var slots = [Int32](repeating: 0, count: capacity)
+        for (position, element) in elements.enumerated() where position < Int32.max {
+            var slot = Self.mix(element.identityHash) & mask
+            while slots[slot] != 0 { slot = (slot + 1) & mask }
+            slots[slot] = Int32(position + 1)
+        }
+        self.slots = slots
+    }
+
+    /// The first position filed under `hash` that `matches`, nil where none does.
+    func candidate(_ hash: Int, where matches: (Int) -> Bool) -> Int? {
+        var slot = Self.mix(hash) & mask
+        while slots[slot] != 0 {
+            let position = Int(slots[slot]) - 1
+            if matches(position) { return position }
+            slot = (slot + 1) & mask
+        }
+        return nil
+    }
+
+    /// Ids' hashes are mixed already, but a hash of 32 bits may keep its entropy high: fold
+    /// it onto the low bits the mask keeps.
+    private static func mix(_ hash: Int) -> Int {
+        let value = UInt64(bitPattern: Int64(hash)) &* 0x9E37_79B9_7F4A_7C15
+        return Int(truncatingIfNeeded: value >> 32)
+    }
+}
