@@ -104,8 +104,8 @@ final class PositionTable: @unchecked Sendable {  // see above
         return nil
     }
 
-    /// Ids' hashes are mixed already, but a hash of 32 bits may keep its entropy high: fold
-    /// it onto the low bits the mask keeps.
+    /// Ids' hashes are mixed already, but some hold only 32 bits: a multiply spreads every
+    /// bit of one over the bits the mask keeps.
     private static func mix(_ hash: Int) -> Int {
         let value = UInt64(bitPattern: Int64(hash)) &* 0x9E37_79B9_7F4A_7C15
         return Int(truncatingIfNeeded: value >> 32)
