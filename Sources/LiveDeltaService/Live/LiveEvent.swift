@@ -89,19 +89,32 @@ struct LiveEvent: Sendable {
         self.id = id
         self.data = data
         var bytes: [UInt8] = []
-        bytes.reserveCapacity(data.count + 64)
-        if let id { bytes += Array("id: \(id)\n".utf8) }
-        bytes += Array("event: \(name.rawValue)\ndata: ".utf8)
-        var index = 0
-        while index < data.count {
-            let byte = data[index]
-            if byte == 0x0A || byte == 0x0D {
-                bytes += Array("\ndata: ".utf8)
-                if byte == 0x0D && index + 1 < data.count && data[index + 1] == 0x0A { index += 1 }
-            } else {
-                bytes.append(byte)
+        bytes.reserveCapacity(data.count + 64 + (id?.utf8.count ?? 0))
+        if let id {
+            bytes += "id: ".utf8
+            bytes += id.utf8
+            bytes.append(0x0A)
+        }
+        bytes += "event: ".utf8
+        bytes += name.rawValue.utf8
+        bytes += "\ndata: ".utf8
+        // The data goes in runs between line breaks (JSON written here has none; an item's
+        // text as its client sent it may), each break a new `data:` line. A fan-out renders
+        // thousands of these a commit: runs, not a byte at a time.
+        data.withUnsafeBufferPointer { data in
+            var start = 0
+            var index = 0
+            while index < data.count {
+                let byte = data[index]
+                if byte == 0x0A || byte == 0x0D {
+                    bytes += UnsafeBufferPointer(rebasing: data[start..<index])
+                    bytes += "\ndata: ".utf8
+                    if byte == 0x0D && index + 1 < data.count && data[index + 1] == 0x0A { index += 1 }
+                    start = index + 1
+                }
+                index += 1
             }
-            index += 1
+            bytes += UnsafeBufferPointer(rebasing: data[start...])
         }
         bytes += [0x0A, 0x0A]
         serverSent = StreamBytes(bytes)
