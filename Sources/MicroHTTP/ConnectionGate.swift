@@ -148,6 +148,15 @@ final class ConnectionGate: Sendable {
         }
     }
 
+    /// Shuts a connection's socket down, which makes libmicrohttpd close it, where it is still
+    /// open: under the lock, so that its socket number cannot be closed and reused meanwhile.
+    func shutDown(_ connection: ConnectionState) {
+        state.withLockedValue { state in
+            guard state.connections[connection.socket] === connection else { return }
+            _ = Glibc.shutdown(connection.socket, Int32(SHUT_RDWR))
+        }
+    }
+
     /// A connection has closed (its socket is closed right after).
     func release(_ connection: ConnectionState) {
         state.withLockedValue { state in

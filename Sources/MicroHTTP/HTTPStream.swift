@@ -56,6 +56,8 @@ package final class HTTPStream: Sendable {
         var onClose: [@Sendable () -> Void] = []
         /// The server's own note of the end, beside the writer's.
         var onDetach: (@Sendable () -> Void)?
+        /// Shuts the connection's socket, while attached (an aborted stream's connection).
+        var shutSocket: (@Sendable () -> Void)?
     }
 
     private let state: NIOLockedValueBox<StateBox>
@@ -132,7 +134,7 @@ package final class HTTPStream: Sendable {
             box.value.closed = true
             box.value.aborted = true
             releaseQueue(&box.value)
-            Self.wake(&box.value)
+            Self.cut(&box.value)
         }
     }
 
@@ -162,7 +164,22 @@ package final class HTTPStream: Sendable {
         state.closed = true
         state.aborted = true
         releaseQueue(&state)
-        Self.wake(&state)
+        Self.cut(&state)
+    }
+
+    /// Has libmicrohttpd end an aborted stream's connection now. A suspended one is resumed,
+    /// to be told so by `read`. One that is not is waiting to send bytes it holds already, to
+    /// a client that reads none (the slow reader dropped), and would not ask `read` again
+    /// until its timeout (a day where there is none): its socket is shut, which the event loop
+    /// sees at once and closes. (The server shuts it only where the connection is still open,
+    /// so that a socket number closed and reused meanwhile is not touched.)
+    private static func cut(_ state: inout State) {
+        guard case .attached(_, let suspended) = state.phase else { return }
+        if suspended {
+            wake(&state)
+        } else {
+            state.shutSocket?()
+        }
     }
 
     /// Resumes a connection suspended for want of bytes. Under the lock: the daemon suspends
@@ -206,10 +223,11 @@ package final class HTTPStream: Sendable {
     // MARK: - For the server
 
     /// The connection now sends this stream.
-    func attach(_ connection: OpaquePointer, onDetach: @escaping @Sendable () -> Void) {
+    func attach(_ connection: OpaquePointer, shutSocket: @escaping @Sendable () -> Void, onDetach: @escaping @Sendable () -> Void) {
         state.withLockedValue {
             $0.value.phase = .attached(connection: connection, suspended: false)
             $0.value.onDetach = onDetach
+            $0.value.shutSocket = shutSocket
         }
     }
 
@@ -279,6 +297,7 @@ package final class HTTPStream: Sendable {
     func detach() {
         let (onClose, onDetach) = state.withLockedValue { box in
             box.value.phase = .detached
+            box.value.shutSocket = nil
             box.value.closed = true
             releaseQueue(&box.value)
             defer { box.value.onClose = [] }

@@ -288,10 +288,12 @@ final class ServerCore: Sendable {
         let timeout = configuration.connectionTimeoutSeconds
         _ = cmhd_set_connection_timeout(connection, UInt32(clamping: timeout > 0 ? timeout + 1 : 86_400))
         let watch = hangups.watch(socket: progress.socket, stream: stream)
-        stream.attach(connection) { [streams, hangups] in
-            hangups.forget(watch)
-            _ = streams.withLockedValue { $0.removeValue(forKey: key) }
-        }
+        stream.attach(
+            connection, shutSocket: { [gate] in gate.shutDown(progress) },
+            onDetach: { [streams, hangups] in
+                hangups.forget(watch)
+                _ = streams.withLockedValue { $0.removeValue(forKey: key) }
+            })
         let result = MHD_queue_response(connection, UInt32(response.status), mhdResponse)
         MHD_destroy_response(mhdResponse)
         return result
