@@ -15,8 +15,11 @@ enum AnchorIndex {
     /// Scans of one list before it is given a table: a table costs a few scans to build, and
     /// most versions of a busy session are asked about once or not at all.
     static let scansBeforeTable = 3
-    /// Tables kept at once (a table is 8 bytes an item).
+    /// Tables kept at once, at most.
     static let tablesKept = 4
+    /// The bytes all tables kept may take (a table is 8 to 16 bytes an item): a list too long
+    /// for a table within them (over 2^23 items) is scanned each time.
+    static let tableBytes = 64 << 20
 
     private struct Key: Hashable {
         let address: UInt
@@ -48,7 +51,7 @@ enum AnchorIndex {
             state.scans.removeAll { $0.key == listKey }
             state.scans.append((listKey, scans))
             if state.scans.count > tablesKept * 4 { state.scans.removeFirst() }
-            return (nil, scans > scansBeforeTable)
+            return (nil, scans > scansBeforeTable && PositionTable.bytes(elements.count) <= tableBytes)
         }
         if let table {
             if let position = table.candidate(hash, where: matches) { return position }
@@ -63,7 +66,9 @@ enum AnchorIndex {
                 state.scans.removeAll { $0.key == listKey }
                 state.tables.removeAll { $0.key == listKey }
                 state.tables.append((listKey, table))
-                if state.tables.count > tablesKept { state.tables.removeFirst() }
+                while state.tables.count > tablesKept || state.tables.reduce(0, { $0 + $1.table.bytes }) > tableBytes {
+                    state.tables.removeFirst()
+                }
             }
             if let position = table.candidate(hash, where: matches) { return position }
         }
@@ -73,15 +78,26 @@ enum AnchorIndex {
 
 /// An open-addressing table from ids' hashes to positions in one list (linear probing, at most
 /// half full): 4 bytes a slot, the ids themselves read from the list.
-// @unchecked Sendable: never changed after init; shared read-only.
-final class PositionTable: @unchecked Sendable {  // see above
+final class PositionTable: Sendable {
     private let slots: [Int32]
     private let mask: Int
 
+    /// The table's bytes.
+    var bytes: Int { slots.count * MemoryLayout<Int32>.stride }
+
+    /// The bytes of a table of `count` items.
+    static func bytes(_ count: Int) -> Int { capacity(count) * MemoryLayout<Int32>.stride }
+
+    /// At least twice the items, a power of two.
+    private static func capacity(_ count: Int) -> Int {
+        var capacity = 1
+        while capacity < count * 2 { capacity <<= 1 }
+        return capacity
+    }
+
     /// Positions are kept as Int32: lists here are far shorter (the session limits).
     init<Element: UniquelyIdentifiable>(_ elements: [Element]) {
-        var capacity = 1
-        while capacity < elements.count * 2 { capacity <<= 1 }
+        let capacity = Self.capacity(elements.count)
         mask = capacity - 1
         // 0 is empty; a position is kept plus one.
         var slots = [Int32](repeating: 0, count: capacity)
