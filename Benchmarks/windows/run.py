@@ -130,23 +130,24 @@ def create(port):
     return answer["version"], time.perf_counter() - started
 
 
-def reads(port, store):
-    connection = Connection(port)
+def timed_reads(connection, query, first_id):
+    """200 reads of 50 rows spread over the list, `query` placing each from a spot k; each
+    read's first row must be item `first_id(k)`."""
     latencies = []
     for k in range(200):
-        offset = (k * 7919) % (ITEMS - 50)
+        spot = (k * 7919) % (ITEMS - 50)
         started = time.perf_counter()
-        answer = connection.request("GET", f"/sessions/big?offset={offset}&limit=50")
+        answer = connection.request("GET", f"/sessions/big?{query(spot)}&limit=50")
         latencies.append(time.perf_counter() - started)
-        assert len(answer["items"]) == 50
+        assert len(answer["items"]) == 50 and answer["items"][0]["id"] == first_id(spot)
+    return latencies
+
+
+def reads(port, store):
+    connection = Connection(port)
+    latencies = timed_reads(connection, lambda spot: f"offset={spot}", lambda spot: spot)
     # Keyset: after an item's id, anywhere in the list (the anchor found by id).
-    keyset = []
-    for k in range(200):
-        anchor = (k * 7919) % (ITEMS - 50)
-        started = time.perf_counter()
-        answer = connection.request("GET", f"/sessions/big?after={anchor}&limit=50")
-        keyset.append(time.perf_counter() - started)
-        assert len(answer["items"]) == 50 and answer["items"][0]["id"] == anchor + 1
+    keyset = timed_reads(connection, lambda spot: f"after={spot}", lambda spot: spot + 1)
     middle = ITEMS // 2
     size, reset = first_event(port, f"/sessions/big/events?format=keyed&offset={middle}&limit=50")
     token = [line for line in reset.split(b"\n") if line.startswith(b"id: ")][0][4:].decode()
