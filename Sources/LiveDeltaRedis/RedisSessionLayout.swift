@@ -4,7 +4,8 @@ import LiveDeltaService
 /// `StoredSession`'s version (`v`), options (`o`) and incarnation (`g`), and its collection in
 /// parts (`StoredPart`): the shape (`s`), the manifest (`m`: each part's name and unit count,
 /// in order, `name:count,name:count`) and each part's text (`p<name>`: its units joined by
-/// commas). A change rewrites the parts it touches and the manifest. A session stored whole by
+/// commas); a sectioned collection's item count too (`n`, `itemCount`), as its parts count
+/// sections. A change rewrites the parts it touches, the manifest and the count. A session stored whole by
 /// an earlier version has its collection in `d` instead, and gets parts at its next commit. The
 /// `{id}` hash tag keeps the session and the key a new value is written to beside it in one
 /// cluster slot.
@@ -35,6 +36,25 @@ struct RedisSessionLayout: Sendable {
     /// The manifest's text.
     static func manifest(_ parts: [StoredPart]) -> [UInt8] {
         Array(parts.map { "\($0.name):\($0.count)" }.joined(separator: ",").utf8)
+    }
+
+    /// The `n` field: a sectioned collection's item count, with its manifest's hash (FNV-1a), so
+    /// that a count left beside another manifest (by a server that wrote none) is never taken
+    /// for this one's.
+    static func itemCount(_ items: Int, manifest: [UInt8]) -> [UInt8] {
+        Array("\(items):\(String(hash(manifest), radix: 36))".utf8)
+    }
+
+    /// The item count an `n` field gives for `manifest`; nil where it gives none for it.
+    static func itemCount(_ field: [UInt8]?, manifest: [UInt8]) -> Int? {
+        guard let field, let colon = field.firstIndex(of: UInt8(ascii: ":")),
+            String(decoding: field[(colon + 1)...], as: UTF8.self) == String(hash(manifest), radix: 36)
+        else { return nil }
+        return Int(String(decoding: field[..<colon], as: UTF8.self))
+    }
+
+    private static func hash(_ bytes: [UInt8]) -> UInt64 {
+        bytes.reduce(0xcbf2_9ce4_8422_2325 as UInt64) { ($0 ^ UInt64($1)) &* 0x0000_0100_0000_01b3 }
     }
 
     /// The parts a manifest names (`bytes` left 0); nil where it is not one.
@@ -147,8 +167,9 @@ enum RedisScripts {
     /// Changes the parts of the session's collection in place.
     /// KEYS: the session, its log, its followed mark. ARGV: the version expected and its
     /// incarnation, the idle timeout in ms, the new version, the options, the step, the log's
-    /// length, the channel, the id, the new manifest, the number n of parts dropped, n fields
-    /// of parts dropped, then each part written: its field, its text. Returns {1, the version
+    /// length, the channel, the id, the new manifest, the number n of parts dropped, the item
+    /// count (`n`; "" for a flat collection), n fields of parts dropped, then each part written:
+    /// its field, its text. Returns {1, the version
     /// replaced} where committed, {0, current version or ""} where the stored session was not
     /// the one expected.
     static let patch = RedisScript(
@@ -158,8 +179,8 @@ enum RedisScripts {
             if current[1] ~= ARGV[1] or current[2] ~= ARGV[2] then return {0, current[1] or ''} end
             local dropped = tonumber(ARGV[11])
             local fields, values = {}, {'v', ARGV[4], 'o', ARGV[5], 'm', ARGV[10]}
-            for i = 12, 11 + dropped do fields[#fields + 1] = ARGV[i] end
-            for i = 12 + dropped, #ARGV do values[#values + 1] = ARGV[i] end
+            for i = 13, 12 + dropped do fields[#fields + 1] = ARGV[i] end
+            for i = 13 + dropped, #ARGV do values[#values + 1] = ARGV[i] end
             local entry
             if redis.call('EXISTS', KEYS[3]) == 1 then
               entry = {'k', ARGV[6], 'g', current[2], 'v', ARGV[4], 'b', current[1], 'o', ARGV[5]}
@@ -188,6 +209,7 @@ enum RedisScripts {
             end
             chunked('HDEL', KEYS[1], fields)
             chunked('HSET', KEYS[1], values)
+            if ARGV[12] ~= '' then redis.call('HSET', KEYS[1], 'n', ARGV[12]) end
             redis.call('PEXPIRE', KEYS[1], ARGV[3])
             if entry then logged(KEYS[2], ARGV[3], ARGV[7], ARGV[8], ARGV[9], entry) end
             return {1, current[1]}

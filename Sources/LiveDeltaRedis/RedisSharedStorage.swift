@@ -68,15 +68,19 @@ final class RedisSharedStorage: SharedStorage {
         // between the two (which may drop a part, or start a life whose part names repeat the
         // last one's) has the read tried again.
         for _ in 0..<3 {
-            let replies = try run([["HMGET", key, "v", "g", "o", "s", "m"], ["PEXPIRE", key, .text(ttl)]])
-            guard let fields = replies[0].array, fields.count == 5,
+            let replies = try run([["HMGET", key, "v", "g", "o", "s", "m", "n"], ["PEXPIRE", key, .text(ttl)]])
+            guard let fields = replies[0].array, fields.count == 6,
                 let version = fields[0].bytes.flatMap({ UInt64(String(decoding: $0, as: UTF8.self)) }),
-                let options = fields[2].bytes, fields[3].bytes == Array(StoredShape.flat.rawValue.utf8), let manifest = fields[4].bytes
+                let options = fields[2].bytes, let shape = fields[3].bytes.flatMap({ StoredShape(rawValue: String(decoding: $0, as: UTF8.self)) }),
+                let manifest = fields[4].bytes
             else { return nil }
             guard let parts = RedisSessionLayout.parts(manifest) else {
                 throw .storeUnavailable("the stored session \(id) has a manifest that cannot be read")
             }
             let count = parts.reduce(0) { $0 + $1.count }
+            // A sectioned session's parts count sections: its items are counted beside them, and
+            // one stored without that count (by an earlier LiveDelta) is read whole.
+            guard let items = shape == .flat ? count : RedisSessionLayout.itemCount(fields[5].bytes, manifest: manifest) else { return nil }
             let wanted = units(count)
             // The parts from the one holding the window's first item to the one holding its last.
             var (first, end) = (0, 0)
@@ -96,15 +100,16 @@ final class RedisSharedStorage: SharedStorage {
             guard values.count == chosen.count + 2, values[0].bytes == fields[0].bytes, values[1].bytes == fields[1].bytes else { continue }
             let texts = values.dropFirst(2).compactMap(\.bytes)
             guard texts.count == chosen.count else { continue }
-            var data: [UInt8] = [UInt8(ascii: "[")]
-            data.reserveCapacity(texts.reduce(2) { $0 + $1.count + 1 })
+            var data = Array(UnsafeBufferPointer(start: shape.opening.utf8Start, count: shape.opening.utf8CodeUnitCount))
+            data.reserveCapacity(texts.reduce(16) { $0 + $1.count + 1 })
             for (index, text) in texts.enumerated() {
                 if index > 0 { data.append(UInt8(ascii: ",")) }
                 data += text
             }
-            data.append(UInt8(ascii: "]"))
+            data += UnsafeBufferPointer(start: shape.closing.utf8Start, count: shape.closing.utf8CodeUnitCount)
             let incarnation = fields[1].bytes.map { String(decoding: $0, as: UTF8.self) } ?? ""
-            return StoredUnits(version: version, incarnation: incarnation, options: options, data: data, first: first, count: count)
+            return StoredUnits(
+                version: version, incarnation: incarnation, options: options, data: data, first: first, count: count, items: items)
         }
         return nil
     }
@@ -281,7 +286,9 @@ final class RedisSharedStorage: SharedStorage {
     /// Writes a whole collection's parts to a key of their own, expiring in a minute so that
     /// they do not linger should this process die before a commit takes them.
     private static func writing(_ parts: PartPlan, to key: [UInt8]) -> [[RedisArgument]] {
-        var set: [RedisArgument] = ["HSET", .bytes(key), "s", .text(parts.shape.rawValue), "m", .bytes(RedisSessionLayout.manifest(parts.manifest))]
+        let manifest = RedisSessionLayout.manifest(parts.manifest)
+        var set: [RedisArgument] = ["HSET", .bytes(key), "s", .text(parts.shape.rawValue), "m", .bytes(manifest)]
+        if parts.shape == .sectioned { set += ["n", .bytes(RedisSessionLayout.itemCount(parts.items, manifest: manifest))] }
         set.reserveCapacity(set.count + parts.written.count * 2)
         for part in parts.written { set += [.bytes(RedisSessionLayout.field(part.name)), .borrowed(part.text)] }
         return [set, ["PEXPIRE", .bytes(key), "60000"]]
@@ -292,10 +299,12 @@ final class RedisSharedStorage: SharedStorage {
         _ id: String, version: UInt64, options: [UInt8], parts: PartPlan, expecting expected: (version: UInt64, incarnation: String),
         step: StoredStep, account: (keys: [[UInt8]], arguments: [RedisArgument])?
     ) throws(SessionError) -> CommitOutcome {
+        let manifest = RedisSessionLayout.manifest(parts.manifest)
         var arguments: [RedisArgument] =
             [String(expected.version), expected.incarnation, ttl, String(version)].map(RedisArgument.text) + [.bytes(options)]
             + [step.rawValue, String(logLength)].map(RedisArgument.text) + [.bytes(channel(id)), .text(id)]
-            + [.bytes(RedisSessionLayout.manifest(parts.manifest)), .text(String(parts.removed.count))]
+            + [.bytes(manifest), .text(String(parts.removed.count))]
+            + [.bytes(parts.shape == .sectioned ? RedisSessionLayout.itemCount(parts.items, manifest: manifest) : [])]
         arguments.reserveCapacity(arguments.count + parts.removed.count + parts.written.count * 2)
         arguments += parts.removed.map { .bytes(RedisSessionLayout.field($0)) }
         for part in parts.written { arguments += [.bytes(RedisSessionLayout.field(part.name)), .borrowed(part.text)] }

@@ -157,6 +157,40 @@ import Testing
         #expect(try wholeReads() == before)
     }
 
+    /// The same for a sectioned session, whose parts count sections: a window of whole sections
+    /// is read from the parts that hold them, and the session's counts of items and sections
+    /// (kept beside the parts) are its own, before and after commits elsewhere that remove an
+    /// item and a section above the window.
+    @Test(arguments: [false, true]) func aSectionedWindowReadOnAColdReplicaReadsOnlyItsParts(cluster: Bool) throws {
+        let redis = try SharedRedis(cluster: cluster)
+        let (a, b) = (try ServerProcess(arguments: ["--session-store", redis.url]), try ServerProcess(arguments: ["--session-store", redis.url]))
+        let sections = (0..<3_000).map { section in
+            let items = (0..<4).map { "{\"id\":\(section * 4 + $0),\"title\":\"row \(section * 4 + $0)\"}" }.joined(separator: ",")
+            return "{\"id\":\"s\(section)\",\"items\":[\(items)]}"
+        }.joined(separator: ",")
+        #expect(try a.connection().request("PUT", "/sessions/long", json: "{\"sections\":[\(sections)]}").status == 201)
+        func wholeReads() throws -> Int { try redis.calls(of: "hgetall") }
+        func ids(_ json: JSONValue?) -> [String] { json?["sections"]?.array?.compactMap { $0["id"]?.stringValue } ?? [] }
+        let before = try wholeReads()
+        let read = try b.connection().request("GET", "/sessions/long?offset=2000&limit=20")
+        #expect(read.status == 200 && read.json["count"]?.int == 12_000 && read.json["sectionCount"]?.int == 3_000, "\(read.status)")
+        #expect(ids(read.json) == (2_000..<2_020).map { "s\($0)" })
+        #expect(read.json["sections"]?.array?.first?["items"]?.array?.compactMap { $0["id"]?.int } == Array(8_000..<8_004))
+        #expect(read.json["window"]?["offset"]?.int == 2_000 && read.json["window"]?["total"]?.int == 3_000)
+        #expect(read.json["token"]?.stringValue?.hasSuffix(".0~2000-20") == true)
+        let remove = #"{"operations":[{"op":"remove","id":1},{"op":"removeSection","id":"s5"}]}"#
+        #expect(try a.connection().request("POST", "/sessions/long/changes", json: remove).status == 200)
+        let after = try b.connection().request("GET", "/sessions/long?offset=2000&limit=20")
+        #expect(after.json["version"]?.int == 1 && after.json["count"]?.int == 11_995 && after.json["sectionCount"]?.int == 2_999)
+        #expect(ids(after.json) == (2_001..<2_021).map { "s\($0)" })
+        let end = try b.connection().request("GET", "/sessions/long?offset=2990&limit=20")
+        #expect(ids(end.json) == (2_991..<3_000).map { "s\($0)" } && end.json["window"]?["count"]?.int == 9)
+        #expect(try wholeReads() == before)
+        // The same window as a replica holding the session answers it.
+        let whole = try a.connection().request("GET", "/sessions/long?offset=2000&limit=20")
+        #expect(whole.text == after.text)
+    }
+
     /// A replica killed with SIGKILL in the middle of the load: the other carries on, the chain
     /// stays exact, and a replica started again serves the same session.
     @Test(arguments: [false, true]) func aReplicaKilledMidLoadLeavesTheChainExact(cluster: Bool) throws {

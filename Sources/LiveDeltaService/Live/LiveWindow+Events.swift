@@ -61,11 +61,12 @@ extension SessionSnapshot {
     /// A window of the session as a read answers it and a reset starts a subscriber from:
     /// the summary, options, the window's rows (`items`, or whole `sections`) and where they
     /// are; with the token a subscriber resumes from, where asked. A snapshot of some of the
-    /// session's rows (`SessionRows`) holds them from position `first`, of `count`.
-    func windowJSON(_ window: PlacedWindow, token: String? = nil, first: Int = 0, count: Int? = nil) -> [UInt8] {
+    /// session's rows (`SessionRows`) holds them from position `first`, of `held`'s count of
+    /// rows and of items.
+    func windowJSON(_ window: PlacedWindow, token: String? = nil, first: Int = 0, rows held: (count: Int, items: Int)? = nil) -> [UInt8] {
         var writer = JSONWriter(capacity: 512 + 128 * window.rows.count)
         writer.raw("{")
-        writer.sessionSummary(self, count: count)
+        writer.sessionSummary(self, rows: held)
         let rows = window.rows.lowerBound - first..<window.rows.upperBound - first
         writer.member("options")
         writer.options(options)

@@ -10,6 +10,9 @@ package struct PartPlan {
     package var written: [(name: String, text: [UnsafeRawBufferPointer])]
     /// The stored parts this commit drops.
     package var removed: [String]
+    /// The items the collection holds: a sectioned one's parts count sections, and a window
+    /// read from some of them still says how many items the session has.
+    package var items = 0
 
     /// Every part is written: nothing stored is kept.
     package var whole: Bool { written.count == manifest.count }

@@ -21,6 +21,12 @@ enum PartPlanner {
     /// named `prefix` and a number, so the prefix must be one no stored part's name starts with
     /// (the new version's number does: versions only grow within a life).
     static func change(from old: JSONCollection?, stored: [StoredPart], to new: JSONCollection, naming prefix: String) -> PartPlan {
+        var parts = units(from: old, stored: stored, to: new, naming: prefix)
+        parts.items = new.itemCount
+        return parts
+    }
+
+    private static func units(from old: JSONCollection?, stored: [StoredPart], to new: JSONCollection, naming prefix: String) -> PartPlan {
         switch (old?.shape, new.shape) {
         case (.flat(let before), .flat(let after)):
             plan(before, stored, after, shape: .flat, prefix)

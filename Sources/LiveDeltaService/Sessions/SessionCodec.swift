@@ -41,7 +41,7 @@ enum SessionCodec {
     static func decode(id: String, _ stored: StoredUnits) throws(SessionError) -> SessionRows {
         let (options, collection) = try read(id: id, options: stored.options, data: stored.data)
         let snapshot = SessionSnapshot(id: id, incarnation: stored.incarnation, options: options, version: stored.version, collection: collection)
-        return SessionRows(snapshot: snapshot, first: stored.first, count: stored.count)
+        return SessionRows(snapshot: snapshot, first: stored.first, count: stored.count, items: stored.items)
     }
 
     private static func read(id: String, options: [UInt8], data: [UInt8]) throws(SessionError) -> (DiffOptions, JSONCollection) {

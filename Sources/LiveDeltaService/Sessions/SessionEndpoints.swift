@@ -70,9 +70,11 @@ struct SessionEndpoints {
         if let window, case .offset = window.anchor,
             let read = try sessions({ () throws(SessionError) in try store.rows(id: id) { PlacedWindow(window, anchor: 0, total: $0).rows } })
         {
-            // An offset window of a long session stored in parts: only the parts that hold it.
+            // An offset window of a long session stored in parts (of items, or of whole
+            // sections): only the parts that hold it.
             let placed = PlacedWindow(window, anchor: 0, total: read.count)
-            let body = read.snapshot.windowJSON(placed, token: read.snapshot.windowToken(placed).token, first: read.first, count: read.count)
+            let body = read.snapshot.windowJSON(
+                placed, token: read.snapshot.windowToken(placed).token, first: read.first, rows: (read.count, read.items))
             return HTTPResponse(status: 200, headers: headers(version: read.snapshot.version), body: try withSource(body, id: id))
         }
         let snapshot = try sessions { () throws(SessionError) in try store.snapshot(id: id) }

@@ -3,16 +3,17 @@ import ByteJSON
 extension JSONWriter {
     /// `"id", "version", "count"` and, for sections, `"sectionCount"` (no braces); `count` for a
     /// snapshot of some of the session's rows.
-    mutating func sessionSummary(_ snapshot: SessionSnapshot, count: Int? = nil) {
+    /// `rows`: the session's counts, where the snapshot holds some of its rows only.
+    mutating func sessionSummary(_ snapshot: SessionSnapshot, rows: (count: Int, items: Int)? = nil) {
         member("id", first: true)
         string(String(SessionNamespace.shown(snapshot.id)))
         member("version")
         unsigned(UInt(snapshot.version))
         member("count")
-        int(count ?? snapshot.collection.itemCount)
+        int(rows?.items ?? snapshot.collection.itemCount)
         if case .sectioned(let sections) = snapshot.collection.shape {
             member("sectionCount")
-            int(sections.count)
+            int(rows?.count ?? sections.count)
         }
     }
 

@@ -77,9 +77,12 @@ package struct LoggedState: Sendable {
 /// session has.
 package struct SessionRows: Sendable {
     package var snapshot: SessionSnapshot
-    /// The session's position of the snapshot's first row.
+    /// The session's position of the snapshot's first row (an item, or a section).
     package var first: Int
+    /// The rows the session holds.
     package var count: Int
+    /// The items it holds (`count` where it is flat).
+    package var items: Int
 }
 
 extension SessionStore {

@@ -10,9 +10,10 @@ package protocol SharedStorage: Sendable {
     /// The session with each part's text apart, for a copy that logged steps take forward,
     /// without refreshing its idle timeout; nil where there is none, or it is stored whole.
     func readParts(_ id: String) throws(SessionError) -> PartedSession?
-    /// The parts of a flat session that hold the items `units(count)` asks for, `count` being
-    /// all it holds, read without the others (a window of a long session); nil where there is
-    /// no session, or it is sectioned or stored whole (it is then read whole).
+    /// The parts of a session that hold the units (items, or sections) `units(count)` asks for,
+    /// `count` being all it holds, read without the others (a window of a long session); nil
+    /// where there is no session, or it is stored whole or without what a window's answer
+    /// needs (it is then read whole).
     func readUnits(_ id: String, _ units: (Int) -> Range<Int>) throws(SessionError) -> StoredUnits?
     /// The options alone, without refreshing anything; nil where there is no session or no answer.
     func options(of id: String) -> [UInt8]?

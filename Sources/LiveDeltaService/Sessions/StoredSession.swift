@@ -21,25 +21,29 @@ package struct StoredSession: Sendable {
     }
 }
 
-/// Some of a stored flat session's items: whole parts, as a body would send them.
+/// Some of a stored session's units (items of a flat one, sections of a sectioned one): whole
+/// parts, as a body would send them.
 package struct StoredUnits: Sendable {
     package var version: UInt64
     package var incarnation: String
     package var options: [UInt8]
-    /// The parts read, as one array of items.
+    /// The parts read, as a collection: an array of items, or an object of sections.
     package var data: [UInt8]
-    /// The session's position of `data`'s first item.
+    /// The session's position of `data`'s first unit.
     package var first: Int
-    /// The items the session holds.
+    /// The units the session holds.
     package var count: Int
+    /// The items the session holds (`count` where it is flat).
+    package var items: Int
 
-    package init(version: UInt64, incarnation: String, options: [UInt8], data: [UInt8], first: Int, count: Int) {
+    package init(version: UInt64, incarnation: String, options: [UInt8], data: [UInt8], first: Int, count: Int, items: Int) {
         self.version = version
         self.incarnation = incarnation
         self.options = options
         self.data = data
         self.first = first
         self.count = count
+        self.items = items
     }
 }
 
