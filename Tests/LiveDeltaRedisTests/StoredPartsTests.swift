@@ -34,8 +34,15 @@ import Testing
 
         @discardableResult
         func send(_ method: String, _ path: String, _ body: String = "") -> (status: Int, body: [UInt8]) {
+            let (route, query) = path.split(separator: "?", maxSplits: 1).map(String.init).splitFirst
+            let pairs = query.split(separator: "&").map { pair in
+                let parts = pair.split(separator: "=", maxSplits: 1).map(String.init)
+                return (name: parts[0], value: parts.count > 1 ? parts[1] : "")
+            }
             let response = service.handle(
-                HTTPRequest(method: method, path: path, headers: [("Content-Type", "application/json")], body: ByteBuffer(Array(body.utf8))))
+                HTTPRequest(
+                    method: method, path: route, fields: HeaderFields([("Content-Type", "application/json")]), query: pairs,
+                    body: ByteBuffer(Array(body.utf8))))
             return (response.status, response.body)
         }
     }
@@ -105,6 +112,38 @@ import Testing
         #expect(items.count == ids.count && items.map { $0["id"] } == expected, "the session's ids are not the ones written")
     }
 
+    /// A sectioned window read by a replica with no copy comes from the parts that hold it and
+    /// says the session's counts as the writer's own copy does; where the item count stored
+    /// beside the parts is not the manifest's (left by a server that wrote none), the session is
+    /// read whole, and the answer is the same.
+    @Test func aSectionedWindowFromItsPartsAnswersAsTheWholeSession() throws {
+        let redis = try RedisProcess()
+        defer { redis.stop() }
+        let writer = try Replica(redis)
+        let sections = (0..<600).map { section in
+            #"{"id":"s\#(section)","items":[\#((0..<3).map { Self.item(section * 3 + $0, "a") }.joined(separator: ","))]}"#
+        }
+        #expect(writer.send("PUT", "/sessions/w", #"{"sections":[\#(sections.joined(separator: ","))]}"#).status == 201)
+        let inserted = #"{"id":"t","items":[\#(Self.item(9_000, "b")),\#(Self.item(9_001, "b"))]}"#
+        let change = #"{"operations":[{"op":"remove","id":4},{"op":"insertSection","id":"t","before":"s2","section":\#(inserted)}]}"#
+        #expect(writer.send("POST", "/sessions/w/changes", change).status == 200)
+        let path = "/sessions/w?offset=400&limit=30"
+        let held = writer.send("GET", path)
+        #expect(held.status == 200 && String(decoding: held.body, as: UTF8.self).contains(#""count":1801,"sectionCount":601"#))
+        let pool = RedisPool(try #require(RedisConfiguration(url: redis.url)))
+        func wholeReads() throws -> Int {
+            let info = String(decoding: try pool.run([["INFO", "commandstats"]])[0].bytes ?? [], as: UTF8.self)
+            guard let line = info.split(separator: "\r\n").first(where: { $0.hasPrefix("cmdstat_hgetall:calls=") }) else { return 0 }
+            return Int(line.dropFirst("cmdstat_hgetall:calls=".count).prefix { $0.isNumber }) ?? -1
+        }
+        let before = try wholeReads()
+        #expect(try Replica(redis).send("GET", path).body == held.body)
+        #expect(try wholeReads() == before, "a window of parts read the session whole")
+        _ = try pool.run([["HSET", "livedelta:{w}", "n", "7:stale"]])
+        #expect(try Replica(redis).send("GET", path).body == held.body)
+        #expect(try wholeReads() == before + 1, "a count not the manifest's was taken")
+    }
+
     @Test func aSessionStoredWholeByAnEarlierVersionIsReadAndThenStoredInParts() throws {
         let redis = try RedisProcess()
         defer { redis.stop() }
@@ -120,6 +159,11 @@ import Testing
         #expect(fields.contains("m") && !fields.contains("d"), "\(fields)")
         try Self.expectSameRead(writer, redis, "legacy", "after its first change")
     }
+}
+
+extension [String] {
+    /// The first element, and the second or "" (a path and its query).
+    fileprivate var splitFirst: (String, String) { (self[0], count > 1 ? self[1] : "") }
 }
 
 struct Failure: Error, CustomStringConvertible {
