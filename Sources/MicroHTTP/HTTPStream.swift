@@ -192,20 +192,22 @@ package final class HTTPStream: Sendable {
         state.phase = .attached(connection: connection, suspended: false)
         if let batch = WakeBatch.current {
             batch.connections.append(connection)
+            if batch.connections.count >= batch.limit { batch.resume() }
         } else {
             MHD_resume_connection(connection)
         }
     }
 
     /// Runs `body`, which writes to many streams, and resumes the connections its writes woke
-    /// at its end. libmicrohttpd's event loop walks every suspended connection it holds each
-    /// time it is woken to resume some: woken by each of thousands of writes in turn (an insert
-    /// at the top of a session that 10,000 windows follow), it walked its 5,000 connections
-    /// again and again, an eighth of the server's CPU in that fan-out. Woken once a batch, it
-    /// walks them once a batch.
-    package static func batchingWakes<Result>(_ body: () throws -> Result) rethrows -> Result {
-        let batch = WakeBatch()
-        defer { for connection in batch.connections { MHD_resume_connection(connection) } }
+    /// at its end, or each time `limit` of them have gathered. libmicrohttpd's event loop walks
+    /// every suspended connection it holds each time it is woken to resume some: woken by each
+    /// of thousands of writes in turn (an insert at the top of a session that 10,000 windows
+    /// follow), it walked its 5,000 connections again and again, an eighth of the server's CPU
+    /// in that fan-out. Woken once a batch, it walks them once a batch; a limit lets the first
+    /// connections go before a long pass ends.
+    package static func batchingWakes<Result>(limit: Int = .max, _ body: () throws -> Result) rethrows -> Result {
+        let batch = WakeBatch(limit: limit)
+        defer { batch.resume() }
         return try WakeBatch.$current.withValue(batch, operation: body)
     }
 
@@ -314,4 +316,15 @@ package final class HTTPStream: Sendable {
 final class WakeBatch: @unchecked Sendable {  // one thread's only; see above
     @TaskLocal static var current: WakeBatch?
     var connections: [OpaquePointer] = []
+    let limit: Int
+
+    init(limit: Int) { self.limit = max(1, limit) }
+
+    /// Resumes the connections gathered so far. Safe under another stream's lock, as a wake
+    /// without a batch is: each of them was marked not suspended when it was gathered, so no
+    /// one else resumes it, and a suspended connection cannot close.
+    func resume() {
+        for connection in connections { MHD_resume_connection(connection) }
+        connections.removeAll(keepingCapacity: true)
+    }
 }
