@@ -421,9 +421,10 @@ final class LiveFeed: Sendable {
     /// Subscribers a thread of `deliverAll` takes at a time.
     private static let chunk = 128
     /// Connections a thread of `deliverAll` has libmicrohttpd resume at once. Each resume of a
-    /// batch costs libmicrohttpd a walk of all its suspended connections: with 10,000 offset
+    /// batch costs libmicrohttpd a walk of all its suspended connections: with 9,725 offset
     /// windows shifted by one insert, batches of 1,024 rather than of a chunk (128) took the
-    /// last subscriber's event from 304 to 254 ms (p50), and the first from 34 to 48 ms.
+    /// server's CPU a commit from about 470 to 400 ms, and the first subscriber's event from
+    /// about 25 to 45 ms; the last one's moved within this machine's noise.
     private static let wakes = 1_024
 
     /// Delivers a pass's work; returns the subscribers gone. A large pass (an insert at the
