@@ -60,7 +60,9 @@ private func streamingServer(
 
     /// Writes to many streams within `batchingWakes` resume their connections at its end: each
     /// client gets its events, batch after batch (each connection suspended again between them),
-    /// and a stream closed within a batch ends.
+    /// and a stream closed within a batch ends. A batch with a limit resumes them each time that
+    /// many have gathered: three clients get their event while it still runs, the fourth at its
+    /// end.
     @Test func writesWithinABatchAreSentWhenItEnds() throws {
         let streams = NIOLockedValueBox<[HTTPStream]>([])
         let server = try streamingServer(threads: 2, streams: streams)
@@ -73,26 +75,13 @@ private func streamingServer(
             #expect(accepted.allSatisfy { $0 })
             for client in clients { #expect(try client.next()?.data == "event \(number)") }
         }
-        HTTPStream.batchingWakes { for stream in written { stream.close() } }
-        for client in clients { #expect(try client.next() == nil) }
-        try waitUntil { server.openStreams == 0 }
-    }
-
-    /// A batch with a limit resumes its connections each time that many have gathered: the
-    /// first three clients get their events while the batch still runs, the fourth at its end.
-    @Test func aBatchResumesItsConnectionsAtItsLimit() throws {
-        let streams = NIOLockedValueBox<[HTTPStream]>([])
-        let server = try streamingServer(threads: 2, streams: streams)
-        defer { server.stop(grace: .seconds(1)) }
-        let clients = try (0..<4).map { _ in try EventStreamClient(port: server.port, path: "/stream") }
-        try waitUntil { streams.withLockedValue { $0.count } == clients.count }
-        let written = streams.withLockedValue { $0 }
         let (accepted, early) = try HTTPStream.batchingWakes(limit: 3) {
             (written.map { $0.write(Array("data: early\n\n".utf8)) }, try clients.prefix(3).map { try $0.next()?.data })
         }
         #expect(accepted.allSatisfy { $0 } && early == ["early", "early", "early"])
         #expect(try clients[3].next()?.data == "early")
         HTTPStream.batchingWakes { for stream in written { stream.close() } }
+        for client in clients { #expect(try client.next() == nil) }
         try waitUntil { server.openStreams == 0 }
     }
 
