@@ -5,10 +5,10 @@ import LiveDeltaService
 /// parts (`StoredPart`): the shape (`s`), the manifest (`m`: each part's name and unit count,
 /// in order, `name:count,name:count`) and each part's text (`p<name>`: its units joined by
 /// commas); a sectioned collection's item count too (`n`, `itemCount`), as its parts count
-/// sections. A change rewrites the parts it touches, the manifest and the count. A session stored whole by
-/// an earlier version has its collection in `d` instead, and gets parts at its next commit. The
-/// `{id}` hash tag keeps the session and the key a new value is written to beside it in one
-/// cluster slot.
+/// sections. A change rewrites the parts it touches, the manifest and the count. A session
+/// stored whole by an earlier version has its collection in `d` instead, and gets parts at its
+/// next commit. The `{id}` hash tag keeps the session and the key a new value is written to
+/// beside it in one cluster slot.
 struct RedisSessionLayout: Sendable {
     let prefix: String
 
@@ -169,9 +169,8 @@ enum RedisScripts {
     /// incarnation, the idle timeout in ms, the new version, the options, the step, the log's
     /// length, the channel, the id, the new manifest, the number n of parts dropped, the item
     /// count (`n`; "" for a flat collection), n fields of parts dropped, then each part written:
-    /// its field, its text. Returns {1, the version
-    /// replaced} where committed, {0, current version or ""} where the stored session was not
-    /// the one expected.
+    /// its field, its text. Returns {1, the version replaced} where committed, {0, current
+    /// version or ""} where the stored session was not the one expected.
     static let patch = RedisScript(
         counting: RedisTenantQuotas.counting,
         common + """

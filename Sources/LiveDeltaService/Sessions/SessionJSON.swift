@@ -1,9 +1,8 @@
 import ByteJSON
 
 extension JSONWriter {
-    /// `"id", "version", "count"` and, for sections, `"sectionCount"` (no braces); `count` for a
-    /// snapshot of some of the session's rows.
-    /// `rows`: the session's counts, where the snapshot holds some of its rows only.
+    /// `"id", "version", "count"` and, for sections, `"sectionCount"` (no braces); `rows`, the
+    /// session's counts of rows and items, for a snapshot of some of its rows.
     mutating func sessionSummary(_ snapshot: SessionSnapshot, rows: (count: Int, items: Int)? = nil) {
         member("id", first: true)
         string(String(SessionNamespace.shown(snapshot.id)))
