@@ -34,7 +34,8 @@ import Testing
 
         @discardableResult
         func send(_ method: String, _ path: String, _ body: String = "") -> (status: Int, body: [UInt8]) {
-            let (route, query) = path.split(separator: "?", maxSplits: 1).map(String.init).splitFirst
+            let pieces = path.split(separator: "?", maxSplits: 1)
+            let (route, query) = (String(pieces[0]), pieces.count > 1 ? pieces[1] : "")
             let pairs = query.split(separator: "&").map { pair in
                 let parts = pair.split(separator: "=", maxSplits: 1).map(String.init)
                 return (name: parts[0], value: parts.count > 1 ? parts[1] : "")
@@ -130,16 +131,11 @@ import Testing
         let path = "/sessions/w?offset=400&limit=30"
         let held = writer.send("GET", path)
         #expect(held.status == 200 && String(decoding: held.body, as: UTF8.self).contains(#""count":1801,"sectionCount":601"#))
-        let pool = RedisPool(try #require(RedisConfiguration(url: redis.url)))
-        func wholeReads() throws -> Int {
-            let info = String(decoding: try pool.run([["INFO", "commandstats"]])[0].bytes ?? [], as: UTF8.self)
-            guard let line = info.split(separator: "\r\n").first(where: { $0.hasPrefix("cmdstat_hgetall:calls=") }) else { return 0 }
-            return Int(line.dropFirst("cmdstat_hgetall:calls=".count).prefix { $0.isNumber }) ?? -1
-        }
+        func wholeReads() throws -> Int { try redis.calls(of: "hgetall") }
         let before = try wholeReads()
         #expect(try Replica(redis).send("GET", path).body == held.body)
         #expect(try wholeReads() == before, "a window of parts read the session whole")
-        _ = try pool.run([["HSET", "livedelta:{w}", "n", "7:stale"]])
+        _ = try RedisPool(try #require(RedisConfiguration(url: redis.url))).run([["HSET", "livedelta:{w}", "n", "7:stale"]])
         #expect(try Replica(redis).send("GET", path).body == held.body)
         #expect(try wholeReads() == before + 1, "a count not the manifest's was taken")
     }
@@ -159,11 +155,6 @@ import Testing
         #expect(fields.contains("m") && !fields.contains("d"), "\(fields)")
         try Self.expectSameRead(writer, redis, "legacy", "after its first change")
     }
-}
-
-extension [String] {
-    /// The first element, and the second or "" (a path and its query).
-    fileprivate var splitFirst: (String, String) { (self[0], count > 1 ? self[1] : "") }
 }
 
 struct Failure: Error, CustomStringConvertible {

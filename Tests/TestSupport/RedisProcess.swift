@@ -60,6 +60,27 @@ public final class RedisProcess: @unchecked Sendable {  // see above
     /// nothing, as an overloaded or partitioned server does.
     public func pause(_ paused: Bool) { kill(process.processIdentifier, paused ? SIGSTOP : SIGCONT) }
 
+    /// How many times `command` (lowercase) has run on this server, by `INFO commandstats`.
+    public func calls(of command: String) throws -> Int { try Self.calls(of: command, ports: [port]) }
+
+    /// The same on the servers at `ports` together (a cluster's nodes).
+    public static func calls(of command: String, ports: [UInt16]) throws -> Int {
+        var total = 0
+        for port in ports {
+            let info = Process()
+            info.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            info.arguments = ["redis-cli", "-p", String(port), "INFO", "commandstats"]
+            let pipe = Pipe()
+            info.standardOutput = pipe
+            try info.run()
+            let text = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            info.waitUntilExit()
+            guard let line = text.split(whereSeparator: \.isNewline).first(where: { $0.hasPrefix("cmdstat_\(command):") }) else { continue }
+            total += Int(line.split(separator: "=")[1].prefix { $0.isNumber }) ?? 0
+        }
+        return total
+    }
+
     deinit {
         stop()
         try? FileManager.default.removeItem(at: directory)
