@@ -162,9 +162,13 @@ def reads(port, store):
 
 
 def helper_run(port, version, kind, mode, rounds, pid):
+    # The subscribers join together, as after a restart: the time until all are in, and the
+    # server's CPU for it.
+    join_start, join_cpu = time.monotonic(), cpu_seconds(pid)
     client = subprocess.Popen([helper, str(port), "big", str(SUBSCRIBERS), kind, "100", mode, str(rounds), str(version)],
                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     ready = client.stdout.readline().split()
+    joined = (time.monotonic() - join_start, cpu_seconds(pid) - join_cpu)
     before = cpu_seconds(pid)
     fan_before = fan_out_seconds(pid)
     client.stdin.write("go\n")
@@ -190,6 +194,7 @@ def helper_run(port, version, kind, mode, rounds, pid):
     figures = json.loads(client.stdout.readline())
     client.wait()
     figures["held"] = int(ready[1]) if len(ready) == 2 else 0
+    figures["joined"] = joined
     figures["cpu"] = spent
     figures["tail"] = tail
     figures["fan"] = fan_spent
@@ -220,6 +225,8 @@ def run(store, extra=()):
         alone = (cpu_seconds(process.pid) - before) / rounds
         figures = helper_run(port, version, "after", "outside", rounds, process.pid)
         version += rounds
+        print(f"  {SUBSCRIBERS:,} subscribers on keyset windows joined together in {figures['joined'][0]:.1f} s,"
+              f" {figures['joined'][1]:.1f} s of the server's CPU")
         # Each window's total goes at most once a second whatever the commits: its cost is
         # priced from the quiet tail and taken out, leaving what each commit adds; on the
         # fan-out threads alone, as the commit's own CPU (a million-item copy) varies more

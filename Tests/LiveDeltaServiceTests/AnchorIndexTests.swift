@@ -32,4 +32,30 @@ import Testing
             }
         }
     }
+
+    /// Callers that ask about one list together, once it is due for a table, wait for the one
+    /// table the first of them builds, and all find their anchors through it.
+    @Test func callersAskingTogetherShareOneTable() async {
+        let tables = AnchorTables()
+        let items = (0..<50_000).map { Thing(id: $0 * 7) }
+        // Scanned until the next question builds the table.
+        for _ in 0..<AnchorIndex.scansBeforeTable { #expect(tables.position(of: Thing(id: 7), in: items) == 1) }
+        let found = await withTaskGroup(of: [Int?].self) { group in
+            for caller in 0..<16 {
+                group.addTask { (0..<200).map { tables.position(of: Thing(id: (caller * 977 + $0 * 13) % 50_000 * 7), in: items) } }
+            }
+            return await group.reduce(into: []) { $0.append(contentsOf: $1) }
+        }
+        #expect(found.count == 16 * 200)
+        #expect(found.allSatisfy { $0 != nil })
+        #expect(tables.built == 1)
+        // Every caller's answer is the anchor's row.
+        for caller in 0..<16 {
+            for probe in 0..<200 {
+                let row = (caller * 977 + probe * 13) % 50_000
+                #expect(tables.position(of: Thing(id: row * 7), in: items) == row)
+            }
+        }
+        #expect(tables.built == 1)
+    }
 }

@@ -21,58 +21,92 @@ enum AnchorIndex {
     /// for a table within them (over 2^23 items) is scanned each time.
     static let tableBytes = 64 << 20
 
+    /// The tables of the process's lists.
+    static let shared = AnchorTables()
+
+    /// The position of the element whose id is `key`'s, nil where there is none.
+    static func position<Element: UniquelyIdentifiable>(of key: Element, in elements: [Element]) -> Int? {
+        shared.position(of: key, in: elements)
+    }
+}
+
+/// The tables `AnchorIndex` keeps, and the scans that lead to them.
+final class AnchorTables: Sendable {
     private struct Key: Hashable {
         let address: UInt
         let count: Int
     }
 
+    /// A list's table, built once by whichever caller locks it first: thousands of subscribers
+    /// joining at once (a restart, a deploy) ask about one version together, and each one that
+    /// came while a table was being built used to build one of its own (about 50 of a
+    /// million-item list, 2.8 s of CPU, where one takes 50 ms). They wait for the one instead.
+    private final class Slot: Sendable {
+        let key: Key
+        let table = Mutex<PositionTable?>(nil)
+
+        init(_ key: Key) { self.key = key }
+
+        /// The bytes its table takes, built or not.
+        var bytes: Int { PositionTable.bytes(key.count) }
+    }
+
     private struct State {
-        var tables: [(key: Key, table: PositionTable)] = []
+        var tables: [Slot] = []
         /// Scans of lists that have no table yet, by list (the latest few only).
         var scans: [(key: Key, count: Int)] = []
     }
 
-    private static let state = Mutex(State())
+    private let state = Mutex(State())
+    private let builds = Atomic<Int>(0)
+
+    /// Tables built so far.
+    var built: Int { builds.load(ordering: .relaxed) }
 
     /// The position of the element whose id is `key`'s, nil where there is none.
-    static func position<Element: UniquelyIdentifiable>(of key: Element, in elements: [Element]) -> Int? {
+    func position<Element: UniquelyIdentifiable>(of key: Element, in elements: [Element]) -> Int? {
         let hash = key.identityHash
         let matches = { (position: Int) in elements[position].identityHash == hash && elements[position].hasSameID(as: key) }
-        guard elements.count >= shortest else { return elements.indices.first(where: matches) }
+        guard elements.count >= AnchorIndex.shortest else { return elements.indices.first(where: matches) }
         let listKey = elements.withUnsafeBufferPointer { Key(address: UInt(bitPattern: $0.baseAddress), count: $0.count) }
-        let (table, build) = state.withLock { state -> (PositionTable?, Bool) in
+        let slot = state.withLock { state -> Slot? in
             if let found = state.tables.firstIndex(where: { $0.key == listKey }) {
                 // Most recently used last.
-                let entry = state.tables.remove(at: found)
-                state.tables.append(entry)
-                return (entry.table, false)
+                let slot = state.tables.remove(at: found)
+                state.tables.append(slot)
+                return slot
             }
             let scans = (state.scans.first { $0.key == listKey }?.count ?? 0) + 1
             state.scans.removeAll { $0.key == listKey }
-            state.scans.append((listKey, scans))
-            if state.scans.count > tablesKept * 4 { state.scans.removeFirst() }
-            return (nil, scans > scansBeforeTable && PositionTable.bytes(elements.count) <= tableBytes)
-        }
-        if let table {
-            if let position = table.candidate(hash, where: matches) { return position }
-            // Not where the table says: the table is another list's (this one's storage
-            // reused), or the id is not here. Where the list has it, the table goes.
-            guard let position = elements.indices.first(where: matches) else { return nil }
-            state.withLock { state in state.tables.removeAll { $0.key == listKey && $0.table === table } }
-            return position
-        } else if build {
-            let table = PositionTable(elements)
-            state.withLock { state in
-                state.scans.removeAll { $0.key == listKey }
-                state.tables.removeAll { $0.key == listKey }
-                state.tables.append((listKey, table))
-                while state.tables.count > tablesKept || state.tables.reduce(0, { $0 + $1.table.bytes }) > tableBytes {
-                    state.tables.removeFirst()
-                }
+            guard scans > AnchorIndex.scansBeforeTable, PositionTable.bytes(elements.count) <= AnchorIndex.tableBytes else {
+                state.scans.append((listKey, scans))
+                if state.scans.count > AnchorIndex.tablesKept * 4 { state.scans.removeFirst() }
+                return nil
             }
-            if let position = table.candidate(hash, where: matches) { return position }
+            // Listed before it is built, so that others asking meanwhile wait for it.
+            let slot = Slot(listKey)
+            state.tables.append(slot)
+            while state.tables.count > AnchorIndex.tablesKept || state.tables.reduce(0, { $0 + $1.bytes }) > AnchorIndex.tableBytes {
+                state.tables.removeFirst()
+            }
+            return slot
         }
-        return elements.indices.first(where: matches)
+        guard let slot else { return elements.indices.first(where: matches) }
+        // A slot's list is alive while a caller holds it, so no other list has its storage
+        // meanwhile: whoever builds the table builds it of this very list.
+        let table = slot.table.withLock { table -> PositionTable in
+            if let table { return table }
+            let built = PositionTable(elements)
+            builds.add(1, ordering: .relaxed)
+            table = built
+            return built
+        }
+        if let position = table.candidate(hash, where: matches) { return position }
+        // Not where the table says: the table is another list's (this one's storage reused),
+        // or the id is not here. Where the list has it, the table goes.
+        guard let position = elements.indices.first(where: matches) else { return nil }
+        state.withLock { state in state.tables.removeAll { $0 === slot } }
+        return position
     }
 }
 
