@@ -1,7 +1,7 @@
 """make bench-windows: live windows of a 1,000,000-item session, memory store and Redis.
 
-Prints: a 50-row window's first read (GET, p50 over 200 offsets, and over 200 keyset anchors)
-and its reset on the wire;
+Prints: a 50-row window's first read (GET, p50 over 200 offsets, and over 200 keyset anchors;
+on Redis, also on a second replica that holds no copy) and its reset on the wire;
 a 10-row scroll of it on the wire (batch with rows=changed, and keyed); 10,000 subscribers on distinct keyset windows and a
 one-item commit outside all of them (the server's CPU per commit beside the same commit with
 no subscribers; the rows they were sent: none; and the fan-out threads' CPU per commit, whole
@@ -161,6 +161,22 @@ def reads(port, store):
           f" (batch, rows=changed; keyed {scroll})")
 
 
+def cold_reads(extra):
+    """The same reads on a second replica that holds no copy of the session: from the parts
+    that hold each window (a keyset window's anchor found by the ids' hashes beside them)."""
+    process, port = start(extra)
+    try:
+        connection = Connection(port)
+        offset = timed_reads(connection, lambda spot: f"offset={spot}", lambda spot: spot)
+        keyset = timed_reads(connection, lambda spot: f"after={spot}", lambda spot: spot + 1)
+        print(f"  a replica with no copy: a 50-row window's read p50 {statistics.median(offset) * 1000:.2f} ms,"
+              f" p99 {percentile(offset, 0.99) * 1000:.2f} ms; keyset p50 {statistics.median(keyset) * 1000:.2f} ms,"
+              f" p99 {percentile(keyset, 0.99) * 1000:.2f} ms")
+    finally:
+        process.terminate()
+        process.wait()
+
+
 def helper_run(port, version, kind, mode, rounds, pid):
     # The subscribers join together, as after a restart: the time until all are in, and the
     # server's CPU for it.
@@ -219,6 +235,8 @@ def run(store, extra=()):
         version, seconds = create(port)
         print(f"{store} store: {ITEMS:,} items created in {seconds:.1f} s")
         reads(port, store)
+        if extra:
+            cold_reads(extra)
         rounds = 50
         before = cpu_seconds(process.pid)
         version = outside_alone(port, rounds)

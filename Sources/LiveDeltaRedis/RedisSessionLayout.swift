@@ -5,7 +5,9 @@ import LiveDeltaService
 /// parts (`StoredPart`): the shape (`s`), the manifest (`m`: each part's name and unit count,
 /// in order, `name:count,name:count`) and each part's text (`p<name>`: its units joined by
 /// commas); a sectioned collection's item count too (`n`, `itemCount`), as its parts count
-/// sections. A change rewrites the parts it touches, the manifest and the count. A session
+/// sections; and beside each part the hashes of its units' ids (`h<name>`, `idsField`), by
+/// which a window anchored by id finds the part that holds its anchor (`RedisScripts.locate`).
+/// A change rewrites the parts it touches, the manifest and the count. A session
 /// stored whole by an earlier version has its collection in `d` instead, and gets parts at its
 /// next commit. The `{id}` hash tag keeps the session and the key a new value is written to
 /// beside it in one cluster slot.
@@ -32,6 +34,9 @@ struct RedisSessionLayout: Sendable {
 
     /// The hash field of a part's text.
     static func field(_ name: String) -> [UInt8] { Array("p\(name)".utf8) }
+
+    /// The hash field of a part's units' id hashes (`PartPlan.writtenIDs`).
+    static func idsField(_ name: String) -> [UInt8] { Array("h\(name)".utf8) }
 
     /// The manifest's text.
     static func manifest(_ parts: [StoredPart]) -> [UInt8] {
@@ -168,18 +173,21 @@ enum RedisScripts {
     /// KEYS: the session, its log, its followed mark. ARGV: the version expected and its
     /// incarnation, the idle timeout in ms, the new version, the options, the step, the log's
     /// length, the channel, the id, the new manifest, the number n of parts dropped, the item
-    /// count (`n`; "" for a flat collection), n fields of parts dropped, then each part written:
-    /// its field, its text. Returns {1, the version replaced} where committed, {0, current
-    /// version or ""} where the stored session was not the one expected.
+    /// count (`n`; "" for a flat collection), the number k of parts written with their ids'
+    /// hashes, n fields of parts dropped (their ids' hashes go with them), k times a field of
+    /// ids' hashes and its value, then each part written: its field, its text. Returns {1, the
+    /// version replaced} where committed, {0, current version or ""} where the stored session
+    /// was not the one expected.
     static let patch = RedisScript(
         counting: RedisTenantQuotas.counting,
         common + """
             local current = redis.call('HMGET', KEYS[1], 'v', 'g', 'm')
             if current[1] ~= ARGV[1] or current[2] ~= ARGV[2] then return {0, current[1] or ''} end
-            local dropped = tonumber(ARGV[11])
-            local fields, values = {}, {'v', ARGV[4], 'o', ARGV[5], 'm', ARGV[10]}
-            for i = 13, 12 + dropped do fields[#fields + 1] = ARGV[i] end
-            for i = 13 + dropped, #ARGV do values[#values + 1] = ARGV[i] end
+            local dropped, indexed = tonumber(ARGV[11]), tonumber(ARGV[13])
+            local fields, values, ids = {}, {'v', ARGV[4], 'o', ARGV[5], 'm', ARGV[10]}, {}
+            for i = 14, 13 + dropped do fields[#fields + 1] = ARGV[i] end
+            for i = 14 + dropped, 13 + dropped + 2 * indexed do ids[#ids + 1] = ARGV[i] end
+            for i = 14 + dropped + 2 * indexed, #ARGV do values[#values + 1] = ARGV[i] end
             local entry
             if redis.call('EXISTS', KEYS[3]) == 1 then
               entry = {'k', ARGV[6], 'g', current[2], 'v', ARGV[4], 'b', current[1], 'o', ARGV[5]}
@@ -206,13 +214,47 @@ enum RedisScripts {
               end
               for i = 1, #changes do entry[#entry + 1] = changes[i] end
             end
+            local dropIDs = {}
+            for i = 1, #fields do dropIDs[i] = 'h' .. string.sub(fields[i], 2) end
             chunked('HDEL', KEYS[1], fields)
+            chunked('HDEL', KEYS[1], dropIDs)
             chunked('HSET', KEYS[1], values)
+            chunked('HSET', KEYS[1], ids)
             if ARGV[12] ~= '' then redis.call('HSET', KEYS[1], 'n', ARGV[12]) end
             redis.call('PEXPIRE', KEYS[1], ARGV[3])
             if entry then logged(KEYS[2], ARGV[3], ARGV[7], ARGV[8], ARGV[9], entry) end
             return {1, current[1]}
             """)
+
+    /// Finds the parts that may hold the unit whose id hashes to a needle, by the ids' hashes
+    /// kept beside each part. KEYS: the session. ARGV: the version and incarnation read with
+    /// the manifest, the needle (4 bytes), then each part's field of ids' hashes, in the
+    /// manifest's order. Returns {1, the index (from 1) of each part whose list holds the
+    /// needle at a multiple of 4}, {0} where the session is no longer at that version, {-1}
+    /// where a part has no list (written by an earlier LiveDelta): the session is read whole.
+    /// A read of 4 bytes an item in Redis, not of the items.
+    static let locate = """
+        local current = redis.call('HMGET', KEYS[1], 'v', 'g')
+        if current[1] ~= ARGV[1] or current[2] ~= ARGV[2] then return {0} end
+        local needle, found = ARGV[3], {1}
+        for i = 4, #ARGV, 1000 do
+          local last = math.min(i + 999, #ARGV)
+          local lists = redis.call('HMGET', KEYS[1], unpack(ARGV, i, last))
+          for j = 1, last - i + 1 do
+            local list = lists[j]
+            if not list then return {-1} end
+            local at = string.find(list, needle, 1, true)
+            while at do
+              if at % 4 == 1 then
+                found[#found + 1] = i + j - 4
+                break
+              end
+              at = string.find(list, needle, at + 1, true)
+            end
+          end
+        end
+        return found
+        """
 
     /// `script` run for a write under an `Idempotency-Key`: KEYS and ARGV are the script's, then
     /// the key's ledger entry, and ARGV the claim it must hold (or nothing, its claim having

@@ -63,55 +63,118 @@ final class RedisSharedStorage: SharedStorage {
     }
 
     func readUnits(_ id: String, _ units: (Int) -> Range<Int>) throws(SessionError) -> StoredUnits? {
-        let key = RedisArgument.bytes(layout.key(id))
         // Parts are read after their manifest, with the version and life again: a commit
         // between the two (which may drop a part, or start a life whose part names repeat the
         // last one's) has the read tried again.
         for _ in 0..<3 {
-            let replies = try run([["HMGET", key, "v", "g", "o", "s", "m", "n"], ["PEXPIRE", key, .text(ttl)]])
-            guard let fields = replies[0].array, fields.count == 6,
-                let version = fields[0].bytes.flatMap({ UInt64(String(decoding: $0, as: UTF8.self)) }),
-                let options = fields[2].bytes, let shape = fields[3].bytes.flatMap({ StoredShape(rawValue: String(decoding: $0, as: UTF8.self)) }),
-                let manifest = fields[4].bytes
-            else { return nil }
-            guard let parts = RedisSessionLayout.parts(manifest) else {
-                throw .storeUnavailable("the stored session \(id) has a manifest that cannot be read")
-            }
-            let count = parts.reduce(0) { $0 + $1.count }
-            // A sectioned session's parts count sections: its items are counted beside them, and
-            // one stored without that count (by an earlier LiveDelta) is read whole.
-            guard let items = shape == .flat ? count : RedisSessionLayout.itemCount(fields[5].bytes, manifest: manifest) else { return nil }
-            let wanted = units(count)
-            // The parts from the one holding the window's first item to the one holding its last.
-            var (first, end) = (0, 0)
-            var chosen: [StoredPart] = []
-            for part in parts {
-                if end + part.count <= wanted.lowerBound {
-                    end += part.count
-                    first = end
-                    continue
-                }
-                if end >= wanted.upperBound { break }
-                chosen.append(part)
-                end += part.count
-            }
-            let read = try run([["HMGET", key, "v", "g"] + chosen.map { RedisArgument.bytes(RedisSessionLayout.field($0.name)) }])
-            let values = read[0].array ?? []
-            guard values.count == chosen.count + 2, values[0].bytes == fields[0].bytes, values[1].bytes == fields[1].bytes else { continue }
-            let texts = values.dropFirst(2).compactMap(\.bytes)
-            guard texts.count == chosen.count else { continue }
-            var data = Array(UnsafeBufferPointer(start: shape.opening.utf8Start, count: shape.opening.utf8CodeUnitCount))
-            data.reserveCapacity(texts.reduce(16) { $0 + $1.count + 1 })
-            for (index, text) in texts.enumerated() {
-                if index > 0 { data.append(UInt8(ascii: ",")) }
-                data += text
-            }
-            data += UnsafeBufferPointer(start: shape.closing.utf8Start, count: shape.closing.utf8CodeUnitCount)
-            let incarnation = fields[1].bytes.map { String(decoding: $0, as: UTF8.self) } ?? ""
-            return StoredUnits(
-                version: version, incarnation: incarnation, options: options, data: data, first: first, count: count, items: items)
+            guard let head = try head(id) else { return nil }
+            if let read = try self.units(id, head, units(head.count)) { return read }
         }
         return nil
+    }
+
+    func readUnits(
+        _ id: String, anchoredBy needle: (StoredShape, _ options: [UInt8]) -> UInt32?, _ place: (StoredUnits) -> Range<Int>?
+    ) throws(SessionError) -> AnchoredUnits {
+        let key = RedisArgument.bytes(layout.key(id))
+        for _ in 0..<3 {
+            guard let head = try head(id), let hash = needle(head.shape, head.options) else { return .unanswered }
+            let bytes = (0..<4).map { UInt8(truncatingIfNeeded: hash >> ($0 * 8)) }
+            let located = try run([
+                ["EVAL", .text(RedisScripts.locate), "1", key, .bytes(head.version), .bytes(head.incarnation ?? []), .bytes(bytes)]
+                    + head.parts.map { .bytes(RedisSessionLayout.idsField($0.name)) }
+            ])[0].array?.compactMap(\.integer)
+            guard let located, let answer = located.first else { return .unanswered }
+            if answer == -1 { return .unanswered }
+            guard answer == 1 else { continue }
+            var changed = false
+            // Most needles are in one part; one more where 32 bits of two ids are alike.
+            for index in located.dropFirst() where index >= 1 && index <= head.parts.count {
+                let first = head.parts[..<(index - 1)].reduce(0) { $0 + $1.count }
+                let span = first..<first + head.parts[index - 1].count
+                guard let candidate = try self.units(id, head, span) else {
+                    changed = true
+                    break
+                }
+                guard let wanted = place(candidate) else { continue }
+                // Most windows are in their anchor's part: read already.
+                if wanted.lowerBound >= span.lowerBound && wanted.upperBound <= span.upperBound { return .read(candidate) }
+                guard let read = try self.units(id, head, wanted) else {
+                    changed = true
+                    break
+                }
+                return .read(read)
+            }
+            if !changed { return .unanswered }
+        }
+        return .unanswered
+    }
+
+    /// What a read of some parts starts from: the session's version, life, options, shape and
+    /// parts, and the units and items they hold.
+    private struct Head {
+        var version: [UInt8]
+        var incarnation: [UInt8]?
+        var options: [UInt8]
+        var shape: StoredShape
+        var parts: [StoredPart]
+        var count: Int
+        var items: Int
+    }
+
+    /// The session's head; nil where there is none, or it is stored whole or without what a
+    /// window's answer needs.
+    private func head(_ id: String) throws(SessionError) -> Head? {
+        let key = RedisArgument.bytes(layout.key(id))
+        let replies = try run([["HMGET", key, "v", "g", "o", "s", "m", "n"], ["PEXPIRE", key, .text(ttl)]])
+        guard let fields = replies[0].array, fields.count == 6, let version = fields[0].bytes,
+            UInt64(String(decoding: version, as: UTF8.self)) != nil,
+            let options = fields[2].bytes, let shape = fields[3].bytes.flatMap({ StoredShape(rawValue: String(decoding: $0, as: UTF8.self)) }),
+            let manifest = fields[4].bytes
+        else { return nil }
+        guard let parts = RedisSessionLayout.parts(manifest) else {
+            throw .storeUnavailable("the stored session \(id) has a manifest that cannot be read")
+        }
+        let count = parts.reduce(0) { $0 + $1.count }
+        // A sectioned session's parts count sections: its items are counted beside them, and
+        // one stored without that count (by an earlier LiveDelta) is read whole.
+        guard let items = shape == .flat ? count : RedisSessionLayout.itemCount(fields[5].bytes, manifest: manifest) else { return nil }
+        return Head(
+            version: version, incarnation: fields[1].bytes, options: options, shape: shape, parts: parts, count: count, items: items)
+    }
+
+    /// The parts from the one holding unit `wanted.lowerBound` to the one holding its last;
+    /// nil where the session has moved on from `head` meanwhile.
+    private func units(_ id: String, _ head: Head, _ wanted: Range<Int>) throws(SessionError) -> StoredUnits? {
+        var (first, end) = (0, 0)
+        var chosen: [StoredPart] = []
+        for part in head.parts {
+            if end + part.count <= wanted.lowerBound {
+                end += part.count
+                first = end
+                continue
+            }
+            if end >= wanted.upperBound { break }
+            chosen.append(part)
+            end += part.count
+        }
+        let read = try run([["HMGET", .bytes(layout.key(id)), "v", "g"] + chosen.map { RedisArgument.bytes(RedisSessionLayout.field($0.name)) }])
+        let values = read[0].array ?? []
+        guard values.count == chosen.count + 2, values[0].bytes == head.version, values[1].bytes == head.incarnation else { return nil }
+        let texts = values.dropFirst(2).compactMap(\.bytes)
+        guard texts.count == chosen.count else { return nil }
+        let shape = head.shape
+        var data = Array(UnsafeBufferPointer(start: shape.opening.utf8Start, count: shape.opening.utf8CodeUnitCount))
+        data.reserveCapacity(texts.reduce(16) { $0 + $1.count + 1 })
+        for (index, text) in texts.enumerated() {
+            if index > 0 { data.append(UInt8(ascii: ",")) }
+            data += text
+        }
+        data += UnsafeBufferPointer(start: shape.closing.utf8Start, count: shape.closing.utf8CodeUnitCount)
+        return StoredUnits(
+            version: UInt64(String(decoding: head.version, as: UTF8.self)) ?? 0,
+            incarnation: head.incarnation.map { String(decoding: $0, as: UTF8.self) } ?? "",
+            options: head.options, data: data, first: first, count: head.count, items: head.items)
     }
 
     func readParts(_ id: String) throws(SessionError) -> PartedSession? {
@@ -289,8 +352,9 @@ final class RedisSharedStorage: SharedStorage {
         let manifest = RedisSessionLayout.manifest(parts.manifest)
         var set: [RedisArgument] = ["HSET", .bytes(key), "s", .text(parts.shape.rawValue), "m", .bytes(manifest)]
         if parts.shape == .sectioned { set += ["n", .bytes(RedisSessionLayout.itemCount(parts.items, manifest: manifest))] }
-        set.reserveCapacity(set.count + parts.written.count * 2)
+        set.reserveCapacity(set.count + parts.written.count * 4)
         for part in parts.written { set += [.bytes(RedisSessionLayout.field(part.name)), .borrowed(part.text)] }
+        for (part, ids) in zip(parts.written, parts.writtenIDs) { set += [.bytes(RedisSessionLayout.idsField(part.name)), .bytes(ids)] }
         return [set, ["PEXPIRE", .bytes(key), "60000"]]
     }
 
@@ -305,8 +369,10 @@ final class RedisSharedStorage: SharedStorage {
             + [step.rawValue, String(logLength)].map(RedisArgument.text) + [.bytes(channel(id)), .text(id)]
             + [.bytes(manifest), .text(String(parts.removed.count))]
             + [.bytes(parts.shape == .sectioned ? RedisSessionLayout.itemCount(parts.items, manifest: manifest) : [])]
-        arguments.reserveCapacity(arguments.count + parts.removed.count + parts.written.count * 2)
+            + [.text(String(min(parts.writtenIDs.count, parts.written.count)))]
+        arguments.reserveCapacity(arguments.count + parts.removed.count + parts.written.count * 4)
         arguments += parts.removed.map { .bytes(RedisSessionLayout.field($0)) }
+        for (part, ids) in zip(parts.written, parts.writtenIDs) { arguments += [.bytes(RedisSessionLayout.idsField(part.name)), .bytes(ids)] }
         for part in parts.written { arguments += [.bytes(RedisSessionLayout.field(part.name)), .borrowed(part.text)] }
         let reply = try run(
             [script(RedisScripts.patch, keys: [layout.key(id), layout.logKey(id), layout.followKey(id)], arguments: arguments, account: account)],

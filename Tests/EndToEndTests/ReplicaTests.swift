@@ -154,7 +154,22 @@ import Testing
         #expect(after.json["version"]?.int == 1 && after.json["items"]?.array?.compactMap { $0["id"]?.int } == Array(12_001..<12_051))
         let end = try b.connection().request("GET", "/sessions/long?offset=19990&limit=50")
         #expect(end.json["items"]?.array?.compactMap { $0["id"]?.int } == Array(19_991..<20_000))
+        // Keyset windows: the part holding the anchor is found by the ids' hashes kept beside
+        // each part (a script in Redis), and the answers are the writer's, refusals too.
+        let keyset = ["/sessions/long?after=15000&limit=50", "/sessions/long?before=3&limit=10&overscan=2", "/sessions/long?after=1&limit=5"]
+        for path in keyset {
+            let (cold, held) = (try b.connection().request("GET", path), try a.connection().request("GET", path))
+            #expect(cold.status == 200 && cold.text == held.text, "\(path)")
+        }
+        let anchored = try b.connection().request("GET", keyset[0])
+        #expect(anchored.json["items"]?.array?.compactMap { $0["id"]?.int } == Array(15_001..<15_051))
+        #expect(anchored.json["window"]?["offset"]?.int == 15_000 && anchored.json["window"]?["after"]?.int == 15_000)
+        #expect(
+            try b.connection().request("GET", "/sessions/long?after=1&limit=5").json["items"]?.array?.compactMap { $0["id"]?.int } == Array(2..<7))
         #expect(try wholeReads() == before)
+        // An id in no part may be there spelled otherwise: the session is read whole, which says.
+        let gone = try b.connection().request("GET", "/sessions/long?after=0x&limit=5")
+        #expect(gone.status == 409 && gone.json["error"]?["code"]?.stringValue == "anchor_not_found", "\(gone.text)")
     }
 
     /// The same for a sectioned session, whose parts count sections: a window of whole sections
@@ -185,6 +200,10 @@ import Testing
         #expect(ids(after.json) == (2_001..<2_021).map { "s\($0)" })
         let end = try b.connection().request("GET", "/sessions/long?offset=2990&limit=20")
         #expect(ids(end.json) == (2_991..<3_000).map { "s\($0)" } && end.json["window"]?["count"]?.int == 9)
+        let anchored = try b.connection().request("GET", "/sessions/long?after=s1999&limit=20")
+        #expect(ids(anchored.json) == (2_000..<2_020).map { "s\($0)" } && anchored.json["count"]?.int == 11_995)
+        let held = try a.connection().request("GET", "/sessions/long?after=s1999&limit=20")
+        #expect(anchored.text == held.text)
         #expect(try wholeReads() == before)
         // The same window as a replica holding the session answers it.
         let whole = try a.connection().request("GET", "/sessions/long?offset=2000&limit=20")

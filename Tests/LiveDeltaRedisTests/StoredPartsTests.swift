@@ -106,6 +106,15 @@ import Testing
                 ids += items
             }
             try Self.expectSameRead(writer, redis, "s", "\(operations)")
+            // A keyset window on a replica with no copy: found by the ids' hashes kept beside
+            // the parts, which every change keeps, and read from its parts alone.
+            let anchor = ids[(picks[0] / 3) % ids.count]
+            let reads = try redis.calls(of: "hgetall")
+            for path in ["/sessions/s?after=\(anchor)&limit=20", "/sessions/s?before=\(anchor)&limit=7&overscan=3"] {
+                let (held, read) = (writer.send("GET", path), try Replica(redis).send("GET", path))
+                #expect(held.status == 200 && read.body == held.body, "\(path) after \(operations)")
+            }
+            #expect(try redis.calls(of: "hgetall") == reads, "a keyset window read the session whole")
         }
         let list = try JSONValue(parsing: String(decoding: writer.send("GET", "/sessions/s").body, as: UTF8.self))
         guard case .array(let items) = list["items"] else { throw Failure("no items") }
@@ -138,6 +147,50 @@ import Testing
         _ = try RedisPool(try #require(RedisConfiguration(url: redis.url))).run([["HSET", "livedelta:{w}", "n", "7:stale"]])
         #expect(try Replica(redis).send("GET", path).body == held.body)
         #expect(try wholeReads() == before + 1, "a count not the manifest's was taken")
+    }
+
+    /// A keyset window read by a replica with no copy finds the part that holds its anchor by
+    /// the ids' hashes kept beside the parts, and reads that part and the window's alone: the
+    /// answer is the writer's, refusals too. A part stored without its ids' hashes (by an
+    /// earlier LiveDelta) has the session read whole, and the answer is the same.
+    @Test func keysetWindowsFromTheirPartsAnswerAsTheWholeSession() throws {
+        let redis = try RedisProcess()
+        defer { redis.stop() }
+        let writer = try Replica(redis)
+        #expect(writer.send("PUT", "/sessions/k", #"{"items":[\#((0..<4_000).map { Self.item($0, "a") }.joined(separator: ","))]}"#).status == 201)
+        let change =
+            #"{"operations":[{"op":"remove","id":10},{"op":"insert","id":"x","before":3000,"item":{"id":"x"}},{"op":"move","id":5,"before":2000}]}"#
+        #expect(writer.send("POST", "/sessions/k/changes", change).status == 200)
+        let sections = (0..<800).map { section in
+            #"{"id":"s\#(section)","items":[\#((0..<3).map { Self.item(section * 3 + $0, "a") }.joined(separator: ","))]}"#
+        }
+        #expect(writer.send("PUT", "/sessions/t", #"{"sections":[\#(sections.joined(separator: ","))]}"#).status == 201)
+        #expect(writer.send("PUT", "/sessions/r", #"{"items":[1,1,2],"options":{"unique":false}}"#).status == 201)
+        let paths = [
+            "/sessions/k?after=0&limit=30", "/sessions/k?after=x&limit=30&overscan=5", "/sessions/k?before=x&limit=30",
+            "/sessions/k?before=5&limit=50&overscan=2", "/sessions/k?after=3999&limit=10", "/sessions/k?before=0&limit=10",
+            #"/sessions/k?after="x"&limit=3"#, "/sessions/k?after=10&limit=5", "/sessions/k?after=123456&limit=5",
+            "/sessions/t?after=s400&limit=20", "/sessions/t?before=s799&limit=20&overscan=4", "/sessions/t?after=s9999&limit=2",
+            "/sessions/r?after=1&limit=2",
+        ]
+        let held = paths.map { writer.send("GET", $0) }
+        #expect(held.map(\.status) == [200, 200, 200, 200, 200, 200, 200, 409, 409, 200, 200, 409, 400])
+        let before = try redis.calls(of: "hgetall")
+        for (path, answer) in zip(paths, held) {
+            let read = try Replica(redis).send("GET", path)
+            #expect(read.status == answer.status && read.body == answer.body, "\(path): \(String(decoding: read.body, as: UTF8.self))")
+        }
+        // An anchor found in no part may be there spelled otherwise: those three (gone, never
+        // there, and in no section) were read whole, each by a replica with no copy.
+        #expect(try redis.calls(of: "hgetall") == before + 3, "a keyset window read the session whole")
+        // One part without its ids' hashes: the session is read whole.
+        let pool = RedisPool(try #require(RedisConfiguration(url: redis.url)))
+        let fields = try pool.run([["HKEYS", "livedelta:{k}"]])[0].array?.compactMap { $0.bytes.map { String(decoding: $0, as: UTF8.self) } } ?? []
+        let lists = fields.filter { $0.hasPrefix("h") }
+        #expect(lists.count == fields.filter { $0.hasPrefix("p") }.count && lists.count > 10)
+        _ = try pool.run([["HDEL", "livedelta:{k}", .text(lists[lists.count / 2])]])
+        #expect(try Replica(redis).send("GET", paths[1]).body == held[1].body)
+        #expect(try redis.calls(of: "hgetall") == before + 4, "a part without its ids' hashes was taken as holding none")
     }
 
     @Test func aSessionStoredWholeByAnEarlierVersionIsReadAndThenStoredInParts() throws {

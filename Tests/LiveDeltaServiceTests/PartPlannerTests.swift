@@ -111,4 +111,30 @@ import Testing
         }
         #expect(storage.manifest.count < parts + 5)
     }
+
+    /// The id hashes kept beside each part are of the ids' values, alike in every process and
+    /// for every spelling of one id (the process-keyed `identityHash` is neither), and the
+    /// plan keeps each written part's, unit by unit.
+    @Test func partsCarryTheirUnitsStableIDHashes() throws {
+        let spelled = try CollectionDocument.read(
+            ByteBuffer(Array(#"[{"id":"a"},{"id":"\u0061"},{"id":1},{"id":1.0},{"id":10e-1},{"id":"1"},{"id":2.5},{"id":25e-1},{"id":-3}]"#.utf8)))
+        let items = Self.flat(spelled)
+        for (one, other) in [(0, 1), (2, 3), (3, 4), (6, 7)] {
+            #expect(items[one].hasSameID(as: items[other]) && items[one].stableIDHash == items[other].stableIDHash, "\(one) and \(other)")
+        }
+        #expect(Set([0, 2, 5, 6, 8].map { items[$0].stableIDHash }).count == 5)
+        // FNV-1a over a tag (a string) and the value's bytes (a): fixed, whatever the process.
+        #expect(items[0].stableIDHash == 0x586C_7A36)
+        let collection = try Self.items(0..<3_000, size: 100)
+        let plan = PartPlanner.whole(collection)
+        #expect(plan.writtenIDs.count == plan.written.count)
+        var offset = 0
+        for (part, ids) in zip(plan.manifest, plan.writtenIDs) {
+            let hashes = stride(from: 0, to: ids.count, by: 4).map {
+                UInt32(ids[$0]) | UInt32(ids[$0 + 1]) << 8 | UInt32(ids[$0 + 2]) << 16 | UInt32(ids[$0 + 3]) << 24
+            }
+            #expect(hashes == Self.flat(collection)[offset..<offset + part.count].map(\.stableIDHash))
+            offset += part.count
+        }
+    }
 }

@@ -48,6 +48,22 @@ struct StoredID: Sendable {
         occurrence == 0 ? UInt64(hash) : ValueHash.mix(UInt64(hash), UInt64(occurrence))
     }
 
+    /// A hash of the id's value that every process computes alike: FNV-1a over its kind and
+    /// its canonical bytes (those `same` compares). `hash` is keyed afresh in each process
+    /// (`ValueHash.processKey`), so storage that replicas share keeps this one.
+    func stableHash(in document: DocumentRef) -> UInt32 {
+        var hash: UInt32 = 0x811C_9DC5
+        func add(_ byte: UInt8) { hash = (hash ^ UInt32(byte)) &* 0x0100_0193 }
+        if storage == .inline {
+            add(0)
+            withUnsafeBytes(of: bytes.inlineValue.littleEndian) { $0.forEach(add) }
+        } else {
+            add(kind.rawValue &+ 1)
+            document.slice(bytes, in: storage).forEach(add)
+        }
+        return hash
+    }
+
     /// Whether this id, in `document`, is `other` in `otherDocument`. By value: a string's
     /// canonical bytes are its unescaped text, kept in the body where it was sent without
     /// escapes and in the arena where it was not, so `"a"` and `"\u0061"` are one id with
@@ -83,6 +99,9 @@ package struct JSONItem: UniquelyIdentifiable, Sendable {
     package var text: UnsafeBufferPointer<UInt8> { reference.slice(raw, in: .body) }
 
     package var uniqueID: JSONItemID { storedID.id(in: document, occurrence: occurrence) }
+
+    /// Its id's hash as every process computes it (`StoredID.stableHash`).
+    var stableIDHash: UInt32 { storedID.stableHash(in: reference) }
 
     /// The id's hash with its occurrence: already well mixed, so matching need not hash again.
     package var identityHash: Int { Int(truncatingIfNeeded: storedID.key(occurrence)) }

@@ -15,6 +15,9 @@ package struct JSONSection: UniquelyIdentifiableSection, Sendable {
 
     package var identityHash: Int { Int(storedID.hash) }
 
+    /// Its id's hash as every process computes it (`StoredID.stableHash`).
+    var stableIDHash: UInt32 { storedID.stableHash(in: reference) }
+
     package func hasSameID(as other: Self) -> Bool { storedID.same(in: reference, as: other.storedID, in: other.reference) }
 
     package var text: UnsafeBufferPointer<UInt8> { reference.slice(raw, in: .body) }

@@ -35,8 +35,9 @@ struct WindowToken: Equatable, Sendable {
 extension JSONWriter {
     /// `"window": {offset, count, total}` (and a keyset window's anchor: `after` or `before`,
     /// null where it reads from an edge), after an answer's other members. A sectioned
-    /// session's are counted in sections.
-    mutating func windowMember(_ window: PlacedWindow, in collection: JSONCollection) {
+    /// session's are counted in sections. The anchor's id is `collection`'s, or `anchorID`
+    /// where given.
+    mutating func windowMember(_ window: PlacedWindow, in collection: JSONCollection, anchorID: String? = nil) {
         member("window")
         raw("{")
         member("offset", first: true)
@@ -51,7 +52,7 @@ extension JSONWriter {
         case .before: member("before")
         }
         if window.shape.isKeyset {
-            if let id = window.anchorID(in: collection) { Array(id.utf8).withUnsafeBufferPointer { raw($0) } } else { raw("null") }
+            if let id = anchorID ?? window.anchorID(in: collection) { Array(id.utf8).withUnsafeBufferPointer { raw($0) } } else { raw("null") }
         }
         raw("}")
     }
@@ -62,8 +63,10 @@ extension SessionSnapshot {
     /// the summary, options, the window's rows (`items`, or whole `sections`) and where they
     /// are; with the token a subscriber resumes from, where asked. A snapshot of some of the
     /// session's rows (`SessionRows`) holds them from position `first`, of `held`'s count of
-    /// rows and of items.
-    func windowJSON(_ window: PlacedWindow, token: String? = nil, first: Int = 0, rows held: (count: Int, items: Int)? = nil) -> [UInt8] {
+    /// rows and of items, and a keyset window's anchor may be outside them (`anchorID`).
+    func windowJSON(
+        _ window: PlacedWindow, token: String? = nil, first: Int = 0, rows held: (count: Int, items: Int)? = nil, anchorID: String? = nil
+    ) -> [UInt8] {
         var writer = JSONWriter(capacity: 512 + 128 * window.rows.count)
         writer.raw("{")
         writer.sessionSummary(self, rows: held)
@@ -78,7 +81,7 @@ extension SessionSnapshot {
             writer.member("sections")
             writer.array(Array(sections[rows])) { writer, section in writer.raw(section.text) }
         }
-        writer.windowMember(window, in: collection)
+        writer.windowMember(window, in: collection, anchorID: anchorID)
         if let token {
             writer.member("token")
             writer.string(token)

@@ -24,6 +24,14 @@ struct WindowRequest: Sendable, Hashable {
     var limit: Int
     var overscan: Int
 
+    /// A keyset window's anchor id (JSON text); nil for an offset window.
+    var anchorID: String? {
+        switch anchor {
+        case .offset: nil
+        case .after(let id), .before(let id): id
+        }
+    }
+
     var isKeyset: Bool {
         if case .offset = anchor { false } else { true }
     }
@@ -283,6 +291,25 @@ struct ItemLookup {
         var plain = options
         plain.nested = [:]
         return try? CollectionDocument.read(ByteBuffer(writer.bytes), options: plain)
+    }
+
+    /// The hash of the id looked up as every replica computes it (`StoredUnit.stableIDHash`):
+    /// where storage keeps its units' id hashes, it finds the part that holds the id.
+    var stableIDHash: UInt32 {
+        withExtendedLifetime(probe) {
+            switch probe.shape {
+            case .flat(let items): items[0].stableIDHash
+            case .sectioned(let sections): sections[0].stableIDHash
+            }
+        }
+    }
+
+    /// The id's position among `collection`'s units: its items, or its sections.
+    func position(in collection: JSONCollection) -> Int? {
+        switch collection.shape {
+        case .flat(let items): position(in: items)
+        case .sectioned(let sections): position(in: sections)
+        }
     }
 
     func position(in sections: [JSONSection]) -> Int? {

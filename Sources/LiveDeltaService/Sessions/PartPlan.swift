@@ -8,6 +8,10 @@ package struct PartPlan {
     /// The parts this commit writes: each name with its text, in pieces that stay valid for the
     /// call the parts are given to.
     package var written: [(name: String, text: [UnsafeRawBufferPointer])]
+    /// For each part written (in `written`'s order), its units' id hashes
+    /// (`StoredUnit.stableIDHash`, 32 bits little-endian each, in order): where storage keeps
+    /// them beside the part, a window anchored by id finds its part without reading the others.
+    package var writtenIDs: [[UInt8]] = []
     /// The stored parts this commit drops.
     package var removed: [String]
     /// The items the collection holds: a sectioned one's parts count sections, and a window

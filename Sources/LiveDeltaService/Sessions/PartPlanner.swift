@@ -133,6 +133,7 @@ enum PartPlanner {
                 let name = prefix + String(parts.written.count, radix: 36)
                 parts.manifest.append(StoredPart(name: name, count: range.count, bytes: bytes))
                 parts.written.append((name, text(of: new[range])))
+                parts.writtenIDs.append(idHashes(of: new[range]))
             }
         }
         parts.removed = zip(stored, used).filter { !$0.1 }.map(\.0.name)
@@ -157,6 +158,14 @@ enum PartPlanner {
             pieces.append(UnsafeRawBufferPointer(unit.text))
         }
         return pieces
+    }
+
+    /// Units' id hashes (`StoredUnit.stableIDHash`), 32 bits little-endian each.
+    private static func idHashes<Units: Collection>(of units: Units) -> [UInt8] where Units.Element: StoredUnit {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(units.count * 4)
+        for unit in units { withUnsafeBytes(of: unit.stableIDHash.littleEndian) { bytes.append(contentsOf: $0) } }
+        return bytes
     }
 
     private static var comma: UnsafeRawBufferPointer {
@@ -199,6 +208,9 @@ enum PartPlanner {
 /// What a stored part holds: an item of a flat list, or a section.
 protocol StoredUnit {
     var text: UnsafeBufferPointer<UInt8> { get }
+    /// Its id's hash as every replica computes it (occurrences left out: windows are anchored
+    /// by id only where ids are unique).
+    var stableIDHash: UInt32 { get }
 }
 
 extension JSONItem: StoredUnit {}

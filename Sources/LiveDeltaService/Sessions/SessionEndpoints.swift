@@ -77,6 +77,22 @@ struct SessionEndpoints {
                 placed, token: read.snapshot.windowToken(placed).token, first: read.first, rows: (read.count, read.items))
             return HTTPResponse(status: 200, headers: headers(version: read.snapshot.version), body: try withSource(body, id: id))
         }
+        if let window, let anchorID = window.anchorID,
+            let read = try sessions({ () throws(SessionError) in
+                try store.rows(id: id, anchorID: anchorID) { PlacedWindow(window, anchor: $0, total: $1).rows }
+            })
+        {
+            // A keyset window of a long session stored in parts, whose ids' hashes find the
+            // part that holds its anchor: that part, and those that hold the window.
+            switch read {
+            case .notUnique: throw WindowRefusal.notUnique.apiError(id: id)
+            case .rows(let rows, let anchor, let shownID):
+                let placed = PlacedWindow(window, anchor: anchor, total: rows.count)
+                let body = rows.snapshot.windowJSON(
+                    placed, token: rows.snapshot.windowToken(placed).token, first: rows.first, rows: (rows.count, rows.items), anchorID: shownID)
+                return HTTPResponse(status: 200, headers: headers(version: rows.snapshot.version), body: try withSource(body, id: id))
+            }
+        }
         let snapshot = try sessions { () throws(SessionError) in try store.snapshot(id: id) }
         guard let window else {
             return HTTPResponse(status: 200, headers: headers(version: snapshot.version), body: try withSource(snapshot.json, id: id))

@@ -12,6 +12,12 @@ package protocol SessionStore: Sendable {
     /// where it reads sessions whole (`snapshot`).
     func rows(id: String, _ rows: (Int) -> Range<Int>) throws(SessionError) -> SessionRows?
 
+    /// The same for a window anchored by id (`after`, `before`): `rows(anchor, count)` of its
+    /// `count`, `anchor` being the position of the row (an item, or a section) whose id is
+    /// `anchorID` (as JSON text), read without the rest where the store can find that row
+    /// without them; nil where it reads sessions whole.
+    func rows(id: String, anchorID: String, _ rows: (_ anchor: Int, _ count: Int) -> Range<Int>) throws(SessionError) -> AnchoredRows?
+
     /// The options a session reads bodies with; nil where there is no such session.
     func options(id: String) -> DiffOptions?
 
@@ -85,8 +91,19 @@ package struct SessionRows: Sendable {
     package var items: Int
 }
 
+/// A window anchored by id, read from the parts that hold it.
+package enum AnchoredRows: Sendable {
+    /// The rows, the anchor's position, and its id as the session holds it (JSON text).
+    case rows(SessionRows, anchor: Int, anchorID: String)
+    /// The session is flat with ids that may repeat: no id names one row.
+    case notUnique
+}
+
 extension SessionStore {
     package func rows(id: String, _ rows: (Int) -> Range<Int>) throws(SessionError) -> SessionRows? { nil }
+    package func rows(id: String, anchorID: String, _ rows: (_ anchor: Int, _ count: Int) -> Range<Int>) throws(SessionError) -> AnchoredRows? {
+        nil
+    }
     package var isReady: Bool { true }
     package func follow(_ ids: [String]) {}
     package func loggedSteps(id: String, incarnation: String, from version: UInt64) -> [LoggedState] { [] }

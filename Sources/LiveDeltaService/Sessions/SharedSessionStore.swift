@@ -338,6 +338,44 @@ package final class SharedSessionStore: SessionStore {
         return try SessionCodec.decode(id: id, stored)
     }
 
+    /// Read from the parts that hold the window, found by its anchor's id hash, where this
+    /// replica holds no copy of the session (a copy it holds answers whole, as cheaply).
+    package func rows(id: String, anchorID: String, _ rows: (_ anchor: Int, _ count: Int) -> Range<Int>) throws(SessionError) -> AnchoredRows? {
+        guard cache.withLockedValue({ $0.sessions[id] }) == nil else { return nil }
+        var lookup: ItemLookup?
+        var notUnique = false
+        var anchor: (position: Int, id: String)?
+        let read = try storage.readUnits(id) { shape, bytes in
+            guard let options = try? DiffOptions(try parseOptions(bytes), at: JSONPointer("options")) else { return nil }
+            switch shape {
+            case .flat:
+                notUnique = !options.unique
+                lookup = notUnique ? nil : ItemLookup(id: anchorID, options: options)
+            case .sectioned:
+                lookup = ItemLookup(sectionID: anchorID, options: options)
+            }
+            return lookup?.stableIDHash
+        } _: { candidate in
+            guard let lookup, let read = try? SessionCodec.decode(id: id, candidate), let position = lookup.position(in: read.snapshot.collection)
+            else { return nil }
+            anchor = (read.first + position, Self.unitID(at: position, in: read.snapshot.collection))
+            return rows(read.first + position, read.count)
+        }
+        if notUnique { return .notUnique }
+        // An id not found this way may still be there, spelled otherwise ("a" and "\u0061"
+        // are one id, hashed apart): the session is read whole, which says.
+        guard case .read(let units) = read, let anchor else { return nil }
+        return .rows(try SessionCodec.decode(id: id, units), anchor: anchor.position, anchorID: anchor.id)
+    }
+
+    /// The id of the unit (an item, or a section) at `position`, as JSON text.
+    private static func unitID(at position: Int, in collection: JSONCollection) -> String {
+        switch collection.shape {
+        case .flat(let items): items[position].uniqueID.description
+        case .sectioned(let sections): sections[position].uniqueID.description
+        }
+    }
+
     package func options(id: String) -> DiffOptions? {
         if let cached = cache.withLockedValue({ $0.sessions[id] }) { return cached.session.options }
         guard let bytes = storage.options(of: id), let value = try? parseOptions(bytes)

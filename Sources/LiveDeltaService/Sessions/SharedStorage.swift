@@ -15,6 +15,14 @@ package protocol SharedStorage: Sendable {
     /// where there is no session, or it is stored whole or without what a window's answer
     /// needs (it is then read whole).
     func readUnits(_ id: String, _ units: (Int) -> Range<Int>) throws(SessionError) -> StoredUnits?
+    /// The same for a window anchored by id: `needle` gives the hash of the anchor's id
+    /// (`StoredUnit.stableIDHash`) for the session's shape and options, or nil where it has
+    /// none; the parts whose units' id hashes (`PartPlan.writtenIDs`) hold it are read, and
+    /// `place` answers, from one of them, the units the window wants, or nil where the anchor
+    /// is not there; then the parts holding those are read.
+    func readUnits(
+        _ id: String, anchoredBy needle: (StoredShape, _ options: [UInt8]) -> UInt32?, _ place: (StoredUnits) -> Range<Int>?
+    ) throws(SessionError) -> AnchoredUnits
     /// The options alone, without refreshing anything; nil where there is no session or no answer.
     func options(of id: String) -> [UInt8]?
     /// Writes a whole collection's parts, their text lent for the call, ahead of a commit, which
@@ -63,4 +71,20 @@ package protocol SharedStorage: Sendable {
     func listen(onStep: @escaping @Sendable (String) -> Void, onListening: @escaping @Sendable (_ kept: Bool) -> Void)
     /// Stops hearing, and ends the thread that heard.
     func stopListening()
+}
+
+extension SharedStorage {
+    package func readUnits(
+        _ id: String, anchoredBy needle: (StoredShape, _ options: [UInt8]) -> UInt32?, _ place: (StoredUnits) -> Range<Int>?
+    ) throws(SessionError) -> AnchoredUnits { .unanswered }
+}
+
+/// What a read of a window anchored by id found in storage.
+package enum AnchoredUnits: Sendable {
+    /// The parts that hold the window.
+    case read(StoredUnits)
+    /// Not answered from parts (no session, one stored whole, a part written without its ids'
+    /// hashes, a session that kept changing, no part holding the anchor): read the session
+    /// whole.
+    case unanswered
 }
