@@ -27,27 +27,32 @@ demo-postgres: deps
 # time, which left the clients' waits starved past their hang guards in one run in three.
 CLIENT_SUITES := LiveDeltaKitTests|UIKitAdapterTests|AppKitAdapterTests
 
+# Each phase of `make test` timed (scripts/phase.sh).
+PHASE := scripts/phase.sh
+
 ## Build everything and run every test (the end-to-end tests start the real binary), the
 ## container smoke test, then the fuzzers for a bounded time each (FUZZ_SECONDS: 60 in CI, 15
 ## elsewhere).
 test: deps lint
-	$(SWIFT) build
-	$(SWIFT) test --skip '$(CLIENT_SUITES)'
-	$(SWIFT) test --skip-build --filter '$(CLIENT_SUITES)'
-	$(MAKE) contract
-	$(MAKE) auth
-	$(MAKE) changes
-	$(MAKE) windows
-	$(MAKE) api-docs
-	$(MAKE) js
-	$(MAKE) kit
-	$(MAKE) android
-	$(MAKE) browser
-	$(MAKE) test-thread
-	$(MAKE) smoke
-	$(MAKE) builds
-	$(MAKE) deploy
-	$(MAKE) fuzz FUZZ_SECONDS=$(FUZZ_SECONDS)
+	@mkdir -p .build && rm -f .build/test-phases.txt
+	$(PHASE) build $(SWIFT) build
+	$(PHASE) swift-test $(SWIFT) test --skip '$(CLIENT_SUITES)'
+	$(PHASE) client-suites $(SWIFT) test --skip-build --filter '$(CLIENT_SUITES)'
+	$(PHASE) contract $(MAKE) contract
+	$(PHASE) auth $(MAKE) auth
+	$(PHASE) changes $(MAKE) changes
+	$(PHASE) windows $(MAKE) windows
+	$(PHASE) api-docs $(MAKE) api-docs
+	$(PHASE) js $(MAKE) js
+	$(PHASE) kit $(MAKE) kit
+	$(PHASE) android $(MAKE) android
+	$(PHASE) browser $(MAKE) browser
+	$(PHASE) test-thread $(MAKE) test-thread
+	$(PHASE) smoke $(MAKE) smoke
+	$(PHASE) builds $(MAKE) builds
+	$(PHASE) deploy $(MAKE) deploy
+	$(PHASE) fuzz $(MAKE) fuzz FUZZ_SECONDS=$(FUZZ_SECONDS)
+	@echo "make test, phase by phase:" && cat .build/test-phases.txt
 
 ## The contract against the real binary: openapi-spec-validator, schemathesis, and a client
 ## generated from openapi.yaml running the README's examples (tools pinned, from PyPI).
