@@ -6,7 +6,7 @@ import LiveDeltaService
 /// in order, `name:count,name:count`) and each part's text (`p<name>`: its units joined by
 /// commas); a sectioned collection's item count too (`n`, `itemCount`), as its parts count
 /// sections; and beside each part the hashes of its units' ids (`h<name>`, `idsField`), by
-/// which a window anchored by id finds the part that holds its anchor (`RedisScripts.locate`).
+/// which a window anchored by id finds the part that holds its anchor.
 /// A change rewrites the parts it touches, the manifest and the count. A session
 /// stored whole by an earlier version has its collection in `d` instead, and gets parts at its
 /// next commit. The `{id}` hash tag keeps the session and the key a new value is written to
@@ -225,36 +225,6 @@ enum RedisScripts {
             if entry then logged(KEYS[2], ARGV[3], ARGV[7], ARGV[8], ARGV[9], entry) end
             return {1, current[1]}
             """)
-
-    /// Finds the parts that may hold the unit whose id hashes to a needle, by the ids' hashes
-    /// kept beside each part. KEYS: the session. ARGV: the version and incarnation read with
-    /// the manifest, the needle (4 bytes), then each part's field of ids' hashes, in the
-    /// manifest's order. Returns {1, the index (from 1) of each part whose list holds the
-    /// needle at a multiple of 4}, {0} where the session is no longer at that version, {-1}
-    /// where a part has no list (written by an earlier LiveDelta): the session is read whole.
-    /// A read of 4 bytes an item in Redis, not of the items.
-    static let locate = """
-        local current = redis.call('HMGET', KEYS[1], 'v', 'g')
-        if current[1] ~= ARGV[1] or current[2] ~= ARGV[2] then return {0} end
-        local needle, found = ARGV[3], {1}
-        for i = 4, #ARGV, 1000 do
-          local last = math.min(i + 999, #ARGV)
-          local lists = redis.call('HMGET', KEYS[1], unpack(ARGV, i, last))
-          for j = 1, last - i + 1 do
-            local list = lists[j]
-            if not list then return {-1} end
-            local at = string.find(list, needle, 1, true)
-            while at do
-              if at % 4 == 1 then
-                found[#found + 1] = i + j - 4
-                break
-              end
-              at = string.find(list, needle, at + 1, true)
-            end
-          end
-        end
-        return found
-        """
 
     /// `script` run for a write under an `Idempotency-Key`: KEYS and ARGV are the script's, then
     /// the key's ledger entry, and ARGV the claim it must hold (or nothing, its claim having
