@@ -21,6 +21,8 @@ final class RedisSharedStorage: SharedStorage {
     private let failing = Atomic<Bool>(false)
     /// The subscription `listen` started, until `stopListening`.
     private let listening = Mutex<(any RedisListening)?>(nil)
+    /// Parts' id-hash lists read for keyset windows, kept.
+    private let idLists = IDListCache()
 
     init(
         redis: any RedisCommands, keyPrefix: String, idleTimeout: Duration, tenantQuotas: (sessions: Int, bytes: Int), logger: Logger,
@@ -83,7 +85,7 @@ final class RedisSharedStorage: SharedStorage {
         return .unanswered
     }
 
-    /// Parts whose id hashes are searched a read: a million items' lists are 4 MB, and a
+    /// Parts whose id-hash lists are read at a time: a million items' lists are 4 MB, and a
     /// window's anchor is found after half of them on average.
     private static let listsARead = 128
 
@@ -93,18 +95,28 @@ final class RedisSharedStorage: SharedStorage {
         -> AnchoredUnits?
     {
         let key = RedisArgument.bytes(layout.key(id))
-        var first = 0
         // The lists come here and are searched here: in a Lua script, Redis took 14 ms to load
-        // the 4 MB of a million items' lists, and everyone else waited.
+        // the 4 MB of a million items' lists, and everyone else waited. Those read before are
+        // kept, and only the lists of parts written since are read.
+        var lists = idLists.lists(id, incarnation: head.incarnation)
+        defer { idLists.keep(id, incarnation: head.incarnation, lists, parts: Set(head.parts.map(\.name))) }
+        var first = 0
         for chunk in stride(from: 0, to: head.parts.count, by: Self.listsARead) {
             let parts = head.parts[chunk..<min(head.parts.count, chunk + Self.listsARead)]
-            let lists = try run([["HMGET", key, "v", "g"] + parts.map { .bytes(RedisSessionLayout.idsField($0.name)) }])[0].array ?? []
-            guard lists.count == parts.count + 2, lists[0].bytes == head.version, lists[1].bytes == head.incarnation else { return nil }
-            for (part, list) in zip(parts, lists.dropFirst(2)) {
+            let missing = parts.filter { lists[$0.name] == nil }
+            if !missing.isEmpty {
+                let read = try run([["HMGET", key, "v", "g"] + missing.map { .bytes(RedisSessionLayout.idsField($0.name)) }])[0].array ?? []
+                guard read.count == missing.count + 2, read[0].bytes == head.version, read[1].bytes == head.incarnation else { return nil }
+                for (part, list) in zip(missing, read.dropFirst(2)) {
+                    // A part without its list (written by an earlier LiveDelta): read whole.
+                    guard let list = list.bytes, list.count == part.count * 4 else { return .unanswered }
+                    lists[part.name] = list
+                }
+            }
+            for part in parts {
                 defer { first += part.count }
-                guard let list = list.bytes, list.count == part.count * 4 else { return .unanswered }
                 // Most needles are in one part; in one more where 32 bits of two ids agree.
-                guard Self.holds(list, hash) else { continue }
+                guard let list = lists[part.name], Self.holds(list, hash) else { continue }
                 let span = first..<first + part.count
                 guard let candidate = try units(id, head, span) else { return nil }
                 guard let wanted = place(candidate) else { continue }
