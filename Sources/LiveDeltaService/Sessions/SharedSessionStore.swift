@@ -362,8 +362,8 @@ package final class SharedSessionStore: SessionStore {
             return rows(read.first + position, read.count)
         }
         if notUnique { return .notUnique }
-        // An id not found this way may still be there, spelled otherwise ("a" and "\u0061"
-        // are one id, hashed apart): the session is read whole, which says.
+        // An anchor found in no part is looked for in the session read whole, which answers
+        // as it always did (the id is gone, or never was), and is then this replica's copy.
         guard case .read(let units) = read, let anchor else { return nil }
         return .rows(try SessionCodec.decode(id: id, units), anchor: anchor.position, anchorID: anchor.id)
     }
