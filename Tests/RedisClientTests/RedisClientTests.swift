@@ -99,9 +99,13 @@ import Testing
         #expect(try lease.run([["PING"]]) == [.status("PONG")])
         lease.release()
         // And one Redis closed on its own (`CLIENT KILL`, as an idle `timeout` would), from
-        // another client: Redis has closed it when its answer comes.
+        // another client: Redis has closed it when its answer comes. Every normal client but
+        // the asker goes, the pool's among them. The count was 1 exactly until a clean run
+        // under full load once had it otherwise (a client Redis had not yet let go of, such as
+        // `start`'s probe, is no matter here); the message says how many.
         let other = RedisPool(try #require(RedisConfiguration(url: redis.url)))
-        #expect(try other.run(["CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes"]) == .integer(1))
+        let killed = try other.run(["CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes"]).integer ?? 0
+        #expect(killed >= 1, "\(killed) clients killed")
         #expect(try pool.run(["PING"]) == .status("PONG"))
     }
 }
