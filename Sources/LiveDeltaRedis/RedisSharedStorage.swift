@@ -138,7 +138,9 @@ final class RedisSharedStorage: SharedStorage {
     /// What a read of some parts starts from: the session's version, life, options, shape and
     /// parts, and the units and items they hold.
     private struct Head {
+        /// As stored, to compare with later reads, and as a number.
         var version: [UInt8]
+        var versionNumber: UInt64
         var incarnation: [UInt8]?
         var options: [UInt8]
         var shape: StoredShape
@@ -153,7 +155,7 @@ final class RedisSharedStorage: SharedStorage {
         let key = RedisArgument.bytes(layout.key(id))
         let replies = try run([["HMGET", key, "v", "g", "o", "s", "m", "n"], ["PEXPIRE", key, .text(ttl)]])
         guard let fields = replies[0].array, fields.count == 6, let version = fields[0].bytes,
-            UInt64(String(decoding: version, as: UTF8.self)) != nil,
+            let versionNumber = UInt64(String(decoding: version, as: UTF8.self)),
             let options = fields[2].bytes, let shape = fields[3].bytes.flatMap({ StoredShape(rawValue: String(decoding: $0, as: UTF8.self)) }),
             let manifest = fields[4].bytes
         else { return nil }
@@ -165,7 +167,8 @@ final class RedisSharedStorage: SharedStorage {
         // one stored without that count (by an earlier LiveDelta) is read whole.
         guard let items = shape == .flat ? count : RedisSessionLayout.itemCount(fields[5].bytes, manifest: manifest) else { return nil }
         return Head(
-            version: version, incarnation: fields[1].bytes, options: options, shape: shape, parts: parts, count: count, items: items)
+            version: version, versionNumber: versionNumber, incarnation: fields[1].bytes, options: options, shape: shape, parts: parts, count: count,
+            items: items)
     }
 
     /// The parts from the one holding unit `wanted.lowerBound` to the one holding its last;
@@ -197,7 +200,7 @@ final class RedisSharedStorage: SharedStorage {
         }
         data += UnsafeBufferPointer(start: shape.closing.utf8Start, count: shape.closing.utf8CodeUnitCount)
         return StoredUnits(
-            version: UInt64(String(decoding: head.version, as: UTF8.self)) ?? 0,
+            version: head.versionNumber,
             incarnation: head.incarnation.map { String(decoding: $0, as: UTF8.self) } ?? "",
             options: head.options, data: data, first: first, count: head.count, items: head.items)
     }

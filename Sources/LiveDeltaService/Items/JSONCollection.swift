@@ -43,6 +43,15 @@ package struct JSONCollection: Sendable {
         }
     }
 
+    /// The id of the place (an item, or a section) at `position`, as JSON text; nil where
+    /// there is none.
+    func unitID(at position: Int) -> String? {
+        switch shape {
+        case .flat(let items): items.indices.contains(position) ? items[position].uniqueID.description : nil
+        case .sectioned(let sections): sections.indices.contains(position) ? sections[position].uniqueID.description : nil
+        }
+    }
+
     var kindName: String {
         switch shape {
         case .flat: "flat (an array of items)"

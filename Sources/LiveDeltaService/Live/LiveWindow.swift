@@ -217,11 +217,7 @@ struct PlacedWindow: Sendable, Hashable {
 
     /// The anchor's id now, as JSON text (keyset windows, anchored on an item or a section).
     func anchorID(in collection: JSONCollection) -> String? {
-        guard shape.isKeyset else { return nil }
-        switch collection.shape {
-        case .flat(let items): return items.indices.contains(anchor) ? items[anchor].uniqueID.description : nil
-        case .sectioned(let sections): return sections.indices.contains(anchor) ? sections[anchor].uniqueID.description : nil
-        }
+        shape.isKeyset ? collection.unitID(at: anchor) : nil
     }
 
     private static func edge(_ kind: WindowShape.Kind, count: Int) -> Int {

@@ -358,7 +358,7 @@ package final class SharedSessionStore: SessionStore {
         } _: { candidate in
             guard let lookup, let read = try? SessionCodec.decode(id: id, candidate), let position = lookup.position(in: read.snapshot.collection)
             else { return nil }
-            anchor = (read.first + position, Self.unitID(at: position, in: read.snapshot.collection))
+            anchor = (read.first + position, read.snapshot.collection.unitID(at: position) ?? anchorID)
             return rows(read.first + position, read.count)
         }
         if notUnique { return .notUnique }
@@ -366,14 +366,6 @@ package final class SharedSessionStore: SessionStore {
         // as it always did (the id is gone, or never was), and is then this replica's copy.
         guard case .read(let units) = read, let anchor else { return nil }
         return .rows(try SessionCodec.decode(id: id, units), anchor: anchor.position, anchorID: anchor.id)
-    }
-
-    /// The id of the unit (an item, or a section) at `position`, as JSON text.
-    private static func unitID(at position: Int, in collection: JSONCollection) -> String {
-        switch collection.shape {
-        case .flat(let items): items[position].uniqueID.description
-        case .sectioned(let sections): sections[position].uniqueID.description
-        }
     }
 
     package func options(id: String) -> DiffOptions? {
