@@ -12,10 +12,12 @@ APT_GET := $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get
 help:
 	@awk '/^## /{doc = doc substr($$0, 4) " "} /^[a-z-]+:/{if (doc) printf "  %-16s %s\n", substr($$1, 1, length($$1) - 1), doc; doc = ""} !/^## /{if ($$0 !~ /^[a-z-]+:/) doc = ""}' $(MAKEFILE_LIST)
 
-## Build and run the server on port 8080 (flags: make run ARGS="--port 9000").
+## Build and run the server on port 8080 (flags: make run ARGS="--port 9000"). It is the
+## container's build (release, Swift's libraries linked in, in .build-static), so the smoke
+## test's build serves it too: one release build, not two.
 run: deps
-	$(SWIFT) build -c release --product livedelta
-	.build/release/livedelta $(ARGS)
+	$(SWIFT) build -c release --product livedelta --static-swift-stdlib --scratch-path .build-static
+	.build-static/release/livedelta $(ARGS)
 
 ## A throwaway PostgreSQL with a leaderboard table, a source on it and its trigger, and the
 ## server on PORT (8080) whose live page follows it while a writer changes scores; Ctrl-C ends all.
@@ -183,7 +185,7 @@ release: deps
 smoke: deps
 	scripts/container-smoke.sh
 
-## Builds in seconds whatever ran before: make run's release build, after the smoke test's and
+## Builds in seconds whatever ran before: make run's release build (the smoke test's), after
 ## the debug build, compiles nothing again (and is left ready for make run).
 builds: deps
 	SWIFT=$(SWIFT) scripts/build-isolation.sh

@@ -8,8 +8,8 @@ cd "$(dirname "$0")/.."
 port=${PORT:-8080}
 bin=/usr/lib/postgresql/15/bin
 command -v curl >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq curl >/dev/null; }
-swift build -c release --product livedelta
-livedelta=.build/release/livedelta
+swift build -c release --product livedelta --static-swift-stdlib --scratch-path .build-static
+livedelta=.build-static/release/livedelta
 
 dir=$(mktemp -d /tmp/livedelta-demo.XXXXXX)
 chmod 755 "$dir"
