@@ -18,6 +18,23 @@ import Testing
         if case .flat(let items) = collection.shape { items } else { [] }
     }
 
+    /// The runs of `new` that are `old`'s items copied as they were (same text), found by
+    /// address: what an edit that copies says of its list (`CopiedRun`).
+    static func copiedRuns(from old: [JSONItem], to new: [JSONItem]) -> [CopiedRun] {
+        var at: [Int: Int] = [:]
+        for (index, item) in old.enumerated() { at[Int(bitPattern: item.text.baseAddress)] = index }
+        var runs: [CopiedRun] = []
+        for (position, item) in new.enumerated() {
+            guard let index = at[Int(bitPattern: item.text.baseAddress)], old[index].text.count == item.text.count else { continue }
+            if let last = runs.last, last.old + last.count == index, last.new + last.count == position {
+                runs[runs.count - 1] = CopiedRun(old: last.old, new: last.new, count: last.count + 1)
+            } else {
+                runs.append(CopiedRun(old: index, new: position, count: 1))
+            }
+        }
+        return runs
+    }
+
     /// What storage would hold: each part's text by name, and the manifest.
     struct Storage {
         var texts: [String: [UInt8]] = [:]
@@ -72,6 +89,12 @@ import Testing
                 nextID += 1 + edit % 40
                 let next = JSONCollection.flat(list, owners: current.owners.merging(fresh.owners))
                 let parts = PartPlanner.change(from: current, stored: storage.manifest, to: next, naming: String(step, radix: 36) + ".")
+                // Told which runs are copies, it keeps and writes the very same parts.
+                let told = PartPlanner.change(
+                    from: current, stored: storage.manifest, to: next, naming: String(step, radix: 36) + ".",
+                    copied: Self.copiedRuns(from: Self.flat(current), to: list))
+                #expect(told.manifest == parts.manifest && told.removed == parts.removed)
+                #expect(told.written.map(\.name) == parts.written.map(\.name), "step \(step), edit \(edit)")
                 storage.commit(parts)
                 #expect(storage.joined == SessionCodec.encode(next), "step \(step), edit \(edit)")
                 #expect(parts.manifest.reduce(0) { $0 + $1.count } == list.count && parts.manifest.allSatisfy { $0.count > 0 })

@@ -33,7 +33,9 @@ struct EditFinish {
     // MARK: - Flat
 
     /// The flat `list` an edit left of `held`, its items pointing into `documents`.
-    func flat(held: [JSONItem], list: [JSONItem], documents: DocumentOwners, change: FlatChange) throws(APIError) -> EditOutcome {
+    func flat(
+        held: [JSONItem], list: [JSONItem], documents: DocumentOwners, change: FlatChange, copied: [CopiedRun] = []
+    ) throws(APIError) -> EditOutcome {
         var list = list
         let keepsHeld = SessionRewrite.keepsHeld(documents: documents.count)
         let policy = reading.options.policy
@@ -41,12 +43,12 @@ struct EditFinish {
         case .unique(let touched, let unchecked):
             try checkUnique(list, suspects: unchecked)
             if keepsHeld, let delta = IndexDelta(oldCount: held.count, newCount: list.count, touched: touched) {
-                return .flat(list, owners: documents, delta: policy.animated(delta, oldCount: held.count, newCount: list.count))
+                return .flat(list, owners: documents, delta: policy.animated(delta, oldCount: held.count, newCount: list.count), copied: copied)
             }
         case .repeated(let renumbering, let updated):
             // Renumbered in place: where this answers nil, every item is numbered again below.
             if keepsHeld, let delta = Self.occurrenceDelta(held: held, list: &list, affected: renumbering, updated: updated) {
-                return .flat(list, owners: documents, delta: policy.animated(delta, oldCount: held.count, newCount: list.count))
+                return .flat(list, owners: documents, delta: policy.animated(delta, oldCount: held.count, newCount: list.count), copied: copied)
             }
             var seen = [JSONItemID: UInt32]()
             numberOccurrences(&list, seen: &seen)

@@ -43,8 +43,8 @@ struct KeyedEdit {
             // The documents of items that updates' `changes` rewrote are joined once, here:
             // joining each as it came copied the list of documents each time.
             let documents = current.owners.merging(resolved.itemOwners).merging(edit.rewrittenOwners)
-            let (list, change) = edit.flat(held: items, unique: reading.options.unique)
-            return try finish.flat(held: items, list: list, documents: documents, change: change)
+            let (list, change, copied) = edit.flat(held: items, unique: reading.options.unique)
+            return try finish.flat(held: items, list: list, documents: documents, change: change, copied: copied)
         }
     }
 }
@@ -422,17 +422,20 @@ private struct KeyedLists {
 
     /// A flat session's list after the operations, and what they did to it (`held`) for its
     /// delta: where each item they touched was and is, and where ids repeat, the ids whose items
-    /// an insert, move or remove renumbered.
-    func flat(held: [JSONItem], unique: Bool) -> (list: [JSONItem], change: EditFinish.FlatChange) {
+    /// an insert, move or remove renumbered; and the runs of held items it copied as they were.
+    func flat(held: [JSONItem], unique: Bool) -> (list: [JSONItem], change: EditFinish.FlatChange, copied: [CopiedRun]) {
         let overlay = lists[0].items ?? ListOverlay(heldCount: held.count) { held[$0] }
         let numbers = touched.indices.filter { touched[$0] }
         // The list, runs of held items copied whole, and where each node stands in it.
         var list: [JSONItem] = []
         list.reserveCapacity(overlay.count)
         var positions = [Int](repeating: -1, count: overlay.elements.count)
+        var copied: [CopiedRun] = []
         for piece in overlay.pieces {
             switch piece {
-            case .held(let run): list.append(contentsOf: held[run])
+            case .held(let run):
+                copied.append(CopiedRun(old: run.lowerBound, new: list.count, count: run.count))
+                list.append(contentsOf: held[run])
             case .node(let node):
                 positions[node] = list.count
                 list.append(overlay[node])
@@ -448,12 +451,12 @@ private struct KeyedLists {
                 guard !reordered[number], let old = heldPlace[number]?.row, let new = now(number) else { return nil }
                 return (old, new)
             }
-            return (list, .repeated(renumbering: numbers.filter { reordered[$0] }.map { representatives[$0] }, updated: updated))
+            return (list, .repeated(renumbering: numbers.filter { reordered[$0] }.map { representatives[$0] }, updated: updated), copied)
         }
         let items = numbers.map { number in
             let (old, new) = (heldPlace[number]?.row, now(number))
             return TouchedItem(old: old, new: new, changed: old.flatMap { old in new.map { held[old] != list[$0] } } ?? false)
         }
-        return (list, .unique(touched: items, unchecked: []))
+        return (list, .unique(touched: items, unchecked: []), copied)
     }
 }

@@ -27,6 +27,9 @@ package struct SessionChange: Sendable {
     /// The documents the outcome's items point into (the session's before the change, and the
     /// request's).
     package var owners: DocumentOwners
+    /// For an edit of a flat list: the runs of the new items that are the old ones copied as
+    /// they were (`CopiedRun`); empty where unknown.
+    package var copied: [CopiedRun] = []
 
     package var version: UInt64 {
         switch outcome {

@@ -179,14 +179,16 @@ enum SessionRules {
         let base = session.holder.version
         let change: SessionChange.Outcome
         let owners: DocumentOwners
+        var copied: [CopiedRun] = []
         do {
             switch (session.holder, outcome) {
             case (_, .collection(let collection)):
                 return try update(session, to: collection, condition: .version(base), commit: true, created: false)
-            case (.flat(let data), .flat(let items, let newOwners, let delta)):
+            case (.flat(let data), .flat(let items, let newOwners, let delta, let runs)):
                 let old = data.items
                 change = .flat(try data.commit(items, delta: delta, baseVersion: base), old: old, new: items)
                 owners = newOwners
+                copied = runs
             case (.sectioned(let data), .sectioned(let sections, let newOwners, let delta)):
                 let old = data.sections
                 change = .sectioned(try data.commit(sections, delta: delta, baseVersion: base), old: old, new: sections)
@@ -202,7 +204,8 @@ enum SessionRules {
         }
         session.owners = owners
         return SessionChange(
-            id: session.id, incarnation: session.incarnation, created: false, options: session.options, outcome: change, owners: owners)
+            id: session.id, incarnation: session.incarnation, created: false, options: session.options, outcome: change, owners: owners,
+            copied: copied)
     }
 
     /// What refuses a change whatever it holds, checked before a store makes room for it (so

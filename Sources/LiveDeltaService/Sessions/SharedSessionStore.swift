@@ -480,7 +480,7 @@ package final class SharedSessionStore: SessionStore {
                     ? PartPlanner.whole(session.collection)
                     : PartPlanner.change(
                         from: before, stored: session.storedParts ?? [], to: session.collection,
-                        naming: String(session.holder.version, radix: 36) + ".")
+                        naming: String(session.holder.version, radix: 36) + ".", copied: change.copied)
                 (data, parts) = (.parts(written), written.manifest)
             }
             let outcome: CommitOutcome
