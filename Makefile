@@ -5,6 +5,9 @@
 SWIFT ?= swift
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 APT_GET := $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get
+# wrk for the HTTP benchmarks, installed where missing; apt's words go to stderr, as
+# scripts/performance.py writes a benchmark's stdout into docs/performance.md.
+NEED_WRK = @command -v wrk >/dev/null || { $(APT_GET) update -qq >&2 && $(APT_GET) install -y -qq wrk >&2; }
 
 .PHONY: help run demo-postgres test check contract auth changes windows api-docs js kit android browser test-thread lint format deps build release fuzz fuzz-build bench bench-engine bench-service bench-load bench-sessions bench-redis bench-memory bench-slowloris bench-baseline bench-blocks bench-live bench-auth bench-keys bench-sections bench-windows bench-sources bench-cluster performance smoke builds deploy clean
 
@@ -171,7 +174,7 @@ format:
 
 ## Installs what the build and the tests need from Debian (apt), where missing.
 deps:
-	@dpkg -s libmicrohttpd-dev libhiredis-dev libcurl4-openssl-dev libpq-dev redis-server postgresql-15 >/dev/null 2>&1 || { $(APT_GET) update -qq && $(APT_GET) install -y -qq libmicrohttpd-dev libhiredis-dev libcurl4-openssl-dev libpq-dev redis-server postgresql-15; }
+	@dpkg -s libmicrohttpd-dev libhiredis-dev libcurl4-openssl-dev libpq-dev redis-server postgresql-15 >/dev/null 2>&1 || { $(APT_GET) update -qq >&2 && $(APT_GET) install -y -qq libmicrohttpd-dev libhiredis-dev libcurl4-openssl-dev libpq-dev redis-server postgresql-15 >&2; }
 
 ## Debug build of everything (the tests' binaries included).
 build: deps
@@ -210,7 +213,7 @@ bench-windows: deps
 ## Commits a second for 1,000 small followed sessions on one Redis and on a Redis Cluster of three
 ## masters (throwaway ones), and what each master did for them.
 bench-cluster: deps release
-	@command -v wrk >/dev/null || { $(APT_GET) update -qq && $(APT_GET) install -y -qq wrk; }
+	$(NEED_WRK)
 	python3 Benchmarks/cluster/run.py .build/release/livedelta
 
 ## Sessions fed by PostgreSQL (a throwaway one): a 10,000-row source and 1,000 subscribers, an
@@ -253,17 +256,17 @@ bench-service: deps
 
 ## POST /diff over HTTP with wrk (installed with apt when missing): a 20-item and a 10,000-item body.
 bench-load: deps release
-	@command -v wrk >/dev/null || { $(APT_GET) update -qq && $(APT_GET) install -y -qq wrk; }
+	$(NEED_WRK)
 	Benchmarks/load/run.sh
 
 ## Session updates and writes by change on 100,000 items, memory store and Redis, with wrk.
 bench-sessions: deps release
-	@command -v wrk >/dev/null || { $(APT_GET) update -qq && $(APT_GET) install -y -qq wrk; }
+	$(NEED_WRK)
 	Benchmarks/sessions/run.sh
 
 ## Updates to a 10,000-item session: memory store, Redis sticky, Redis with two replicas.
 bench-redis: deps release
-	@command -v wrk >/dev/null || { $(APT_GET) update -qq && $(APT_GET) install -y -qq wrk; }
+	$(NEED_WRK)
 	Benchmarks/redis/run.sh
 
 ## The cost of bearer tokens: each algorithm checked in process, and /diff with tokens (wrk).
