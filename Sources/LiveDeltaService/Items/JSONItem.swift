@@ -52,14 +52,19 @@ struct StoredID: Sendable {
     /// its canonical bytes (those `same` compares). `hash` is keyed afresh in each process
     /// (`ValueHash.processKey`), so storage that replicas share keeps this one.
     func stableHash(in document: DocumentRef) -> UInt32 {
+        // Plain loops over a local: a nested function that captured the hash, handed to
+        // `forEach`, had the runtime check exclusive access at every byte (`swift_beginAccess`),
+        // a third of a 100,000-item update's commit on Redis.
         var hash: UInt32 = 0x811C_9DC5
-        func add(_ byte: UInt8) { hash = (hash ^ UInt32(byte)) &* 0x0100_0193 }
+        @inline(__always) func fold(_ hash: UInt32, _ byte: UInt8) -> UInt32 { (hash ^ UInt32(byte)) &* 0x0100_0193 }
         if storage == .inline {
-            add(0)
-            withUnsafeBytes(of: bytes.inlineValue.littleEndian) { $0.forEach(add) }
+            hash = fold(hash, 0)
+            // Its 8 bytes, least significant first (as stored little-endian).
+            let value = UInt64(bitPattern: bytes.inlineValue)
+            for shift in stride(from: 0, to: 64, by: 8) { hash = fold(hash, UInt8(truncatingIfNeeded: value >> UInt64(shift))) }
         } else {
-            add(kind.rawValue &+ 1)
-            document.slice(bytes, in: storage).forEach(add)
+            hash = fold(hash, kind.rawValue &+ 1)
+            for byte in document.slice(bytes, in: storage) { hash = fold(hash, byte) }
         }
         return hash
     }

@@ -184,10 +184,18 @@ enum PartPlanner {
 
     /// Units' id hashes (`StoredUnit.stableIDHash`), 32 bits little-endian each.
     private static func idHashes<Units: Collection>(of units: Units) -> [UInt8] where Units.Element: StoredUnit {
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(units.count * 4)
-        for unit in units { withUnsafeBytes(of: unit.stableIDHash.littleEndian) { bytes.append(contentsOf: $0) } }
-        return bytes
+        // Written in place, with no closure around a captured array: one that appended to it
+        // had the runtime check exclusive access at every unit.
+        [UInt8](unsafeUninitializedCapacity: units.count * 4) { buffer, written in
+            written = 0
+            for unit in units {
+                let hash = unit.stableIDHash
+                for shift in stride(from: 0, to: 32, by: 8) {
+                    buffer[written] = UInt8(truncatingIfNeeded: hash >> UInt32(shift))
+                    written += 1
+                }
+            }
+        }
     }
 
     private static var comma: UnsafeRawBufferPointer {
