@@ -148,14 +148,17 @@ public struct WindowProjection: Sendable {
 /// last new ones (-1 where none is). What it says of a position far from them is exact, and a
 /// window far from a change is passed by in a few comparisons, the delta's lists unread.
 public struct ChangeSpan: Sendable, Hashable {
-    let firstTouched: Int
-    let lastTouchedOld: Int
-    let lastTouchedNew: Int
+    // Inlinable, with what they read: a fan-out pass asks them of thousands of windows in a
+    // tight loop (`LiveFeed.passQuickly`), where a call each would cost more than they do.
+    @usableFromInline let firstTouched: Int
+    @usableFromInline let lastTouchedOld: Int
+    @usableFromInline let lastTouchedNew: Int
 
     /// Where the item at old position `old` is now, where that is plain from the span alone:
     /// before every change it is where it was; past all of them, old and new, it moved by the
     /// change in count, `shift` (the items past the changes are the same last items of both
     /// lists). Nil says nothing: ask `WindowProjection.newPosition`.
+    @inlinable
     public func newPosition(ofOld old: Int, shift: Int) -> Int? {
         if old < firstTouched { return old }
         if old > lastTouchedOld && old + shift > lastTouchedNew { return old + shift }
@@ -165,6 +168,7 @@ public struct ChangeSpan: Sendable, Hashable {
     /// Whether the rows at old positions `old` are, unchanged, the rows at new positions `new`,
     /// where that is plain from the span alone: all before the changes, or all past them.
     /// False says nothing: ask `WindowProjection.isUnchanged`.
+    @inlinable
     public func isUnchanged(old: Range<Int>, new: Range<Int>, shift: Int) -> Bool {
         guard old.count == new.count else { return false }
         guard let first = old.first, let last = old.last else { return true }

@@ -63,17 +63,7 @@ extension LiveFeed {
         /// `window` moved along `entry` where the step changes none of its rows; nil where it
         /// does, or is not a change a window can follow by its delta.
         mutating func quietly(_ window: PlacedWindow, along entry: LiveEntry) -> PlacedWindow? {
-            let at: Int
-            if let found = known.lastIndex(where: { $0.sequence == entry.sequence }) {
-                at = found
-            } else {
-                let flat = entry.projection
-                known.append(
-                    Step(
-                        sequence: entry.sequence, motion: flat ?? entry.sectionProjection, span: flat?.span,
-                        count: entry.state?.collection.placeCount ?? 0))
-                at = known.count - 1
-            }
+            let at = step(entry)
             if let span = known[at].span, let next = Self.plainlyPassed(window, span, newCount: known[at].count) { return next }
             guard let motion = known[at].motion else { return nil }
             let next = window.advanced(by: motion, oldCount: window.total, newCount: known[at].count)
@@ -81,9 +71,34 @@ extension LiveFeed {
             return next
         }
 
+        /// Where `entry`'s step is in `known`, added where it is not.
+        private mutating func step(_ entry: LiveEntry) -> Int {
+            if let found = known.lastIndex(where: { $0.sequence == entry.sequence }) { return found }
+            let flat = entry.projection
+            known.append(
+                Step(
+                    sequence: entry.sequence, motion: flat ?? entry.sectionProjection, span: flat?.span,
+                    count: entry.state?.collection.placeCount ?? 0))
+            return known.count - 1
+        }
+
+        /// `entry` as a step that windows one step behind it (given everything up to sequence
+        /// `previous`) pass by its span alone, where it is a flat change; nil where it is not.
+        mutating func quick(_ entry: LiveEntry, after previous: UInt64) -> QuickStep? {
+            guard let baseVersion = entry.baseVersion else { return nil }
+            // Known by `quietly` too: a window the quick walk leaves to it costs no second
+            // projection.
+            let at = step(entry)
+            guard let span = known[at].span else { return nil }
+            return QuickStep(
+                previous: previous, incarnation: entry.position.incarnation, baseVersion: baseVersion, version: entry.position.version,
+                span: span, count: known[at].count)
+        }
+
         /// `window` moved along a flat step whose changes' span plainly misses its rows and its
         /// anchor; nil says nothing.
-        private static func plainlyPassed(_ window: PlacedWindow, _ span: ChangeSpan, newCount: Int) -> PlacedWindow? {
+        @inline(__always)
+        fileprivate static func plainlyPassed(_ window: PlacedWindow, _ span: ChangeSpan, newCount: Int) -> PlacedWindow? {
             let shift = newCount - window.total
             var anchor = 0
             if window.shape.isKeyset {
@@ -94,6 +109,60 @@ extension LiveFeed {
             let next = PlacedWindow(window.shape, anchor: anchor, total: newCount)
             return span.isUnchanged(old: window.rows, new: next.rows, shift: shift) ? next : nil
         }
+    }
+
+    /// A pass's one new step, a flat change, as the quick walk (`passQuickly`) reads it.
+    struct QuickStep {
+        /// The sequence of the log's entry before it: a window given everything up to it has
+        /// this step alone to pass.
+        let previous: UInt64
+        let incarnation: String
+        let baseVersion: UInt64
+        let version: UInt64
+        let span: ChangeSpan
+        let count: Int
+    }
+
+    /// The first walk of a pass over every window's slot: moves each window that has only
+    /// `quick` to pass and that the step plainly passes by, as `passQuietly` would, and
+    /// returns the slots left for the full path (`passQuietly`, then `deliverWindow`) in order.
+    /// A commit outside thousands of windows is a walk of all their slots, read cold (the
+    /// commit's copy of a long list has just pushed them out of the caches). Through
+    /// `passQuietly` each slot cost a slice of the log, retains and calls; here a slot is a few
+    /// loads and comparisons in one loop, which the processor runs ahead of the slot it waits on
+    /// (about half the fan-out CPU of a commit outside 9,725 windows, docs/performance.md).
+    static func passQuickly(_ slots: UnsafeMutableBufferPointer<WindowSlots.Slot>, _ quick: QuickStep?, latest: UInt64, now: Int64)
+        -> [Int]
+    {
+        var slow: [Int] = []
+        for at in slots.indices {
+            let delivered = slots[at].delivered
+            if delivered >= latest {
+                // Up to date: a pass for its pending total alone.
+                if now >= slots[at].totalDue { slow.append(at) }
+                continue
+            }
+            guard let quick, delivered == quick.previous, slots[at].version == quick.baseVersion, now < slots[at].totalDue,
+                slots[at].incarnation == quick.incarnation,
+                let next = PassSteps.plainlyPassed(slots[at].window, quick.span, newCount: quick.count)
+            else {
+                slow.append(at)
+                continue
+            }
+            if slots[at].pendingSince == nil {
+                // A total pending from now whose interval has passed already goes by the full pass.
+                guard now < WindowState.totalDue(pendingSince: now, lastTotal: slots[at].lastTotal) else {
+                    slow.append(at)
+                    continue
+                }
+                slots[at].pendingSince = now
+            }
+            slots[at].window = next
+            slots[at].version = quick.version
+            slots[at].ahead = true
+            slots[at].delivered = latest
+        }
+        return slow
     }
 
     /// Moves a window along `entries` where each follows its place and changes nothing in its

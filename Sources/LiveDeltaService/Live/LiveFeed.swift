@@ -379,7 +379,13 @@ final class LiveFeed: Sendable {
                 // each, so that a commit outside thousands of them costs a walk of one array.
                 let now = monotonicNow()
                 var steps = PassSteps()
-                for at in state.windows.slots.indices {
+                let previous = state.log.count > 1 ? state.log[state.log.count - 2].sequence : nil
+                let quick = previous.flatMap { steps.quick(latest, after: $0) }
+                let sequence = latest.sequence
+                let slow = state.windows.slots.withUnsafeMutableBufferPointer {
+                    Self.passQuickly($0, quick, latest: sequence, now: now)
+                }
+                for at in slow {
                     let delivered = state.windows.slots[at].delivered
                     guard delivered < latest.sequence || now >= state.windows.slots[at].totalDue else { continue }
                     let entries = Self.entries(after: delivered, in: state.log)
