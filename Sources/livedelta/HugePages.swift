@@ -2,9 +2,9 @@ import Glibc
 
 /// Transparent huge pages for the large arrays a long session's commits copy.
 ///
-/// A commit to a session of a million items builds its new item list (48 MB) while the old one
+/// A commit to a session of a million items builds its new item list (40 MB) while the old one
 /// is still held by its history. glibc serves an allocation that large by a fresh `mmap`, so
-/// every commit faulted in 12,000 pages of 4 KiB one by one: two thirds of a one-item commit's
+/// every commit faulted in about 10,000 pages of 4 KiB one by one: two thirds of a one-item commit's
 /// 27 ms went to the kernel (`make bench-windows`, docs/performance.md). Where the kernel gives
 /// huge pages only to memory that asks (`[madvise]`, the default of most distributions),
 /// glibc asks for them when its tunable `glibc.malloc.hugetlb=1` is set, which it reads only
