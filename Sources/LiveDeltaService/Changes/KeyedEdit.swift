@@ -427,8 +427,9 @@ private struct KeyedLists {
         let overlay = lists[0].items ?? ListOverlay(heldCount: held.count) { held[$0] }
         let numbers = touched.indices.filter { touched[$0] }
         // The list, runs of held items copied whole, and where each node stands in it.
-        var list: [JSONItem] = []
-        list.reserveCapacity(overlay.count)
+        // In the storage of an older list where one is free (a long session's: see
+        // ItemListSpares), not in memory mapped afresh.
+        var list = ItemListSpares.shared.emptyList(capacity: overlay.count)
         var positions = [Int](repeating: -1, count: overlay.elements.count)
         var copied: [CopiedRun] = []
         for piece in overlay.pieces {
@@ -441,6 +442,7 @@ private struct KeyedLists {
                 list.append(overlay[node])
             }
         }
+        ItemListSpares.shared.watch(list)
         /// Where the item numbered `number` is now (every item an instruction names is a node).
         func now(_ number: Int) -> Int? {
             guard case .at(_, let node) = place[number], positions[node] >= 0 else { return nil }

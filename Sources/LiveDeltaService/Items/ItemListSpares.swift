@@ -1,0 +1,94 @@
+import Synchronization
+
+/// Storage for the item lists of long sessions, handed from one commit to a later one.
+///
+/// A commit to a session of a million items builds its new list (40 MB) while the session's
+/// history still holds the old one. glibc maps any allocation over 32 MB afresh and unmaps it
+/// when freed, so each such commit had the kernel zero 40 MB of new pages: in a profile of a
+/// 100-item commit to a million items, that zeroing took a third of the server's CPU (on this
+/// kind of virtual machine, where fresh pages cost more than copies). A commit finds here,
+/// where it can, the storage of an older list that no one holds any more, already mapped, and
+/// builds in it.
+enum ItemListSpares {
+    /// The process's spares.
+    static let shared = ListSpares<JSONItem>(
+        // Shorter lists are left to glibc, which reuses their memory itself: its threshold for
+        // mapping afresh rises to 32 MB at most.
+        shortest: (32 << 20) / MemoryLayout<JSONItem>.stride,
+        // A feed's history holds the lists of its steps: with the default
+        // `--live-history-bytes` (64 MB) a million-item session keeps one step, which holds
+        // the list it made and the one before, so the list built three commits ago is the
+        // first that may be free; `make bench-windows` keeps 1 GB of history, about 13 steps.
+        watched: 16)
+}
+
+/// The lists built last, watched (a reference each, to lists their sessions and histories hold
+/// anyway) until no one else holds one: then it is a spare, whose storage the next list of its
+/// length is built in. At most one spare is kept beyond the watched lists' own holders, so the
+/// memory this keeps alive that would have been freed is one list at most, except for lists
+/// let go of all at once (a session deleted), kept until the next long list is built.
+///
+/// For lists of plain values (`JSONItem`'s document is referenced unowned): emptying a spare
+/// releases nothing.
+final class ListSpares<Element: Sendable>: Sendable {
+    let shortest: Int
+    let watched: Int
+    private let lists = Mutex<[[Element]]>([])
+
+    init(shortest: Int, watched: Int) {
+        self.shortest = shortest
+        self.watched = watched
+    }
+
+    /// An empty list with room for `capacity` elements: in a spare's storage where one is large
+    /// enough.
+    func emptyList(capacity: Int) -> [Element] {
+        var list =
+            capacity < shortest
+            ? []
+            : lists.withLock { lists -> [Element] in
+                guard let at = lists.indices.first(where: { lists[$0].capacity >= capacity && Self.isUnique(&lists[$0]) }) else {
+                    return []
+                }
+                return lists.remove(at: at)
+            }
+        // Held by no one else, so its storage is kept; otherwise a new one.
+        list.removeAll(keepingCapacity: true)
+        list.reserveCapacity(capacity)
+        return list
+    }
+
+    /// Watches a list just built, to be a spare once no one else holds it.
+    func watch(_ list: [Element]) {
+        guard list.capacity >= shortest else { return }
+        lists.withLock { lists in
+            lists.append(list)
+            var spares = 0
+            // Newest first: the newest spare is kept, older ones and the oldest lists let go.
+            for at in lists.indices.reversed() where Self.isUnique(&lists[at]) {
+                spares += 1
+                if spares > 1 { lists.remove(at: at) }
+            }
+            if lists.count > watched { lists.removeFirst(lists.count - watched) }
+        }
+    }
+
+    /// Lists watched now, spares included.
+    var count: Int { lists.withLock { $0.count } }
+
+    /// Whether no one but the caller holds `list`'s storage. An array is, in memory, one
+    /// reference to its storage object, a native Swift object (on Linux, where arrays are never
+    /// bridged): that reference is read in place, as a reference to a native class (the check
+    /// reads only the object's reference count, the same in every native object), without a
+    /// retain of its own that would make it shared. Not as `AnyObject`: unoptimized builds
+    /// answer false for any object through it.
+    static func isUnique(_ list: inout [Element]) -> Bool {
+        guard MemoryLayout<[Element]>.size == MemoryLayout<NativeObject>.size, list.capacity > 0 else { return false }
+        return withUnsafeMutablePointer(to: &list) { pointer in
+            pointer.withMemoryRebound(to: NativeObject.self, capacity: 1) { isKnownUniquelyReferenced(&$0.pointee) }
+        }
+    }
+}
+
+/// Any native Swift object, for `ListSpares.isUnique`; never made.
+private final class NativeObject {}

@@ -1,0 +1,61 @@
+import Testing
+
+@testable import LiveDeltaService
+
+/// A long list's storage is handed to a later list only once no one else holds it, and never
+/// while anyone does: a list built in storage still held would change another's items.
+@Suite struct ListSparesTests {
+    @Test func anArrayIsUniqueOnlyWhileNoOneElseHoldsItsStorage() {
+        // Each answer is taken before it is checked: `#expect` holds what it is given.
+        var list = Array(0..<1_000)
+        let alone = ListSpares<Int>.isUnique(&list)
+        var copy: [Int]? = list
+        let shared = ListSpares<Int>.isUnique(&list)
+        let copied = copy?.count
+        copy = nil
+        let aloneAgain = ListSpares<Int>.isUnique(&list)
+        var empty: [Int] = []
+        let emptyOne = ListSpares<Int>.isUnique(&empty)
+        #expect(alone && !shared && copied == 1_000 && aloneAgain && !emptyOne)
+    }
+
+    @Test func aListNoOneHoldsIsBuiltInAgainAndAHeldOneNever() {
+        let spares = ListSpares<Int>(shortest: 1_000, watched: 4)
+        var held = spares.emptyList(capacity: 2_000)
+        held.append(contentsOf: 0..<2_000)
+        spares.watch(held)
+        // Still held: a new list has storage of its own, and the held list keeps its items.
+        var second = spares.emptyList(capacity: 2_000)
+        #expect(address(second) != address(held))
+        second.append(contentsOf: repeatElement(-1, count: 2_000))
+        #expect(held == Array(0..<2_000))
+        spares.watch(second)
+        // Let go of: the next list of its length is built in its storage, from empty.
+        let freed = address(held)
+        held = []
+        let third = spares.emptyList(capacity: 1_500)
+        #expect(address(third) == freed)
+        #expect(third.isEmpty && third.capacity >= 1_500)
+        // Too long for any spare: new storage.
+        #expect(address(spares.emptyList(capacity: 100_000)) != freed)
+        #expect(second == Array(repeating: -1, count: 2_000))
+    }
+
+    @Test func shortListsAreNotWatchedAndOneSpareAtMostIsKept() {
+        let spares = ListSpares<Int>(shortest: 1_000, watched: 4)
+        spares.watch(Array(0..<100))
+        #expect(spares.count == 0)
+        // Three lists let go of once watched: a list is held while it is watched, so each
+        // watch finds the one before it a spare, and the newest spare is all it keeps.
+        for _ in 0..<3 { spares.watch(Array(0..<1_000)) }
+        #expect(spares.count == 2)
+        // Held lists are watched up to the limit, the oldest let go first.
+        let held = (0..<6).map { Array(repeating: $0, count: 1_000) }
+        for list in held { spares.watch(list) }
+        #expect(spares.count == 4)
+    }
+
+    private func address(_ list: [Int]) -> UnsafeRawPointer? {
+        list.withUnsafeBufferPointer { UnsafeRawPointer($0.baseAddress) }
+    }
+}
