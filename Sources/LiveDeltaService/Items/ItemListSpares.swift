@@ -28,8 +28,8 @@ enum ItemListSpares {
 /// memory this keeps alive that would have been freed is one list at most, except for lists
 /// let go of all at once (a session deleted), kept until the next long list is built.
 ///
-/// For lists of plain values (`JSONItem`'s document is referenced unowned): emptying a spare
-/// releases nothing.
+/// Meant for lists of plain values: a `JSONItem` refers to its document unowned (debug builds
+/// track it), so emptying a spare releases nothing in a release build.
 final class ListSpares<Element: Sendable>: Sendable {
     let shortest: Int
     let watched: Int
