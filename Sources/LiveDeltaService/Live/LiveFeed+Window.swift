@@ -149,17 +149,10 @@ extension LiveFeed {
                 slow.append(at)
                 continue
             }
-            if slots[at].pendingSince == nil {
-                // A total pending from now whose interval has passed already goes by the full pass.
-                guard now < WindowState.totalDue(pendingSince: now, lastTotal: slots[at].lastTotal) else {
-                    slow.append(at)
-                    continue
-                }
-                slots[at].pendingSince = now
+            guard Self.moveQuietly(&slots[at], to: next, version: quick.version, now: now) else {
+                slow.append(at)
+                continue
             }
-            slots[at].window = next
-            slots[at].version = quick.version
-            slots[at].ahead = true
             slots[at].delivered = latest
         }
         return slow
@@ -184,8 +177,15 @@ extension LiveFeed {
             moved = true
         }
         guard moved else { return true }
+        return moveQuietly(&slot, to: window, version: version, now: now)
+    }
+
+    /// Moves a slot's window to `window` at `version` without a word, a total pending from
+    /// now where none is; false, with nothing changed, where that total would be due already
+    /// (the full pass sends it).
+    @inline(__always)
+    private static func moveQuietly(_ slot: inout WindowSlots.Slot, to window: PlacedWindow, version: UInt64, now: Int64) -> Bool {
         if slot.pendingSince == nil {
-            // A total pending from now whose interval has passed already goes by the full pass.
             guard now < WindowState.totalDue(pendingSince: now, lastTotal: slot.lastTotal) else { return false }
             slot.pendingSince = now
         }
