@@ -144,12 +144,9 @@ extension LiveFeed {
             }
             guard let quick, delivered == quick.previous, slots[at].version == quick.baseVersion, now < slots[at].totalDue,
                 slots[at].incarnation == quick.incarnation,
-                let next = PassSteps.plainlyPassed(slots[at].window, quick.span, newCount: quick.count)
+                let next = PassSteps.plainlyPassed(slots[at].window, quick.span, newCount: quick.count),
+                Self.moveQuietly(&slots[at], to: next, version: quick.version, now: now)
             else {
-                slow.append(at)
-                continue
-            }
-            guard Self.moveQuietly(&slots[at], to: next, version: quick.version, now: now) else {
                 slow.append(at)
                 continue
             }

@@ -385,9 +385,9 @@ final class LiveFeed: Sendable {
                 let slow = state.windows.slots.withUnsafeMutableBufferPointer {
                     Self.passQuickly($0, quick, latest: sequence, now: now)
                 }
+                // Each left behind or due a total (`passQuickly` leaves no other).
                 for at in slow {
                     let delivered = state.windows.slots[at].delivered
-                    guard delivered < latest.sequence || now >= state.windows.slots[at].totalDue else { continue }
                     let entries = Self.entries(after: delivered, in: state.log)
                     if Self.passQuietly(&state.windows.slots[at], entries, steps: &steps, now: now) {
                         state.windows.slots[at].delivered = latest.sequence
