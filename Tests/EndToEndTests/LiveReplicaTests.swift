@@ -103,7 +103,7 @@ import Testing
             #expect(try follower.follow(until: version))
             let entry = try pool.run(["XREVRANGE", "livedelta:{long}:log", "+", "-", "COUNT", "1"])
             let size = entry.array?.first?.array?.last?.array?.reduce(0) { $0 + ($1.bytes?.count ?? 0) } ?? 0
-            // The session's text is some 500 KB; a part is at most about 32 KB, and the entry
+            // The session's text is some 500 KB; a part is at most about 16 KB, and the entry
             // holds the part written, the one it replaced, and the two manifests.
             #expect(size > 0 && size < 100_000, "a log entry of \(size) bytes at version \(version)")
         }

@@ -11,9 +11,15 @@
 /// one-item edit of a million items, the comparisons were about a third of the commit's CPU
 /// (reading both lists, 80 MB).
 enum PartPlanner {
-    /// The size a part aims at: a change rewrites about this much text, and each commit names
-    /// every part (a collection's bytes over this many) in its manifest.
-    static let targetBytes = 32 * 1024
+    /// The size a part aims at: a change rewrites about this much text for each part it
+    /// touches, and each commit names every part (a collection's bytes over this many) in its
+    /// manifest. Smaller parts make each commit's part list longer; larger ones make edits
+    /// spread over a long list costly where it is followed: Redis logs each part rewritten and
+    /// the one it replaced in one stream entry, and a 6.5 MB entry (100 items updated across a
+    /// million, with 32 KB parts) cost Redis about 40 ms of CPU a commit, against 8 ms for
+    /// 1.7 MB with 8 KB parts. A one-item edit logs some 94 KB, the part lists included,
+    /// against 83 KB (docs/performance.md, windows).
+    static let targetBytes = 8 * 1024
 
     /// The collection in new parts, every one written.
     static func whole(_ collection: JSONCollection, naming prefix: String = "") -> PartPlan {
