@@ -62,18 +62,38 @@ struct RedisSessionLayout: Sendable {
         bytes.reduce(0xcbf2_9ce4_8422_2325 as UInt64) { ($0 ^ UInt64($1)) &* 0x0000_0100_0000_01b3 }
     }
 
-    /// The parts a manifest names (`bytes` left 0); nil where it is not one.
+    /// The parts a manifest (`name:count,name:count`, counts in decimal digits) names (`bytes`
+    /// left 0); nil where it is not one. In one walk of the bytes: a million items' manifest
+    /// names some 5,000 parts, read with every window a replica with no copy answers, and
+    /// split into pieces first (an array and references for each) it took a third of such a
+    /// read's CPU.
     static func parts(_ manifest: [UInt8]) -> [StoredPart]? {
-        guard !manifest.isEmpty else { return [] }
-        var parts: [StoredPart] = []
-        for entry in manifest.split(separator: UInt8(ascii: ","), omittingEmptySubsequences: false) {
-            let pieces = entry.split(separator: UInt8(ascii: ":"), omittingEmptySubsequences: false)
-            guard pieces.count == 2, !pieces[0].isEmpty, let count = Int(String(decoding: pieces[1], as: UTF8.self)), count > 0 else {
-                return nil
+        manifest.withUnsafeBufferPointer { bytes -> [StoredPart]? in
+            var parts: [StoredPart] = []
+            parts.reserveCapacity(bytes.count / 8)
+            var start = 0
+            while start < bytes.count {
+                var colon = start
+                while colon < bytes.count, bytes[colon] != UInt8(ascii: ":"), bytes[colon] != UInt8(ascii: ",") { colon += 1 }
+                guard colon > start, colon < bytes.count, bytes[colon] == UInt8(ascii: ":") else { return nil }
+                var end = colon + 1
+                var count = 0
+                while end < bytes.count, bytes[end] != UInt8(ascii: ",") {
+                    let digit = bytes[end] &- UInt8(ascii: "0")
+                    let (times, over) = count.multipliedReportingOverflow(by: 10)
+                    guard digit < 10, !over, times <= Int.max - Int(digit) else { return nil }
+                    count = times + Int(digit)
+                    end += 1
+                }
+                guard count > 0 else { return nil }
+                let name = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<colon]), as: UTF8.self)
+                parts.append(StoredPart(name: name, count: count, bytes: 0))
+                // A comma ends the manifest only where nothing follows it: not one.
+                if end == bytes.count { return parts }
+                start = end + 1
             }
-            parts.append(StoredPart(name: String(decoding: pieces[0], as: UTF8.self), count: count, bytes: 0))
+            return bytes.isEmpty ? [] : nil
         }
-        return parts
     }
 }
 
