@@ -87,19 +87,28 @@ final class RedisSharedStorage: SharedStorage {
 
     /// Parts whose id-hash lists are read at a time: a million items' lists are 4 MB, and a
     /// window's anchor is found after half of them on average.
-    private static let listsARead = 128
+    private static let listsARead = 512
 
     /// The window of the part whose ids' hashes hold `hash` and whose units hold the anchor
     /// (`place`); nil where the session moved on from `head` meanwhile (to be tried again).
     private func anchored(_ id: String, _ head: Head, _ hash: UInt32, _ place: (StoredUnits) -> Range<Int>?) throws(SessionError)
         -> AnchoredUnits?
     {
-        let key = RedisArgument.bytes(layout.key(id))
         // The lists come here and are searched here: in a Lua script, Redis took 14 ms to load
         // the 4 MB of a million items' lists, and everyone else waited. Those read before are
         // kept, and only the lists of parts written since are read.
+        if let ordered = idLists.ordered(id, incarnation: head.incarnation, version: head.version), ordered.count == head.parts.count {
+            var first = 0
+            for (part, list) in zip(head.parts, ordered) {
+                defer { first += part.count }
+                guard Self.holds(list, hash) else { continue }
+                if let found = try window(id, head, in: first..<first + part.count, place) { return found }
+            }
+            return .unanswered
+        }
+        let key = RedisArgument.bytes(layout.key(id))
         var lists = idLists.lists(id, incarnation: head.incarnation)
-        defer { idLists.keep(id, incarnation: head.incarnation, lists, parts: Set(head.parts.map(\.name))) }
+        defer { idLists.keep(id, incarnation: head.incarnation, lists, parts: head.parts.map(\.name), version: head.version) }
         var first = 0
         for chunk in stride(from: 0, to: head.parts.count, by: Self.listsARead) {
             let parts = head.parts[chunk..<min(head.parts.count, chunk + Self.listsARead)]
@@ -117,15 +126,23 @@ final class RedisSharedStorage: SharedStorage {
                 defer { first += part.count }
                 // Most needles are in one part; in one more where 32 bits of two ids agree.
                 guard let list = lists[part.name], Self.holds(list, hash) else { continue }
-                let span = first..<first + part.count
-                guard let candidate = try units(id, head, span) else { return nil }
-                guard let wanted = place(candidate) else { continue }
-                // Most windows are in their anchor's part: read already.
-                if wanted.lowerBound >= span.lowerBound && wanted.upperBound <= span.upperBound { return .read(candidate) }
-                return try units(id, head, wanted).map(AnchoredUnits.read)
+                if let found = try window(id, head, in: first..<first + part.count, place) { return found }
             }
         }
         return .unanswered
+    }
+
+    /// The window of a part (its units `span`) whose ids' hashes hold the needle, where its
+    /// units hold the anchor; `.some(nil)` where the session moved on from `head`, nil where
+    /// the part does not hold the anchor after all (32 bits of two ids agree).
+    private func window(_ id: String, _ head: Head, in span: Range<Int>, _ place: (StoredUnits) -> Range<Int>?) throws(SessionError)
+        -> AnchoredUnits??
+    {
+        guard let candidate = try units(id, head, span) else { return .some(nil) }
+        guard let wanted = place(candidate) else { return nil }
+        // Most windows are in their anchor's part: read already.
+        if wanted.lowerBound >= span.lowerBound && wanted.upperBound <= span.upperBound { return .read(candidate) }
+        return .some(try units(id, head, wanted).map(AnchoredUnits.read))
     }
 
     /// Whether a list of 32-bit id hashes (little-endian) holds `hash`.

@@ -25,4 +25,18 @@ import Testing
         cache.keep("b", incarnation: life, ["0": [UInt8](repeating: 5, count: 101)], parts: ["0"])
         #expect(cache.lists("b", incarnation: life).isEmpty && cache.lists("c", incarnation: life).count == 1)
     }
+
+    /// The lists of a version are given in its parts' order once every part's is kept, for
+    /// that version (and life) alone.
+    @Test func everyPartsListIsGivenInOrderForItsVersion() {
+        let cache = IDListCache()
+        let life = Array("x1".utf8)
+        let (a, b) = ([UInt8](repeating: 1, count: 8), [UInt8](repeating: 2, count: 4))
+        cache.keep("s", incarnation: life, ["a": a], parts: ["b", "a"], version: Array("3".utf8))
+        #expect(cache.ordered("s", incarnation: life, version: Array("3".utf8)) == nil, "a part's list is missing")
+        cache.keep("s", incarnation: life, ["a": a, "b": b], parts: ["b", "a"], version: Array("3".utf8))
+        #expect(cache.ordered("s", incarnation: life, version: Array("3".utf8)) == [b, a])
+        #expect(cache.ordered("s", incarnation: life, version: Array("4".utf8)) == nil)
+        #expect(cache.ordered("s", incarnation: Array("x2".utf8), version: Array("3".utf8)) == nil)
+    }
 }
