@@ -55,7 +55,7 @@ final class IDListCache: Sendable {
 
     /// Keeps `lists` as session `id`'s in life `incarnation`, those of parts not in `parts`
     /// (the parts of `version`, in order; dropped since) left out.
-    func keep(_ id: String, incarnation: [UInt8]?, _ lists: [String: [UInt8]], parts: [String], version: [UInt8] = []) {
+    func keep(_ id: String, incarnation: [UInt8]?, _ lists: [String: [UInt8]], parts: [String], version: [UInt8]) {
         let names = Set(parts)
         let kept = lists.filter { names.contains($0.key) }
         let bytes = kept.values.reduce(0) { $0 + $1.count }

@@ -8,21 +8,23 @@ import Testing
 @Suite struct IDListCacheTests {
     @Test func listsAreKeptForOneLifeWithinTheBound() {
         let cache = IDListCache(maxBytes: 100)
-        let life = Array("x1".utf8)
-        cache.keep("a", incarnation: life, ["0": [UInt8](repeating: 1, count: 40), "1": [UInt8](repeating: 2, count: 20)], parts: ["0", "1"])
+        let (life, version) = (Array("x1".utf8), Array("1".utf8))
+        cache.keep(
+            "a", incarnation: life, ["0": [UInt8](repeating: 1, count: 40), "1": [UInt8](repeating: 2, count: 20)], parts: ["0", "1"],
+            version: version)
         #expect(cache.lists("a", incarnation: life).keys.sorted() == ["0", "1"])
         #expect(cache.lists("a", incarnation: Array("x2".utf8)).isEmpty, "another life's lists were given")
         // A part dropped since is not kept.
-        cache.keep("a", incarnation: life, cache.lists("a", incarnation: life), parts: ["1"])
+        cache.keep("a", incarnation: life, cache.lists("a", incarnation: life), parts: ["1"], version: version)
         #expect(cache.lists("a", incarnation: life).keys.sorted() == ["1"])
-        cache.keep("b", incarnation: life, ["0": [UInt8](repeating: 3, count: 60)], parts: ["0"])
+        cache.keep("b", incarnation: life, ["0": [UInt8](repeating: 3, count: 60)], parts: ["0"], version: version)
         #expect(cache.lists("a", incarnation: life).count == 1 && cache.lists("b", incarnation: life).count == 1)
         // c takes the room of the one searched least recently: a (b was asked for last).
-        cache.keep("c", incarnation: life, ["0": [UInt8](repeating: 4, count: 30)], parts: ["0"])
+        cache.keep("c", incarnation: life, ["0": [UInt8](repeating: 4, count: 30)], parts: ["0"], version: version)
         #expect(cache.lists("a", incarnation: life).isEmpty)
         #expect(cache.lists("b", incarnation: life).count == 1 && cache.lists("c", incarnation: life).count == 1)
         // Lists past the bound alone are not kept, and the session's earlier ones go.
-        cache.keep("b", incarnation: life, ["0": [UInt8](repeating: 5, count: 101)], parts: ["0"])
+        cache.keep("b", incarnation: life, ["0": [UInt8](repeating: 5, count: 101)], parts: ["0"], version: version)
         #expect(cache.lists("b", incarnation: life).isEmpty && cache.lists("c", incarnation: life).count == 1)
     }
 
