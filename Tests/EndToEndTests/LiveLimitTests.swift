@@ -38,17 +38,17 @@ import Testing
         #expect(statuses == [200: 1_000])
         // The gauge says so too, within its second.
         var subscribers: Double?
-        for _ in 0..<30 where subscribers != 0 {
-            usleep(100_000)
+        _ = try eventually {
             subscribers = sample(try connection.request("GET", "/metrics").text, "livedelta_live_subscribers")
+            return subscribers == 0
         }
         #expect(subscribers == 0)
         let other = try EventStreamClient(port: server.port, path: "/sessions/b/events", timeoutSeconds: 5, source: "127.0.0.3")
         #expect(other.status == 200)
         #expect(try other.next()?.event == "reset")
-        for _ in 0..<30 where subscribers != 1 {
-            usleep(100_000)
+        _ = try eventually {
             subscribers = sample(try connection.request("GET", "/metrics").text, "livedelta_live_subscribers")
+            return subscribers == 1
         }
         #expect(subscribers == 1)
     }

@@ -46,7 +46,7 @@ func keySetReadAgain(logger: Logger) throws -> LiveDeltaService {
     let service = LiveDeltaService(access: AccessPolicy(verifier: verifier, keySetThread: thread), logger: logger)
     // {"alg":"HS256","kid":"new"}, {}, and a signature no key verifies.
     _ = verifier.verify("eyJhbGciOiJIUzI1NiIsImtpZCI6Im5ldyJ9.e30.AAAA", now: AccessPolicy.unixNow())
-    for _ in 0..<500 where !threadNames().contains("jwks-refresh") { usleep(10_000) }
+    _ = eventually { threadNames().contains("jwks-refresh") }
     guard verifier.keySetReads == 1, threadNames().contains("jwks-refresh") else {
         throw ClientError.malformed("the key set was not read again on its thread")
     }
