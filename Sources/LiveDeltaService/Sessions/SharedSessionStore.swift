@@ -83,9 +83,14 @@ package final class SharedSessionStore: SessionStore {
     /// For each followed session another replica changes, the copy its logged steps take
     /// forward (`PartedSession`): as many bytes again as the session's text, on this replica.
     private let copies = NIOLockedValueBox<[String: PartedSession]>([:])
+    /// This replica's commits whose steps the listener may read before their threads have
+    /// told the observer.
+    private let ownCommits = OwnCommits()
 
     /// Steps reach the observer from the sessions' logs in storage, whichever replica
-    /// committed them, never from this replica's own commits: one path, in storage's order.
+    /// committed them, in storage's order; this replica's own commits reach it first from the
+    /// committing thread (`committedHere`), which has the change in hand, and their logged
+    /// steps are then passed by.
     package func observe(with observer: any SessionObserver) {
         self.observer.withLockedValue { $0 = observer }
         storage.listen(
@@ -231,6 +236,9 @@ package final class SharedSessionStore: SessionStore {
                 observer.ended(id: id, incarnation: step.incarnation, reason: .deleted)
                 continue
             }
+            // This replica's own commit, read from the log before its thread has told the
+            // observer: told in a moment, rather than read whole.
+            ownCommits.waitForCommit(of: id, version: step.version, atMost: .seconds(2))
             if observer.holds(id: id, incarnation: step.incarnation, version: step.version) {
                 // Told already (this replica's own commit, or the read its feed started from):
                 // the copy is kept in step where it has one, and nothing is read.
@@ -484,6 +492,9 @@ package final class SharedSessionStore: SessionStore {
                 (data, parts) = (.parts(written), written.manifest)
             }
             let outcome: CommitOutcome
+            // Until the observer is told (below), or the commit fails.
+            if incarnation != nil { ownCommits.begin(id, version: session.holder.version) }
+            defer { if incarnation != nil { ownCommits.end(id) } }
             do throws(SessionError) {
                 outcome = try withExtendedLifetime(before) { () throws(SessionError) in
                     try commit(session, incarnation: stored, expecting: expected, data: data, step: incarnation == nil ? .replaced : step)
