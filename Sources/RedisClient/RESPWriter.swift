@@ -19,7 +19,15 @@ struct RESPWriter {
     /// Where the owned bytes not yet in `pieces` start.
     private var pending = 0
 
-    init(_ commands: [[RedisArgument]]) {
+    /// - Parameter storage: the buffer of the connection's last writer (its `storage`), taken
+    ///   (the caller's is left empty), emptied and written into: the owned bytes of a commit that rewrites a hundred parts of a
+    ///   session come to a megabyte, and a buffer grown afresh for each such commit copied them
+    ///   as it doubled and had the kernel zero new pages every time.
+    init(_ commands: [[RedisArgument]], reusing storage: inout [UInt8]) {
+        // Swapped, not copied: held by the writer alone, the storage is emptied in place.
+        swap(&buffer, &storage)
+        buffer.removeAll(keepingCapacity: true)
+        buffer.reserveCapacity(Self.ownedBytes(commands))
         for command in commands {
             own("*\(command.count)\r\n")
             for argument in command {
@@ -40,6 +48,23 @@ struct RESPWriter {
     }
 
     private mutating func own(_ text: String) { buffer += text.utf8 }
+
+    /// The buffer, for the next writer (`init(_:reusing:)`).
+    var storage: [UInt8] { buffer }
+
+    /// At most the bytes `init` copies: framing (at most 24 bytes a count or length line) and
+    /// owned arguments.
+    private static func ownedBytes(_ commands: [[RedisArgument]]) -> Int {
+        var total = 0
+        for command in commands {
+            total += 24
+            for argument in command {
+                if case .bytes(let bytes) = argument { total += bytes.count }
+                total += 24 + 2
+            }
+        }
+        return total
+    }
 
     private mutating func flush() {
         if pending < buffer.count { pieces.append(.own(pending..<buffer.count)) }

@@ -11,6 +11,10 @@ import CHiredis
 final class RedisConnection {
     private let context: UnsafeMutablePointer<redisContext>
     private(set) var broken = false
+    /// The last write's buffer, reused by the next (`RESPWriter.init(_:reusing:)`), where it
+    /// is no larger than `keptWriteBytes`: a pool of 16 connections keeps 32 MB at most.
+    private var writeBuffer: [UInt8] = []
+    private static let keptWriteBytes = 2 << 20
 
     init(_ configuration: RedisConfiguration) throws(RedisError) {
         guard let context = redisConnectWithTimeout(configuration.host, Int32(configuration.port), timeval(configuration.connectTimeout)) else {
@@ -47,7 +51,9 @@ final class RedisConnection {
     func write(_ commands: [[RedisArgument]]) throws(RedisError) {
         guard !broken else { throw .io("the connection failed earlier") }
         do throws(RedisError) {
-            try RESPWriter(commands).write(to: context.pointee.fd)
+            let writer = RESPWriter(commands, reusing: &writeBuffer)
+            try writer.write(to: context.pointee.fd)
+            if writer.storage.capacity <= Self.keptWriteBytes { writeBuffer = writer.storage }
         } catch {
             broken = true
             throw error

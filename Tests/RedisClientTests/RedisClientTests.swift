@@ -20,6 +20,21 @@ import Testing
         #expect(replies[3] == .null && replies[4] == .integer(2) && replies[5] == .array([.string([1]), .string([2])]))
     }
 
+    /// A connection writes each batch in the buffer of the one before: large, small, and past
+    /// the size it keeps, every value arrives whole and nothing of an earlier batch goes again.
+    @Test func eachBatchIsFramedAnewInTheReusedBuffer() throws {
+        let redis = try RedisProcess()
+        defer { redis.stop() }
+        var configuration = try #require(RedisConfiguration(url: redis.url))
+        configuration.maxConnections = 1
+        let pool = RedisPool(configuration)
+        for (round, size) in [1 << 20, 3, 5 << 20, 10, 1 << 20].enumerated() {
+            let value = (0..<size).map { UInt8(truncatingIfNeeded: $0 &+ round) }
+            let replies = try pool.run([["SET", .text("k\(round)"), .bytes(value)], ["GET", .text("k\(round)")], ["DBSIZE"]])
+            #expect(replies[0] == .status("OK") && replies[1] == .string(value) && replies[2] == .integer(round + 1), "\(size) bytes")
+        }
+    }
+
     /// A borrowed argument is sent from its pieces as one value, however many there are and
     /// however much of them the socket takes at a time.
     @Test func borrowedPiecesMakeOneValue() throws {
