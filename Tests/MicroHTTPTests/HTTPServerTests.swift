@@ -30,13 +30,9 @@ func echoServer(_ configure: (inout HTTPServer.Configuration) -> Void = { _ in }
 
 /// Waits until `condition` holds; fails the test rather than hang past `seconds`.
 func waitUntil(seconds: Double = 30, _ condition: () -> Bool, sourceLocation: SourceLocation = #_sourceLocation) throws {
-    let deadline = Date().addingTimeInterval(seconds)
-    while !condition() {
-        guard Date() < deadline else {
-            Issue.record("waited \(seconds) s in vain", sourceLocation: sourceLocation)
-            throw ClientError.closed
-        }
-        usleep(1_000)
+    guard eventually(within: seconds, condition) else {
+        Issue.record("waited \(seconds) s in vain", sourceLocation: sourceLocation)
+        throw ClientError.closed
     }
 }
 

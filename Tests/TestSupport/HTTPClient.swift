@@ -170,11 +170,5 @@ extension String {
 /// Waits until nothing accepts connections on `port` any more; false if something still does
 /// after `seconds`.
 public func waitUntilRefused(port: UInt16, seconds: Double = 10) -> Bool {
-    var waited = 0.0
-    while waited < seconds {
-        if (try? HTTPConnection(port: port)) == nil { return true }
-        usleep(10_000)
-        waited += 0.01
-    }
-    return false
+    eventually(within: seconds) { (try? HTTPConnection(port: port)) == nil }
 }
