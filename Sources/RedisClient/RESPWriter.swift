@@ -20,9 +20,10 @@ struct RESPWriter {
     private var pending = 0
 
     /// - Parameter storage: the buffer of the connection's last writer (its `storage`), taken
-    ///   (the caller's is left empty), emptied and written into: the owned bytes of a commit that rewrites a hundred parts of a
-    ///   session come to a megabyte, and a buffer grown afresh for each such commit copied them
-    ///   as it doubled and had the kernel zero new pages every time.
+    ///   (the caller's is left empty), emptied and written into: the owned bytes of a commit
+    ///   that rewrites a hundred parts of a session come to a megabyte, and a buffer grown
+    ///   afresh for each such commit copied them as it doubled and had the kernel zero new
+    ///   pages every time.
     init(_ commands: [[RedisArgument]], reusing storage: inout [UInt8]) {
         // Swapped, not copied: held by the writer alone, the storage is emptied in place.
         swap(&buffer, &storage)

@@ -108,7 +108,10 @@ func leftOver(_ names: [String]) -> [String] { names.filter { name in ours.conta
 // A joined thread can still be listed for a moment: the kernel wakes its joiner on the way
 // out, before it removes the thread (a clean run once saw a joined jwks-refresh). A thread
 // that was not ended stays, and is reported after the wait.
-_ = eventually(within: 10) { threadNames().count <= first.count && leftOver(threadNames()).isEmpty }
+_ = eventually(within: 10) {
+    let names = threadNames()
+    return names.count <= first.count && leftOver(names).isEmpty
+}
 let last = threadNames()
 print("threads after the first stop: \(first.count) \(first)")
 print("threads after the tenth stop: \(last.count) \(last)")
