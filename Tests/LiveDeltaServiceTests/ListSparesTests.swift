@@ -41,6 +41,24 @@ import Testing
         #expect(second == Array(repeating: -1, count: 2_000))
     }
 
+    @Test func aGrowingListIsBuiltInTheStorageOfOneSomeCommitsBack() {
+        let spares = ListSpares<Int>(shortest: 1_000, watched: 4)
+        // Each list one longer than the one before, and the two newest held (a history).
+        var history: [[Int]] = []
+        var addresses: [UnsafeRawPointer?] = []
+        for length in 10_000..<10_040 {
+            var list = spares.emptyList(capacity: length)
+            list.append(contentsOf: 0..<length)
+            spares.watch(list)
+            addresses.append(address(list))
+            history.append(list)
+            if history.count > 2 { history.removeFirst() }
+        }
+        // Three storages in turn: two held, one free to build the next list in.
+        #expect(Set(addresses).count == 3)
+        #expect(history.last == Array(0..<10_039))
+    }
+
     @Test func shortListsAreNotWatchedAndOneSpareAtMostIsKept() {
         let spares = ListSpares<Int>(shortest: 1_000, watched: 4)
         spares.watch(Array(0..<100))

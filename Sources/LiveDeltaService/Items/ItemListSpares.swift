@@ -18,7 +18,7 @@ enum ItemListSpares {
         // A feed's history holds the lists of its steps: with the default
         // `--live-history-bytes` (64 MB) a million-item session keeps one step, which holds
         // the list it made and the one before, so the list built three commits ago is the
-        // first that may be free; `make bench-windows` keeps 1 GB of history, about 13 steps.
+        // first that may be free; a history of 1 GB keeps about 13 steps.
         watched: 16)
 }
 
@@ -33,6 +33,12 @@ enum ItemListSpares {
 final class ListSpares<Element: Sendable>: Sendable {
     let shortest: Int
     let watched: Int
+    /// A long list made afresh has room for this fraction more (1/32: 1.25 MB beside 40 MB).
+    /// A session that grows (a feed inserted at the top) needs one more row at each commit, and
+    /// a spare is the list of a commit some steps back: storage made to the row would fit none
+    /// of the lists after it, and each commit would map 40 MB afresh (`make bench-windows`'
+    /// insert at the top did, in some runs of a dozen commits, 100 to 150 ms each).
+    static var growthRoom: Int { 32 }
     private let lists = Mutex<[[Element]]>([])
 
     init(shortest: Int, watched: Int) {
@@ -52,9 +58,9 @@ final class ListSpares<Element: Sendable>: Sendable {
                 }
                 return lists.remove(at: at)
             }
-        // Held by no one else, so its storage is kept; otherwise a new one.
+        // Held by no one else, so its storage is kept; otherwise a new one, with room to grow.
         list.removeAll(keepingCapacity: true)
-        list.reserveCapacity(capacity)
+        if list.capacity < capacity { list.reserveCapacity(capacity < shortest ? capacity : capacity + capacity / Self.growthRoom) }
         return list
     }
 
