@@ -48,25 +48,46 @@ public func sendAll(_ descriptor: Int32, _ text: String) {
 }
 
 public func firstIndex(of needle: [UInt8], in haystack: [UInt8]) -> Int? {
-    guard haystack.count >= needle.count else { return nil }
-    for start in 0...(haystack.count - needle.count) where haystack[start] == needle[0] {
-        if haystack[start..<start + needle.count].elementsEqual(needle) { return start }
+    haystack.withUnsafeBufferPointer { firstIndex(of: needle, in: $0) }
+}
+
+/// Where `needle` first starts in `haystack`: its first byte found by memchr(3), the rest
+/// compared there (Glibc's module has no memmem).
+public func firstIndex(of needle: [UInt8], in haystack: UnsafeBufferPointer<UInt8>) -> Int? {
+    guard let base = haystack.baseAddress, let head = needle.first, haystack.count >= needle.count else { return nil }
+    return needle.withUnsafeBufferPointer { pattern in
+        var start = 0
+        let lastStart = haystack.count - pattern.count
+        while start <= lastStart, let found = memchr(base + start, Int32(head), lastStart - start + 1) {
+            let at = base.distance(to: found.assumingMemoryBound(to: UInt8.self))
+            if memcmp(base + at, pattern.baseAddress!, pattern.count) == 0 { return at }
+            start = at + 1
+        }
+        return nil
     }
-    return nil
 }
 
 /// The subscribers' sockets under epoll(7); reads whatever is ready and notes, per socket, the
 /// first time a marker went by. A marker split across two reads is found in the kept tail.
 /// (poll(2) made the reader walk all 10,000 sockets, in the kernel and here, for each wake-up:
-/// its own CPU, on the server's two cores, was in the figures it printed.)
+/// its own CPU, on the server's two cores, was in the figures it printed. For the same reason
+/// a read allocates nothing: each socket's tail sits in one table, indexed by descriptor, and
+/// the text a read shows is that tail and the new bytes, side by side in one buffer. Arrays
+/// made for each read, and the dictionaries they sat in, cost 58 ms of the reader's CPU a
+/// commit with 9,725 windows, beside the server's 250 ms on the same two cores.)
 public final class Subscribers {
+    private static let tailLength = 96
     private let poller = epoll_create1(Int32(EPOLL_CLOEXEC))
     private var events = [epoll_event](repeating: epoll_event(), count: 1_024)
-    var tails: [Int32: [UInt8]] = [:]
-    public var open = Set<Int32>()
-    /// Bytes read from each subscriber so far.
-    public var received: [Int32: Int] = [:]
-    var buffer = [UInt8](repeating: 0, count: 1 << 18)
+    /// Each descriptor's last `tailLength` bytes (`tailCounts` of them so far).
+    private var tails: [UInt8] = []
+    private var tailCounts: [Int] = []
+    public private(set) var open = Set<Int32>()
+    private var isOpen: [Bool] = []
+    /// Bytes read from all subscribers so far.
+    public private(set) var received = 0
+    /// A descriptor's tail, then what one read brings.
+    private var buffer = [UInt8](repeating: 0, count: Subscribers.tailLength + (1 << 18))
 
     public init() {}
 
@@ -76,8 +97,16 @@ public final class Subscribers {
         event.events = EPOLLIN.rawValue
         event.data.fd = descriptor
         _ = epoll_ctl(poller, EPOLL_CTL_ADD, descriptor, &event)
+        let at = Int(descriptor)
+        if at >= isOpen.count {
+            let count = at + 1024
+            isOpen += repeatElement(false, count: count - isOpen.count)
+            tailCounts += repeatElement(0, count: count - tailCounts.count)
+            tails += repeatElement(0, count: count * Self.tailLength - tails.count)
+        }
         open.insert(descriptor)
-        tails[descriptor] = []
+        isOpen[at] = true
+        tailCounts[at] = 0
     }
 
     /// Reads until each of `watched` still open (every open subscriber when nil) has shown
@@ -90,39 +119,63 @@ public final class Subscribers {
     /// Reads until each of `watched` still open (every open subscriber when nil) has read text
     /// that `shows` (given what came in its last read, after the tail of the reads before it,
     /// and where the new bytes start), or `deadline` passes.
-    public func watch(among watched: Set<Int32>? = nil, deadline: Double, shows: ([UInt8], Int) -> Bool) -> (
+    public func watch(among watched: Set<Int32>? = nil, deadline: Double, shows: (UnsafeBufferPointer<UInt8>, Int) -> Bool) -> (
         first: Double?, last: Double?, reached: Int
     ) {
-        var waiting = watched ?? open
+        var waiting = [Bool](repeating: false, count: isOpen.count)
+        var left = 0
+        for descriptor in watched ?? open where isOpen[Int(descriptor)] {
+            waiting[Int(descriptor)] = true
+            left += 1
+        }
         var seen = 0
         var first: Double?
         var last: Double?
-        while !waiting.isEmpty && now() < deadline {
+        let tailLength = Self.tailLength
+        while left > 0 && now() < deadline {
             let ready = epoll_wait(poller, &events, Int32(events.count), 200)
             if ready <= 0 { continue }
             for index in 0..<Int(ready) {
                 let descriptor = events[index].data.fd
-                guard open.contains(descriptor) else { continue }
-                let read = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
+                let at = Int(descriptor)
+                guard isOpen[at] else { continue }
+                let kept = tailCounts[at]
+                let read = buffer.withUnsafeMutableBytes { bytes in
+                    tails.withUnsafeBytes { tails in
+                        bytes.baseAddress!.copyMemory(from: tails.baseAddress! + at * tailLength, byteCount: kept)
+                    }
+                    return recv(descriptor, bytes.baseAddress! + kept, bytes.count - kept, 0)
+                }
                 if read < 0 { continue }
                 if read == 0 {
                     // Closed by the server (refused or dropped): it will not see the marker.
                     // (Closing it takes it out of the epoll set.)
                     close(descriptor)
                     open.remove(descriptor)
-                    waiting.remove(descriptor)
+                    isOpen[at] = false
+                    if waiting[at] {
+                        waiting[at] = false
+                        left -= 1
+                    }
                     continue
                 }
-                received[descriptor, default: 0] += read
-                let tail = tails[descriptor, default: []]
-                let text = tail + buffer[0..<read]
-                if waiting.contains(descriptor) && shows(text, tail.count) {
-                    waiting.remove(descriptor)
-                    seen += 1
-                    last = now()
-                    if first == nil { first = last }
+                received += read
+                let length = kept + read
+                buffer.withUnsafeBufferPointer { text in
+                    let text = UnsafeBufferPointer(rebasing: text[0..<length])
+                    if waiting[at] && shows(text, kept) {
+                        waiting[at] = false
+                        left -= 1
+                        seen += 1
+                        last = now()
+                        if first == nil { first = last }
+                    }
+                    let keep = min(length, tailLength)
+                    tails.withUnsafeMutableBytes { tails in
+                        (tails.baseAddress! + at * tailLength).copyMemory(from: text.baseAddress! + length - keep, byteCount: keep)
+                    }
+                    tailCounts[at] = keep
                 }
-                tails[descriptor] = Array(text.suffix(96))
             }
         }
         return (first, last, seen)

@@ -55,7 +55,7 @@ func occurrences(of markers: [String], in subscribers: Subscribers, for seconds:
     _ = subscribers.watch(deadline: now() + seconds) { text, newFrom in
         for (index, needle) in needles.enumerated() {
             var start = 0
-            while let found = firstIndex(of: needle, in: Array(text[start...])) {
+            while let found = firstIndex(of: needle, in: UnsafeBufferPointer(rebasing: text[start...])) {
                 // A marker that starts in the kept tail was counted when it was read.
                 if start + found >= newFrom { counts[index] += 1 }
                 start += found + needle.count
@@ -66,11 +66,13 @@ func occurrences(of markers: [String], in subscribers: Subscribers, for seconds:
     return counts
 }
 
-/// Whether the text shows the event that brings a window to `version` as a delta.
-func showsDelta(_ text: [UInt8], version: Int) -> Bool {
-    let needle = Array(".\(version)~".utf8)
-    guard let at = firstIndex(of: needle, in: text) else { return false }
-    return firstIndex(of: Array("event: delta".utf8), in: Array(text[at...].prefix(64))) != nil
+let deltaEvent = Array("event: delta".utf8)
+
+/// Whether the text shows the event that brings a window to a version (`versionMark`, its
+/// `.<version>~`) as a delta.
+func showsDelta(_ text: UnsafeBufferPointer<UInt8>, versionMark: [UInt8]) -> Bool {
+    guard let at = firstIndex(of: versionMark, in: text) else { return false }
+    return firstIndex(of: deltaEvent, in: UnsafeBufferPointer(rebasing: text[at...].prefix(64))) != nil
 }
 
 let writer = connectLocal(port)
@@ -105,7 +107,10 @@ for round in 1...rounds {
     _ = request(writer, "POST", "/sessions/\(session)/changes", body)
     answers.append(now() - started)
     if mode == "outside" { continue }
-    let (first, last, reached) = subscribers.watch(among: concerned, deadline: now() + 20) { text, _ in showsDelta(text, version: version) }
+    let versionMark = Array(".\(version)~".utf8)
+    let (first, last, reached) = subscribers.watch(among: concerned, deadline: now() + 20) { text, _ in
+        showsDelta(text, versionMark: versionMark)
+    }
     if reached < (concerned?.count ?? subscribers.open.count) {
         say("\((concerned?.count ?? subscribers.open.count) - reached) subscribers did not get version \(version) within 20 s", to: 2)
     }
@@ -125,7 +130,7 @@ if mode == "outside" {
     tail = occurrences(of: ["event: delta", "event: window"], in: subscribers, for: 1.5)
     say("quiet")
 }
-let bytes = subscribers.received.reduce(0) { $0 + $1.value - (atStart[$1.key] ?? 0) }
+let bytes = subscribers.received - atStart
 func list(_ values: [Double]) -> String { "[" + values.map { "\($0)" }.joined(separator: ",") + "]" }
 print(
     "{\"subscribed\":\(subscribers.open.count),\"first\":\(list(firsts)),\"last\":\(list(lasts)),\"answer\":\(list(answers)),"
