@@ -3,6 +3,7 @@
 // moment it is sent to the moment the first and the last subscriber it concerns have read it.
 //
 // Usage: WindowSubscribers PORT SESSION SUBSCRIBERS KIND SPACING MODE ROUNDS VERSION
+//    or: WindowSubscribers floor COUNT BYTES ROUNDS (no server: see Floor.swift)
 //   KIND: `after` (subscriber k follows the 50 rows after item k*SPACING) or `offset` (from row
 //   k*SPACING). The session's items are {"id": position, ...} when it starts.
 //   MODE: `outside` (update one item outside every window), `inside` (update 100 items, each in
@@ -17,6 +18,10 @@ import BenchStreams
 import Glibc
 
 let arguments = CommandLine.arguments
+if arguments.count == 5, arguments[1] == "floor", let count = Int(arguments[2]), let bytes = Int(arguments[3]), let rounds = Int(arguments[4]) {
+    runFloor(count: count, bytes: bytes, rounds: rounds)
+    exit(0)
+}
 guard arguments.count == 9, let port = UInt16(arguments[1]), let count = Int(arguments[3]), let spacing = Int(arguments[5]),
     let rounds = Int(arguments[7]), let startVersion = Int(arguments[8])
 else {
@@ -66,13 +71,17 @@ func occurrences(of markers: [String], in subscribers: Subscribers, for seconds:
     return counts
 }
 
-let deltaEvent = Array("event: delta".utf8)
+/// The marker of a delta (a static, made when first read: the floor runs before this file's
+/// top-level code reaches its globals).
+enum Marker { static let delta = Array("event: delta".utf8) }
+
+func list(_ values: [Double]) -> String { "[" + values.map { "\($0)" }.joined(separator: ",") + "]" }
 
 /// Whether the text shows the event that brings a window to a version (`versionMark`, its
 /// `.<version>~`) as a delta.
 func showsDelta(_ text: UnsafeBufferPointer<UInt8>, versionMark: [UInt8]) -> Bool {
     guard let at = firstIndex(of: versionMark, in: text) else { return false }
-    return firstIndex(of: deltaEvent, in: UnsafeBufferPointer(rebasing: text[at...].prefix(64))) != nil
+    return firstIndex(of: Marker.delta, in: UnsafeBufferPointer(rebasing: text[at...].prefix(64))) != nil
 }
 
 let writer = connectLocal(port)
@@ -131,7 +140,6 @@ if mode == "outside" {
     say("quiet")
 }
 let bytes = subscribers.received - atStart
-func list(_ values: [Double]) -> String { "[" + values.map { "\($0)" }.joined(separator: ",") + "]" }
 print(
     "{\"subscribed\":\(subscribers.open.count),\"first\":\(list(firsts)),\"last\":\(list(lasts)),\"answer\":\(list(answers)),"
         + "\"deltas\":\(counts[0] + tail[0]),\"windows\":\(counts[1]),\"tailWindows\":\(tail[1]),\"bytes\":\(bytes)}")

@@ -8,7 +8,9 @@ no subscribers; the rows they were sent: none; and the fan-out threads' CPU per 
 and once the totals, at most one a window a second, are priced from a quiet tail and taken
 out); a commit inside 100 of them (to the last of those, p50 and p99 over 40 commits); 10,000
 offset windows and an insert at the top, which shifts every one (to the last subscriber, p50
-and p99 over 40).
+and p99 over 40), and beside it what the kernel alone takes to carry as many events of that
+size from two sending threads to the same reader, with no server (the floor of that figure on
+this machine).
 Figures only; nothing is asserted. Needs redis-server for the Redis part.
 """
 import json
@@ -222,6 +224,15 @@ def helper_run(port, version, kind, mode, rounds, pid):
     return figures
 
 
+def loopback_floor(count, size, rounds=40):
+    """What the kernel alone takes to carry `count` events of `size` bytes: two threads send
+    them over loopback sockets to the same reader as the subscribers' (no server)."""
+    count = min(count, (resource.getrlimit(resource.RLIMIT_NOFILE)[0] - 64) // 2)
+    run_ = subprocess.run([helper, "floor", str(count), str(size), str(rounds)], capture_output=True, text=True, check=True)
+    figures = json.loads(run_.stdout)
+    return count, figures["last"]
+
+
 def outside_alone(port, rounds):
     """The same one-item commits as `outside`, with no subscribers: what a commit costs itself."""
     connection = Connection(port)
@@ -271,6 +282,11 @@ def run(store, extra=()):
         print(f"  {figures['held']:,} offset windows, an insert at the top (every window shifts): to the last subscriber"
               f" p50 {statistics.median(last) * 1000:.1f} ms, p99 {percentile(last, 0.99) * 1000:.1f} ms"
               f" (to the first p50 {statistics.median(figures['first']) * 1000:.1f} ms; {figures['bytes'] / 40 / max(figures['held'], 1):.0f} bytes a window a commit)")
+        if not extra:
+            size = round(figures["bytes"] / 40 / max(figures["held"], 1))
+            count, last = loopback_floor(figures["held"], size)
+            print(f"  the kernel's part alone: two threads that only send {size} bytes to each of {count:,} loopback sockets,"
+                  f" read by the same reader: to the last p50 {statistics.median(last) * 1000:.1f} ms, p99 {percentile(last, 0.99) * 1000:.1f} ms")
     finally:
         process.terminate()
         process.wait()
