@@ -125,16 +125,16 @@ extension LiveFeed {
 
     /// The first walk of a pass over every window's slot: moves each window that has only
     /// `quick` to pass and that the step plainly passes by, as `passQuietly` would, and
-    /// returns the slots left for the full path (`passQuietly`, then `deliverWindow`) in order.
+    /// puts the slots left for the full path (`passQuietly`, then `deliverWindow`) in `slow`, in
+    /// order.
     /// A commit outside thousands of windows is a walk of all their slots, read cold (the
     /// commit's copy of a long list has just pushed them out of the caches). Through
     /// `passQuietly` each slot cost a slice of the log, retains and calls; here a slot is a few
     /// loads and comparisons in one loop, which the processor runs ahead of the slot it waits on
     /// (about half the fan-out CPU of a commit outside 9,725 windows, docs/performance.md).
-    static func passQuickly(_ slots: UnsafeMutableBufferPointer<WindowSlots.Slot>, _ quick: QuickStep?, latest: UInt64, now: Int64)
-        -> [Int]
-    {
-        var slow: [Int] = []
+    static func passQuickly(
+        _ slots: UnsafeMutableBufferPointer<WindowSlots.Slot>, _ quick: QuickStep?, latest: UInt64, now: Int64, into slow: inout [Int]
+    ) {
         for at in slots.indices {
             let delivered = slots[at].delivered
             if delivered >= latest {
@@ -152,7 +152,6 @@ extension LiveFeed {
             }
             slots[at].delivered = latest
         }
-        return slow
     }
 
     /// Moves a window along `entries` where each follows its place and changes nothing in its

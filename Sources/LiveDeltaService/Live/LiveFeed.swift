@@ -38,6 +38,12 @@ final class LiveFeed: Sendable {
         var windows = WindowSlots()
         /// A fan-out pass is running or queued.
         var draining = false
+        /// The last pass's lists, empty, kept for the next (one pass runs at a time): made anew
+        /// for each pass, a list for thousands of windows (400 KB) grew through fresh memory
+        /// that glibc gave back between passes, and the kernel zeroed it again each time (with
+        /// `glibc.malloc.hugetlb=1`, 2 MB at a time). Each holds at most one entry a subscriber.
+        var passWork: [(LiveSubscriber, ArraySlice<LiveEntry>)] = []
+        var passSlow: [Int] = []
         /// When a tick last started a pass for windows' totals (monotonic nanoseconds).
         var totalsPass: Int64 = 0
         /// The hub let go of this feed: whoever still holds it must get a new one.
@@ -365,12 +371,13 @@ final class LiveFeed: Sendable {
     /// time per feed (`draining`), so each subscriber's events keep their order.
     private func drain() {
         while true {
-            let work = state.withLockedValue { state -> [(LiveSubscriber, ArraySlice<LiveEntry>)]? in
+            let taken = state.withLockedValue { state -> [(LiveSubscriber, ArraySlice<LiveEntry>)]? in
                 guard let latest = state.log.last else {
                     state.draining = false
                     return nil
                 }
                 var work: [(LiveSubscriber, ArraySlice<LiveEntry>)] = []
+                swap(&work, &state.passWork)
                 for subscriber in state.whole.values where subscriber.delivered < latest.sequence {
                     work.append((subscriber, Self.entries(after: subscriber.delivered, in: state.log)))
                     subscriber.delivered = latest.sequence
@@ -382,8 +389,12 @@ final class LiveFeed: Sendable {
                 let previous = state.log.count > 1 ? state.log[state.log.count - 2].sequence : nil
                 let quick = previous.flatMap { steps.quick(latest, after: $0) }
                 let sequence = latest.sequence
-                let slow = state.windows.slots.withUnsafeMutableBufferPointer {
-                    Self.passQuickly($0, quick, latest: sequence, now: now)
+                var slow: [Int] = []
+                swap(&slow, &state.passSlow)
+                state.windows.slots.withUnsafeMutableBufferPointer { Self.passQuickly($0, quick, latest: sequence, now: now, into: &slow) }
+                defer {
+                    slow.removeAll(keepingCapacity: true)
+                    state.passSlow = slow
                 }
                 // Each left behind or due a total (`passQuickly` leaves no other).
                 for at in slow {
@@ -395,11 +406,18 @@ final class LiveFeed: Sendable {
                         work.append((state.windows.release(at, delivered: latest.sequence), entries))
                     }
                 }
-                if work.isEmpty { state.draining = false }
-                return work.isEmpty ? nil : work
+                guard !work.isEmpty else {
+                    state.draining = false
+                    state.passWork = work
+                    return nil
+                }
+                return work
             }
-            guard let work else { return }
+            guard var work = taken else { return }
             let gone = deliverAll(work)
+            // Its subscribers and steps let go of, its storage kept.
+            work.removeAll(keepingCapacity: true)
+            state.withLockedValue { $0.passWork = work }
             if !gone.isEmpty { remove(gone) }
         }
     }
