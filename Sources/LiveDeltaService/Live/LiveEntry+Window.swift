@@ -67,7 +67,9 @@ extension LiveEntry {
     func windowDelta(from old: Range<Int>, to new: PlacedWindow, baseVersion: UInt64, spelling: LiveSpelling) -> LiveEvent? {
         guard case .change(let change) = kind else { return windowReset(new) }
         let key = WindowCache.Key(spelling: spelling, old: old, new: new, baseVersion: baseVersion)
-        if let event = windows.events.withLockedValue({ $0[key] }) { return event }
+        // Full (thousands of distinct windows), the cache takes no more: one lock, not two.
+        let (kept, full) = windows.events.withLockedValue { ($0[key], $0.count >= WindowCache.kept) }
+        if let kept { return kept }
         let step: WindowEvents.Step
         var deleted: [JSONItem] = []
         switch change.outcome {
@@ -90,7 +92,7 @@ extension LiveEntry {
         else {
             return windowReset(new)
         }
-        windows.events.withLockedValue { if $0.count < WindowCache.kept { $0[key] = event } }
+        if !full { windows.events.withLockedValue { if $0.count < WindowCache.kept { $0[key] = event } } }
         return event
     }
 }
