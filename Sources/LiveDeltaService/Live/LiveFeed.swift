@@ -432,17 +432,15 @@ final class LiveFeed: Sendable {
     }
 
     /// Sets a windowed subscriber's place after a pass moved it, in it and in its slot; its
-    /// token where `spell` (most windows a commit reaches are told nothing), spelled outside
-    /// the lock, which every window of a pass takes twice: from the place just set, as
-    /// `LiveSubscriber.token` would.
+    /// token where `spell` (most windows a commit reaches are told nothing), spelled from the
+    /// place just set outside the lock, which every window of a pass takes twice.
     func settle(_ subscriber: LiveSubscriber, at position: LivePosition?, _ place: WindowState, spell: Bool) -> String? {
         state.withLockedValue { state in
             subscriber.position = position
             subscriber.placed = place
             state.windows.refresh(subscriber)
         }
-        guard spell, let position else { return nil }
-        return WindowToken(position: LivePosition(incarnation: position.incarnation, version: place.told), rows: place.toldRows).token
+        return spell ? LiveSubscriber.token(at: position, place) : nil
     }
 
     /// Subscribers a thread of `deliverAll` takes at a time.

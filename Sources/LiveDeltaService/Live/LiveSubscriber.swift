@@ -56,7 +56,10 @@ final class LiveSubscriber: Sendable {
     }
 
     /// The token its client resumes from: its position, and its window's rows there.
-    var token: String? {
+    var token: String? { Self.token(at: position, placed) }
+
+    /// The token of a subscriber at `position` whose window is `placed` (nil: the whole session).
+    static func token(at position: LivePosition?, _ placed: WindowState?) -> String? {
         guard let position else { return nil }
         guard let placed else { return position.token }
         return WindowToken(position: LivePosition(incarnation: position.incarnation, version: placed.told), rows: placed.toldRows).token
