@@ -59,6 +59,41 @@ import Testing
         #expect(history.last == Array(0..<10_039))
     }
 
+    @Test func storageReadiedForAFeedIsWhatItsFirstCommitsAreBuiltIn() {
+        let spares = ListSpares<Int>(shortest: 1_000, watched: 8)
+        func built(_ length: Int) -> [Int] {
+            var list = spares.emptyList(capacity: length)
+            list.append(contentsOf: 0..<length)
+            spares.watch(list)
+            return list
+        }
+        // A session followed by no one: its list, and the one before it, let go of (a spare).
+        var session = built(10_000)
+        session = built(10_000)
+        #expect(spares.free(capacity: 10_000) == 1)
+        // A feed starts: one more is readied, and asking again readies no third.
+        spares.reserve(capacity: 10_000)
+        spares.reserve(capacity: 10_000)
+        #expect(spares.free(capacity: 10_000) == 2)
+        // Each commit builds beside the session's list and the one the feed's latest step
+        // holds: the first two take the storages that were free, and the list the history
+        // lets go of after the second is free for the third.
+        var history: [Int] = []
+        var free: [Int] = []
+        for length in 10_001...10_003 {
+            let next = built(length)
+            free.append(spares.free(capacity: length))
+            history = session
+            session = next
+        }
+        #expect(free == [1, 0, 0])
+        #expect(spares.free(capacity: 10_004) == 1)
+        #expect(session == Array(0..<10_003) && history == Array(0..<10_002))
+        // A short list needs none.
+        spares.reserve(capacity: 100)
+        #expect(spares.free(capacity: 100) == 1)
+    }
+
     @Test func shortListsAreNotWatchedAndOneSpareAtMostIsKept() {
         let spares = ListSpares<Int>(shortest: 1_000, watched: 4)
         spares.watch(Array(0..<100))

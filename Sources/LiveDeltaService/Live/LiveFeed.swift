@@ -250,7 +250,7 @@ final class LiveFeed: Sendable {
         logged: [LoggedState] = []
     ) -> Joined {
         let token = given?.position
-        return state.withLockedValue { state -> Joined in
+        let joined = state.withLockedValue { state -> Joined in
             guard !state.removed else { return .removed }
             guard state.subscribers.count < limits.subscribers else { return .full }
             let seeded = state.log.isEmpty
@@ -305,6 +305,13 @@ final class LiveFeed: Sendable {
             state.idleSince = nil
             return .joined(seeded: seeded)
         }
+        // The feed's latest step holds the list before the session's from now on: storage for
+        // the one a commit builds beside them is readied off the commit's path.
+        if case .joined(seeded: true) = joined, case .flat(let items) = read.collection.shape, items.count >= ItemListSpares.shared.shortest {
+            let capacity = items.count
+            DispatchQueue.global().async { ItemListSpares.shared.reserve(capacity: capacity) }
+        }
+        return joined
     }
 
     private static func catchUp(from token: LivePosition?, to latest: LiveEntry, log: [LiveEntry], spelling: LiveSpelling, coalesce: Bool)
