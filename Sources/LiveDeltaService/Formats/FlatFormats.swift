@@ -285,19 +285,36 @@ extension JSONWriter {
     /// An item's key: its id as JSON, with its occurrence where ids repeat.
     mutating func key(of item: JSONItem) {
         guard item.occurrence > 0 else {
-            identity(item.plainID)
+            identity(item.storedID, in: item.reference)
             return
         }
         raw("{\"id\":")
-        identity(item.plainID)
+        identity(item.storedID, in: item.reference)
         raw(",\"occurrence\":")
         int(Int(item.occurrence))
         raw("}")
     }
 
-    /// An id as JSON (what `JSONItemID.description` says, written without a String).
+    /// An id as JSON (what `JSONItemID.description` says).
     mutating func identity(_ id: JSONItemID) {
-        let text = Array(id.description.utf8)
-        text.withUnsafeBufferPointer { raw($0) }
+        identity(id.stored, in: DocumentRef(id.document))
+    }
+
+    /// An id as JSON, written from where it is kept: a fan-out to thousands of keyed windows
+    /// writes a few ids for each, and made into a String each was two allocations and a
+    /// counted reference. A number kept in full is spelled canonically.
+    mutating func identity(_ stored: StoredID, in document: DocumentRef) {
+        if stored.storage == .inline {
+            int(Int(stored.bytes.inlineValue))
+            return
+        }
+        let text = document.slice(stored.bytes, in: stored.storage)
+        switch stored.kind {
+        case .number:
+            let spelled = Array(JSONScanner.number(fromIdentity: text).description.utf8)
+            spelled.withUnsafeBufferPointer { raw($0) }
+        case .string: string(generalizedUTF8: text)
+        default: raw(text)
+        }
     }
 }

@@ -17,18 +17,9 @@ package struct JSONItemID: Hashable, Sendable, CustomStringConvertible {
 
     /// The id as JSON text.
     package var description: String {
-        if stored.storage == .inline { return "\(stored.bytes.inlineValue)" }
-        let text = document.slice(stored.bytes, in: stored.storage)
-        switch stored.kind {
-        case .number:
-            return JSONScanner.number(fromIdentity: text).description
-        case .string:
-            var writer = JSONWriter()
-            writer.string(generalizedUTF8: text)
-            return String(decoding: writer.bytes, as: UTF8.self)
-        default:
-            return String(decoding: text, as: UTF8.self)
-        }
+        var writer = JSONWriter(capacity: 32)
+        writer.identity(self)
+        return String(decoding: writer.bytes, as: UTF8.self)
     }
 }
 

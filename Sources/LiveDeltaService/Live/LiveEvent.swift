@@ -2,6 +2,12 @@ import ByteJSON
 import MicroHTTP
 import Synchronization
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
 /// Where a subscriber is: one life of a session (its incarnation) and a version in it. As an
 /// event id it reads `<incarnation>.<version>`; clients keep it whole and send it back
 /// (`Last-Event-ID`, `since`), so a session replaced or created anew under the same id is never
@@ -102,6 +108,11 @@ struct LiveEvent: Sendable {
         // text as its client sent it may), each break a new `data:` line. A fan-out renders
         // thousands of these a commit: runs, not a byte at a time.
         data.withUnsafeBufferPointer { data in
+            // Most have none: two vectorized searches, not a loop a byte at a time.
+            guard let base = data.baseAddress, memchr(base, 0x0A, data.count) != nil || memchr(base, 0x0D, data.count) != nil else {
+                bytes += data
+                return
+            }
             var start = 0
             var index = 0
             while index < data.count {
