@@ -117,9 +117,6 @@ extension LiveFeed {
         /// this step alone to pass.
         let previous: UInt64
         let incarnation: String
-        /// Its life's index in the slots' `lives` (`WindowSlots.knownLife`): nil where no slot
-        /// is in it.
-        var life: UInt32? = nil
         let baseVersion: UInt64
         let version: UInt64
         let span: ChangeSpan
@@ -146,7 +143,7 @@ extension LiveFeed {
                 continue
             }
             guard let quick, delivered == quick.previous, slots[at].version == quick.baseVersion, now < slots[at].totalDue,
-                slots[at].life == quick.life,
+                slots[at].incarnation == quick.incarnation,
                 let next = PassSteps.plainlyPassed(slots[at].window, quick.span, newCount: quick.count),
                 Self.moveQuietly(&slots[at], to: next, version: quick.version, now: now)
             else {
@@ -162,15 +159,13 @@ extension LiveFeed {
     /// subscriber is not even visited (most windows a commit reaches, such as one far below
     /// it). False, with nothing changed, where it needs `deliverWindow`. Runs under the feed's
     /// lock; what it does matches `deliverWindow`'s path for unchanged windows.
-    static func passQuietly(
-        _ slot: inout WindowSlots.Slot, life incarnation: String, _ entries: ArraySlice<LiveEntry>, steps: inout PassSteps, now: Int64
-    ) -> Bool {
+    static func passQuietly(_ slot: inout WindowSlots.Slot, _ entries: ArraySlice<LiveEntry>, steps: inout PassSteps, now: Int64) -> Bool {
         guard now < slot.totalDue else { return false }
         var window = slot.window
         var version = slot.version
         var moved = false
         for entry in entries {
-            let sameLife = entry.position.incarnation == incarnation
+            let sameLife = entry.position.incarnation == slot.incarnation
             if sameLife, entry.position.version <= version { continue }
             guard sameLife, entry.baseVersion == version, let next = steps.quietly(window, along: entry) else { return false }
             window = next

@@ -394,8 +394,7 @@ final class LiveFeed: Sendable {
                 let now = monotonicNow()
                 var steps = PassSteps()
                 let previous = state.log.count > 1 ? state.log[state.log.count - 2].sequence : nil
-                var quick = previous.flatMap { steps.quick(latest, after: $0) }
-                if let incarnation = quick?.incarnation { quick?.life = state.windows.knownLife(incarnation) }
+                let quick = previous.flatMap { steps.quick(latest, after: $0) }
                 let sequence = latest.sequence
                 var slow: [Int] = []
                 swap(&slow, &state.passSlow)
@@ -408,8 +407,7 @@ final class LiveFeed: Sendable {
                 for at in slow {
                     let delivered = state.windows.slots[at].delivered
                     let entries = Self.entries(after: delivered, in: state.log)
-                    let life = state.windows.lives[Int(state.windows.slots[at].life)]
-                    if Self.passQuietly(&state.windows.slots[at], life: life, entries, steps: &steps, now: now) {
+                    if Self.passQuietly(&state.windows.slots[at], entries, steps: &steps, now: now) {
                         state.windows.slots[at].delivered = latest.sequence
                     } else {
                         work.append((state.windows.release(at, delivered: latest.sequence), entries))

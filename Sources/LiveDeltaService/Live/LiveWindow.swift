@@ -123,12 +123,6 @@ struct WindowShape: Sendable, Hashable {
     var limit: Int
     var overscan: Int
 
-    init(kind: Kind, limit: Int, overscan: Int) {
-        self.kind = kind
-        self.limit = limit
-        self.overscan = overscan
-    }
-
     init(_ request: WindowRequest) {
         kind =
             switch request.anchor {
@@ -150,8 +144,7 @@ struct WindowShape: Sendable, Hashable {
 struct PlacedWindow: Sendable, Hashable {
     let shape: WindowShape
     /// The anchor's position (keyset windows): -1 before the first row (an `after` window whose
-    /// anchors are all gone reads from the top), `count` past the last (a `before` window's);
-    /// 0 in an offset window.
+    /// anchors are all gone reads from the top), `count` past the last (a `before` window's).
     var anchor: Int
     /// The rows the window holds, overscan included.
     var rows: Range<Int>
@@ -198,8 +191,7 @@ struct PlacedWindow: Sendable, Hashable {
 
     init(_ shape: WindowShape, anchor: Int, total: Int) {
         self.shape = shape
-        // An offset window has no anchor: 0, so that windows placed alike are equal.
-        self.anchor = shape.isKeyset ? anchor : 0
+        self.anchor = anchor
         self.total = total
         rows = Self.rows(shape, anchor: anchor, total: total)
     }
