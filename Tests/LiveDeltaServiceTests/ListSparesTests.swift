@@ -75,6 +75,9 @@ import Testing
         spares.reserve(capacity: 10_000)
         spares.reserve(capacity: 10_000)
         #expect(spares.free(capacity: 10_000) == 2)
+        // Two spares are the most readied: another long session's feed gets none now.
+        spares.reserve(capacity: 20_000)
+        #expect(spares.free(capacity: 20_000) == 0 && spares.free(capacity: 10_000) == 2)
         // Each commit builds beside the session's list and the one the feed's latest step
         // holds: the first two take the storages that were free, and the list the history
         // lets go of after the second is free for the third.

@@ -80,15 +80,18 @@ final class ListSpares<Element: Sendable>: Sendable {
     }
 
     /// Readies storage for a list of `capacity` elements beside the one spare kept, its pages
-    /// written once (here, not in a commit, the kernel zeroes them as they are first written),
-    /// where fewer than two lists that fit are free. A feed starting on a long session asks for
-    /// it: from its second commit on, the feed's history holds the list before the session's,
-    /// so a third list is alive while a commit builds the next; without this, that commit maps
-    /// and zeroes it (on this kind of virtual machine, 100 to 150 ms for 40 MB, in the commit's
-    /// answer and in every subscriber's event). The memory is what the feed's history needs
-    /// from then on anyway. Where no commit takes it, the next list watched lets it go.
+    /// written once (here, not in a commit, the kernel zeroes them as they are first written).
+    /// A feed starting on a long session asks for it: from its second commit on, the feed's
+    /// history holds the list before the session's, so a third list is alive while a commit
+    /// builds the next; without this, that commit maps and zeroes it (on this kind of virtual
+    /// machine, 100 to 150 ms for 40 MB, in the commit's answer and in every subscriber's
+    /// event). The memory is what the feed's history needs from then on anyway.
+    ///
+    /// Two spares at most, of any length: feeds starting on many long sessions at once ready
+    /// no more than one list beyond what `watch` keeps, and the next list watched lets it go
+    /// where no commit took it.
     func reserve(capacity: Int) {
-        guard capacity >= shortest, free(capacity: capacity) < 2 else { return }
+        guard capacity >= shortest, lists.withLock({ Self.spares(&$0) }) < 2 else { return }
         let room = capacity + capacity / Self.growthRoom
         let list = [Element](unsafeUninitializedCapacity: room) { buffer, count in
             // Written, not initialized: the list stays empty, its pages mapped.
@@ -96,9 +99,15 @@ final class ListSpares<Element: Sendable>: Sendable {
             count = 0
         }
         lists.withLock { lists in
+            // Another may have readied one meanwhile.
+            guard Self.spares(&lists) < 2 else { return }
             lists.append(list)
             if lists.count > watched { lists.removeFirst(lists.count - watched) }
         }
+    }
+
+    private static func spares(_ lists: inout [[Element]]) -> Int {
+        lists.indices.count { isUnique(&lists[$0]) }
     }
 
     /// The spares a list of `capacity` elements could be built in now.
