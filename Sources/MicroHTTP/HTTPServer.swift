@@ -105,8 +105,8 @@ package final class HTTPServer: Sendable {
     }
 
     /// Read once: glibc answers it by opening and reading `/sys/devices/system/cpu/online`,
-    /// which a live feed's fan-out asked on every pass (4% of its samples, a commit outside
-    /// thousands of windows on Redis).
+    /// and a live feed's fan-out asked on every pass (4% of its threads' samples in a profile
+    /// of commits outside thousands of windows on Redis).
     package static let processorCount = max(1, sysconf(Int32(_SC_NPROCESSORS_ONLN)))
 
     /// The configuration the server runs with: as given, but for connection limits lowered to
