@@ -106,13 +106,11 @@ final class ListSpares<Element: Sendable>: Sendable {
         }
     }
 
-    private static func spares(_ lists: inout [[Element]]) -> Int {
-        lists.indices.count { isUnique(&lists[$0]) }
-    }
-
     /// The spares a list of `capacity` elements could be built in now.
-    func free(capacity: Int) -> Int {
-        lists.withLock { lists in lists.indices.count { lists[$0].capacity >= capacity && Self.isUnique(&lists[$0]) } }
+    func free(capacity: Int) -> Int { lists.withLock { Self.spares(&$0, fitting: capacity) } }
+
+    private static func spares(_ lists: inout [[Element]], fitting capacity: Int = 0) -> Int {
+        lists.indices.count { lists[$0].capacity >= capacity && isUnique(&lists[$0]) }
     }
 
     /// Lists watched now, spares included.
