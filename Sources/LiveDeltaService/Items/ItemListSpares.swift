@@ -39,6 +39,7 @@ final class ListSpares<Element: Sendable>: Sendable {
     /// of the lists after it, and each commit would map 40 MB afresh (`make bench-windows`'
     /// insert at the top did, in some runs of a dozen commits, 100 to 150 ms each).
     static var growthRoom: Int { 32 }
+    private static func room(for capacity: Int) -> Int { capacity + capacity / growthRoom }
     private let lists = Mutex<[[Element]]>([])
 
     init(shortest: Int, watched: Int) {
@@ -60,7 +61,7 @@ final class ListSpares<Element: Sendable>: Sendable {
             }
         // Held by no one else, so its storage is kept; otherwise a new one, with room to grow.
         list.removeAll(keepingCapacity: true)
-        if list.capacity < capacity { list.reserveCapacity(capacity < shortest ? capacity : capacity + capacity / Self.growthRoom) }
+        if list.capacity < capacity { list.reserveCapacity(capacity < shortest ? capacity : Self.room(for: capacity)) }
         return list
     }
 
@@ -92,8 +93,7 @@ final class ListSpares<Element: Sendable>: Sendable {
     /// where no commit took it.
     func reserve(capacity: Int) {
         guard capacity >= shortest, lists.withLock({ Self.spares(&$0) }) < 2 else { return }
-        let room = capacity + capacity / Self.growthRoom
-        let list = [Element](unsafeUninitializedCapacity: room) { buffer, count in
+        let list = [Element](unsafeUninitializedCapacity: Self.room(for: capacity)) { buffer, count in
             // Written, not initialized: the list stays empty, its pages mapped.
             UnsafeMutableRawBufferPointer(buffer).initializeMemory(as: UInt8.self, repeating: 0)
             count = 0
