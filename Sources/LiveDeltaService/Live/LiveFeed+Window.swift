@@ -241,9 +241,12 @@ extension LiveFeed {
                 place = WindowState(window: place.window, told: state.version, toldRows: place.window.rows, lastTotal: now, anchorID: place.anchorID)
             }
         }
-        // The token is spelled only where there is something to send: most windows a commit
-        // reaches are told nothing.
-        let token = settle(subscriber, at: position, place, spell: !events.isEmpty)
+        settle(subscriber, at: position, place)
+        // The token the subscriber resumes from is its last event's: each event above sets
+        // `place` to what it tells. Most windows a commit reaches are told nothing, and the
+        // others' tokens are not spelled twice (a fan-out spells thousands a commit).
+        let token = events.last?.id
+        assert(events.isEmpty || token == LiveSubscriber.token(at: position, place))
         return subscriber.sink.send(events, reaching: token)
     }
 

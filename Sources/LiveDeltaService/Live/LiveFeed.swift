@@ -438,16 +438,13 @@ final class LiveFeed: Sendable {
         return log[start...]
     }
 
-    /// Sets a windowed subscriber's place after a pass moved it, in it and in its slot; its
-    /// token where `spell` (most windows a commit reaches are told nothing), spelled from the
-    /// place just set outside the lock, which every window of a pass takes twice.
-    func settle(_ subscriber: LiveSubscriber, at position: LivePosition?, _ place: WindowState, spell: Bool) -> String? {
+    /// Sets a windowed subscriber's place after a pass moved it, in it and in its slot.
+    func settle(_ subscriber: LiveSubscriber, at position: LivePosition?, _ place: WindowState) {
         state.withLockedValue { state in
             subscriber.position = position
             subscriber.placed = place
             state.windows.refresh(subscriber)
         }
-        return spell ? LiveSubscriber.token(at: position, place) : nil
     }
 
     /// Subscribers a thread of `deliverAll` takes at a time.
