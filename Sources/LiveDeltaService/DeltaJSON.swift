@@ -8,7 +8,7 @@ extension JSONWriter {
         key(name)
     }
 
-    mutating func array<T>(_ values: [T], _ write: (inout JSONWriter, T) -> Void) {
+    mutating func array<Values: Sequence>(_ values: Values, _ write: (inout JSONWriter, Values.Element) -> Void) {
         raw("[")
         for (index, value) in values.enumerated() {
             if index > 0 { raw(",") }
@@ -77,9 +77,13 @@ extension JSONWriter {
         array(items) { writer, item in writer.raw(item.text) }
     }
 
+    mutating func items(_ items: ItemRows) {
+        array(items) { writer, item in writer.raw(item.text) }
+    }
+
     /// The members of a flat answer (no braces, so callers can add their own).
     mutating func flatMembers(
-        animation: AnimationStyle, delta: IndexDelta?, spelling: DeltaSpelling, old: [JSONItem], new: [JSONItem], deletedItems: [JSONItem]?
+        animation: AnimationStyle, delta: IndexDelta?, spelling: DeltaSpelling, old: ItemRows, new: ItemRows, deletedItems: [JSONItem]?
     ) {
         member("animation", first: true)
         string(animation.rawValue)

@@ -40,7 +40,7 @@ struct DiffComputation {
             metrics?.diff(old: old, new: new, delta: result.delta)
             writer.raw("{")
             writer.flatMembers(
-                animation: result.animation, delta: result.delta, spelling: options.spelling, old: old, new: new,
+                animation: result.animation, delta: result.delta, spelling: options.spelling, old: ItemRows(old), new: ItemRows(new),
                 deletedItems: options.includeDeletedItems ? result.deletedIndices.map { old[$0] } : nil)
             writer.raw("}")
         case (.sectioned(let old), .sectioned(let new)):

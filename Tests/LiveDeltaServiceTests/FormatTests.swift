@@ -34,7 +34,7 @@ import Testing
         var writer = JSONWriter()
         writer.raw("{")
         withExtendedLifetime((oldCollection, newCollection)) {
-            writer.flatDelta(delta, spelling: DeltaSpelling(format: format), old: oldItems, new: newItems)
+            writer.flatDelta(delta, spelling: DeltaSpelling(format: format), old: ItemRows(oldItems), new: ItemRows(newItems))
         }
         writer.raw("}")
         let answer = try JSONValue(parsing: String(decoding: writer.bytes, as: UTF8.self))

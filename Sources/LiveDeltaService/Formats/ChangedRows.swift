@@ -25,8 +25,9 @@ enum CarriedCollection: Sendable, Equatable {
 /// operation, operation by operation. So a 10-row scroll of a window carries the 10 rows that
 /// enter it, not the 50 it shows.
 enum ChangedRows {
-    static func of<Item>(_ delta: IndexDelta, format: DeltaFormat, oldCount: Int, in new: [Item]) -> [Item] {
-        var rows: [Item] = []
+    static func of<Rows: RandomAccessCollection<JSONItem>>(_ delta: IndexDelta, format: DeltaFormat, oldCount: Int, in new: Rows) -> [JSONItem]
+    where Rows.Index == Int {
+        var rows: [JSONItem] = []
         switch format {
         case .sequential:
             for step in delta.sequential(oldCount: oldCount).steps {

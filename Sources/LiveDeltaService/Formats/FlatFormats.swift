@@ -23,7 +23,7 @@ extension DiffOptions {
 extension JSONWriter {
     /// The delta's members: `delta` for `batch`; else `format`, and the operations in a member
     /// named after it (`sequential`, `jsonPatch`, `keyed`), so that each has one schema.
-    mutating func flatDelta(_ delta: IndexDelta, spelling: DeltaSpelling, old: [JSONItem], new: [JSONItem]) {
+    mutating func flatDelta(_ delta: IndexDelta, spelling: DeltaSpelling, old: ItemRows, new: ItemRows) {
         let format = spelling.format
         if format == .jsonPatch {
             // A patch finds its own changed items: every kept one whose value differs.
@@ -65,7 +65,10 @@ extension JSONWriter {
                 sources[target].flatMap { changes(IndexPair(source: $0, target: target), filter: spelling.filter) }
             }
         case .keyed:
-            keyedOperations(delta, moves: delta.sequential(oldCount: old.count).moves, old: old, new: new, spelling: spelling, nested: nested) {
+            // The moves in sequence alone: the steps around them are not needed (a window's delta
+            // often has no moves at all).
+            let moves = delta.moves.isEmpty ? [] : delta.sequential(oldCount: old.count).moves
+            keyedOperations(delta, moves: moves, old: old, new: new, spelling: spelling, nested: nested) {
                 changes($0, filter: spelling.filter)
             }
         }
@@ -76,7 +79,7 @@ extension JSONWriter {
     /// counted or not; a changed item is replaced whole, or field by field where answers say
     /// what changed or where it holds a nested list, whose own patch then follows under it.
     static func patchOperations(
-        into list: inout OperationList, prefix: String, delta: IndexDelta, old: [JSONItem], new: [JSONItem], spelling: DeltaSpelling
+        into list: inout OperationList, prefix: String, delta: IndexDelta, old: ItemRows, new: ItemRows, spelling: DeltaSpelling
     ) {
         var exact = delta
         exact.reloads = spelling.filter == .allFields ? delta.reloads : differingPairs(delta, old: old, new: new)
@@ -108,8 +111,8 @@ extension JSONWriter {
                     }
                     for inner in nested {
                         patchOperations(
-                            into: &list, prefix: path(index) + "/" + JSONWriter.pointerToken(inner.field), delta: inner.delta, old: inner.old,
-                            new: inner.new, spelling: inner.spelling(within: spelling))
+                            into: &list, prefix: path(index) + "/" + JSONWriter.pointerToken(inner.field), delta: inner.delta,
+                            old: ItemRows(inner.old), new: ItemRows(inner.new), spelling: inner.spelling(within: spelling))
                     }
                 }
             }
@@ -118,7 +121,7 @@ extension JSONWriter {
 
     /// Kept items whose values differ at all, as (old, new) positions: where a content filter
     /// leaves fields out, they may differ without being reloads.
-    static func differingPairs(_ delta: IndexDelta, old: [JSONItem], new: [JSONItem]) -> [IndexPair] {
+    static func differingPairs(_ delta: IndexDelta, old: ItemRows, new: ItemRows) -> [IndexPair] {
         var isDeleted = [Bool](repeating: false, count: old.count)
         for position in delta.deletions { isDeleted[position] = true }
         var movedFrom = [Int?](repeating: nil, count: new.count)
@@ -222,15 +225,22 @@ extension JSONWriter {
     /// (before the next kept element), updates (the new item, or what changed): by id, or by
     /// `{"id", "occurrence"}` where ids repeat.
     private mutating func keyedOperations(
-        _ delta: IndexDelta, moves: [SequentialMove], old: [JSONItem], new: [JSONItem], spelling: DeltaSpelling, nested: (Int) -> [NestedDelta],
+        _ delta: IndexDelta, moves: [SequentialMove], old: ItemRows, new: ItemRows, spelling: DeltaSpelling, nested: (Int) -> [NestedDelta],
         changes: (IndexPair) -> FieldChanges?
     ) {
-        var isKept = [Bool](repeating: true, count: new.count)
-        for position in delta.insertions { isKept[position] = false }
-        // The kept element after each new position, for insertions: from the end backwards.
-        var nextKept = [Int?](repeating: nil, count: new.count + 1)
-        for position in stride(from: new.count - 1, through: 0, by: -1) {
-            nextKept[position] = isKept[position] ? position : nextKept[position + 1]
+        // The kept element after each insertion (-1: none, the end), from the last backwards:
+        // the one after its position, or where that is inserted too, the next one's. Kept for
+        // the insertions alone, not for every new position: a window's delta inserts a row or
+        // two of fifty.
+        let insertions = delta.insertions
+        var nextKept = [Int](repeating: -1, count: insertions.count)
+        for index in insertions.indices.reversed() {
+            let after = insertions[index] + 1
+            if index + 1 < insertions.count, insertions[index + 1] == after {
+                nextKept[index] = nextKept[index + 1]
+            } else if after < new.count {
+                nextKept[index] = after
+            }
         }
         var list = OperationList(writer: consume self)
         func operation(
@@ -241,8 +251,9 @@ extension JSONWriter {
         }
         for position in delta.deletions { operation(&list, "remove", old[position]) }
         for move in moves { operation(&list, "move", old[move.source], before: .some(move.before.map { old[$0] })) }
-        for position in delta.insertions {
-            operation(&list, "insert", new[position], before: .some(nextKept[position + 1].map { new[$0] }), value: new[position])
+        for (index, position) in insertions.enumerated() {
+            let before = nextKept[index] < 0 ? nil : new[nextKept[index]]
+            operation(&list, "insert", new[position], before: .some(before), value: new[position])
         }
         for reload in delta.reloads {
             operation(&list, "update", new[reload.target], value: new[reload.target], fields: changes(reload), inner: nested(reload.target))

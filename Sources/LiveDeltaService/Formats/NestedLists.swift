@@ -99,7 +99,8 @@ extension JSONWriter {
             nested.field.withUnsafeBufferPointer { string(generalizedUTF8: $0) }
             raw(":{")
             flatMembers(
-                animation: nested.animation, delta: nested.delta, spelling: nested.spelling(within: spelling), old: nested.old, new: nested.new,
+                animation: nested.animation, delta: nested.delta, spelling: nested.spelling(within: spelling), old: ItemRows(nested.old),
+                new: ItemRows(nested.new),
                 deletedItems: nil)
             raw("}")
         }

@@ -203,8 +203,8 @@ struct SectionedFormatting {
                     list.fieldPatch(fields, at: row(target))
                     for nested in inner {
                         JSONWriter.patchOperations(
-                            into: &list, prefix: row(target) + "/" + JSONWriter.pointerToken(nested.field), delta: nested.delta, old: nested.old,
-                            new: nested.new, spelling: nested.spelling(within: spelling))
+                            into: &list, prefix: row(target) + "/" + JSONWriter.pointerToken(nested.field), delta: nested.delta,
+                            old: ItemRows(nested.old), new: ItemRows(nested.new), spelling: nested.spelling(within: spelling))
                     }
                 }
             }

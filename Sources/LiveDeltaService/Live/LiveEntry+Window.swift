@@ -21,6 +21,29 @@ final class WindowCache: Sendable {
     static let kept = 64
 }
 
+/// What a change's window deltas read: the lists before and after it, the documents their
+/// items point into, and what its options say of deleted items.
+struct WindowRows: Sendable {
+    enum Lists: Sendable {
+        case flat(before: [JSONItem], after: [JSONItem])
+        /// With the items the change deleted.
+        case sectioned(before: [JSONSection], after: [JSONSection], deletedItems: [JSONItem])
+    }
+
+    let lists: Lists
+    let owners: DocumentOwners
+    let includeDeletedItems: Bool
+
+    init(_ change: SessionChange) {
+        switch change.outcome {
+        case .flat(_, let before, let after): lists = .flat(before: before, after: after)
+        case .sectioned(let update, let before, let after): lists = .sectioned(before: before, after: after, deletedItems: update.deletedItems)
+        }
+        owners = change.owners
+        includeDeletedItems = change.options.includeDeletedItems
+    }
+}
+
 extension LiveEntry {
     /// The change's exact flat delta, projected: nil for a step that is not a flat change, or
     /// whose delta was not worked out (a whole update over the data-count threshold).
@@ -65,30 +88,30 @@ extension LiveEntry {
     /// The delta of this change seen through a window: from the rows `old` held (at
     /// `baseVersion`, which this change follows or leaves unchanged since) to `new`'s.
     func windowDelta(from old: Range<Int>, to new: PlacedWindow, baseVersion: UInt64, spelling: LiveSpelling) -> LiveEvent? {
-        guard case .change(let change) = kind else { return windowReset(new) }
+        guard let rows = windowRows, let after = state else { return windowReset(new) }
         let key = WindowCache.Key(spelling: spelling, old: old, new: new, baseVersion: baseVersion)
         // Full (thousands of distinct windows), the cache takes no more: one lock, not two.
         let (kept, full) = windows.events.withLockedValue { ($0[key], $0.count >= WindowCache.kept) }
         if let kept { return kept }
         let step: WindowEvents.Step
         var deleted: [JSONItem] = []
-        switch change.outcome {
-        case .flat(_, let before, let after):
+        switch rows.lists {
+        case .flat(let before, let items):
             guard let projection else { return windowReset(new) }
-            step = .flat(projection.projected(old: old, new: new.rows), old: Array(before[old]), new: Array(after[new.rows]))
-            if change.options.includeDeletedItems { deleted = old.filter { projection.newPosition(ofOld: $0) == nil }.map { before[$0] } }
-        case .sectioned(let update, let before, let after):
+            step = .flat(projection.projected(old: old, new: new.rows), old: ItemRows(before, old), new: ItemRows(items, new.rows))
+            if rows.includeDeletedItems { deleted = old.filter { projection.newPosition(ofOld: $0) == nil }.map { before[$0] } }
+        case .sectioned(let before, let sections, let deletedItems):
             guard let projection = sectionProjection else { return windowReset(new) }
             let held = Array(before[old])
-            step = .sectioned(projection.projected(old: old, new: new.rows), old: held, new: Array(after[new.rows]))
-            if change.options.includeDeletedItems, !update.deletedItems.isEmpty {
-                let finder = HashFinder(update.deletedItems)
+            step = .sectioned(projection.projected(old: old, new: new.rows), old: held, new: Array(sections[new.rows]))
+            if rows.includeDeletedItems, !deletedItems.isEmpty {
+                let finder = HashFinder(deletedItems)
                 deleted = held.flatMap(\.items).filter { finder.find($0) != nil }
             }
         }
         guard
             let event = WindowEvents.delta(
-                step, deleted: deleted, baseVersion: baseVersion, to: new, in: change.after, owners: change.owners, spelling: spelling)
+                step, deleted: deleted, baseVersion: baseVersion, to: new, in: after, owners: rows.owners, spelling: spelling)
         else {
             return windowReset(new)
         }

@@ -17,6 +17,13 @@ final class LiveEntry: Sendable {
     }
 
     let kind: Kind
+    /// The session after this step; nil for an end.
+    let state: SessionSnapshot?
+    /// The version a change started from; nil for the others.
+    let baseVersion: UInt64?
+    private let endReason: SessionEnd?
+    /// What a change's window deltas read (see LiveEntry+Window.swift); nil for the others.
+    let windowRows: WindowRows?
     let position: LivePosition
     /// The order in which the feed took it.
     let sequence: UInt64
@@ -29,6 +36,21 @@ final class LiveEntry: Sendable {
 
     private init(_ kind: Kind, at position: LivePosition, sequence: UInt64, bytes: Int) {
         self.kind = kind
+        // Taken apart once: a fan-out asks each of these for thousands of windows a commit,
+        // and matching `kind` copies the change (some twenty references counted, on every
+        // fan-out thread at once) each time.
+        switch kind {
+        case .change(let change):
+            state = change.after
+            baseVersion = change.baseVersion
+            endReason = nil
+            windowRows = WindowRows(change)
+        case .state(let snapshot):
+            state = snapshot
+            (baseVersion, endReason, windowRows) = (nil, nil, nil)
+        case .end(let reason):
+            (state, baseVersion, endReason, windowRows) = (nil, nil, reason, nil)
+        }
         self.position = position
         self.sequence = sequence
         self.bytes = bytes
@@ -50,23 +72,7 @@ final class LiveEntry: Sendable {
         self.init(.end(reason), at: position, sequence: sequence, bytes: 64)
     }
 
-    /// The session after this step; nil for an end.
-    var state: SessionSnapshot? {
-        switch kind {
-        case .change(let change): change.after
-        case .state(let snapshot): snapshot
-        case .end: nil
-        }
-    }
-
-    /// The version a change started from; nil for the others.
-    var baseVersion: UInt64? {
-        if case .change(let change) = kind { change.baseVersion } else { nil }
-    }
-
-    var isEnd: Bool {
-        if case .end = kind { true } else { false }
-    }
+    var isEnd: Bool { endReason != nil }
 
     /// The change's delta event in `spelling` (a change only).
     func delta(_ spelling: LiveSpelling) -> LiveEvent? {
@@ -95,7 +101,7 @@ final class LiveEntry: Sendable {
     }
 
     func end() -> LiveEvent? {
-        guard case .end(let reason) = kind else { return nil }
+        guard let reason = endReason else { return nil }
         // No id: there is nothing to resume after an end.
         return .end(reason, id: nil)
     }

@@ -105,7 +105,7 @@ enum WindowEvents {
     /// What a windowed delta is made of: the rows (or sections) before and after, and the
     /// delta between them.
     enum Step {
-        case flat(IndexDelta, old: [JSONItem], new: [JSONItem])
+        case flat(IndexDelta, old: ItemRows, new: ItemRows)
         case sectioned(SectionedDelta, old: [JSONSection], new: [JSONSection])
     }
 
@@ -117,7 +117,11 @@ enum WindowEvents {
         spelling: LiveSpelling
     ) -> LiveEvent? {
         let policy = state.options.policy
-        let outcome: SessionChange.Outcome
+        let options = state.options
+        let deltaSpelling = spelling.applied(to: options)
+        // Written once, into room for what it most likely holds: a fan-out writes thousands of
+        // these a commit.
+        var writer: JSONWriter
         switch step {
         case .flat(let delta, let old, let new):
             let animated = policy.animated(delta, oldCount: old.count, newCount: new.count)
@@ -125,7 +129,13 @@ enum WindowEvents {
             guard animated.delta != nil else { return reset(state, window) }
             let update = CollectionUpdate<JSONItem>(
                 animation: animated.animation, delta: animated.delta, deletedItems: deleted, baseVersion: baseVersion, version: state.version)
-            outcome = .flat(update, old: old, new: new)
+            writer = JSONWriter(capacity: 512 + (spelling.carried == .whole ? 64 * new.count : 0))
+            writer.raw("{")
+            withExtendedLifetime(owners) {
+                writer.flatChange(
+                    update, old: old, new: new, id: state.id, includeDeleted: options.includeDeletedItems, spelling: deltaSpelling,
+                    carrying: spelling.carried)
+            }
         case .sectioned(let delta, let old, let new):
             let animated = policy.animated(
                 delta, oldSections: old.count, newSections: new.count, oldItems: old.itemCount, newItems: new.itemCount, deletedItemPaths: [])
@@ -133,19 +143,21 @@ enum WindowEvents {
             let update = SectionedCollectionUpdate<JSONItem>(
                 sectionAnimation: animated.sectionAnimation, itemAnimation: animated.itemAnimation, sectionDelta: animated.sectionDelta,
                 itemDelta: animated.itemDelta, deletedItems: deleted, baseVersion: baseVersion, version: state.version)
-            outcome = .sectioned(update, old: old, new: new)
+            writer = JSONWriter(capacity: 512 + (spelling.carried == .whole ? 64 * new.itemCount : 0))
+            writer.raw("{")
+            do {
+                try withExtendedLifetime(owners) { () throws(APIError) in
+                    try writer.outcome(
+                        .sectioned(update, old: old, new: new), id: state.id, includeDeleted: options.includeDeletedItems,
+                        spelling: deltaSpelling, carrying: spelling.carried)
+                }
+            } catch {
+                return nil
+            }
         }
-        let change = SessionChange(
-            id: state.id, incarnation: state.incarnation, created: false, options: state.options, outcome: outcome, owners: owners)
-        guard var data = try? change.json(spelling: spelling.applied(to: state.options), carrying: spelling.carried),
-            data.last == UInt8(ascii: "}")
-        else { return nil }
-        data.removeLast()
-        var writer = JSONWriter(capacity: 128)
         writer.windowMember(window, in: state.collection)
         writer.raw("}")
-        data += writer.bytes
-        return LiveEvent(name: .delta, id: state.windowToken(window).token, data: data)
+        return LiveEvent(name: .delta, id: state.windowToken(window).token, data: writer.bytes)
     }
 
     /// What a client held at another state (a reconnection, a scroll): a window's rows, or its
@@ -175,7 +187,7 @@ enum WindowEvents {
         case (.flat(let old), .flat(let items)):
             let new = Array(items[window.rows])
             guard let delta = try? IndexDelta(from: old, to: new) else { return nil }
-            step = .flat(delta, old: old, new: new)
+            step = .flat(delta, old: ItemRows(old), new: ItemRows(new))
         case (.sectioned(let old), .sectioned(let sections)):
             let new = Array(sections[window.rows])
             guard let delta = try? SectionedDelta(from: old, to: new) else { return nil }

@@ -1,4 +1,5 @@
 import ByteJSON
+import LiveCollections
 
 extension JSONWriter {
     /// `"id", "version", "count"` and, for sections, `"sectionCount"` (no braces); `rows`, the
@@ -24,6 +25,48 @@ extension JSONWriter {
         unsigned(UInt(version))
         member("baseVersion")
         unsigned(UInt(baseVersion))
+    }
+
+    /// A change's members (no braces): its delta spelled as `spelling` says, its versions, and
+    /// what `carried` says of the collection after it (`items` or `sections` whole, or a flat
+    /// delta's inserted and changed `rows`).
+    mutating func outcome(
+        _ outcome: SessionChange.Outcome, id: String, includeDeleted: Bool, spelling: DeltaSpelling, carrying carried: CarriedCollection
+    ) throws(APIError) {
+        switch outcome {
+        case .flat(let update, let old, let new):
+            flatChange(
+                update, old: ItemRows(old), new: ItemRows(new), id: id, includeDeleted: includeDeleted, spelling: spelling, carrying: carried)
+        case .sectioned(let update, let old, let new):
+            try sectionedMembers(
+                sectionAnimation: update.sectionAnimation, itemAnimation: update.itemAnimation, sectionDelta: update.sectionDelta,
+                itemDelta: update.itemDelta, spelling: spelling, old: old, new: new,
+                deletedItems: includeDeleted ? update.deletedItems : nil)
+            versions(id: id, version: update.version, baseVersion: update.baseVersion)
+            if carried != .none {
+                member("sections")
+                array(new) { writer, section in writer.raw(section.text) }
+            }
+        }
+    }
+
+    /// A flat change's members (no braces), as `outcome` writes them, from `old` rows to `new`.
+    mutating func flatChange(
+        _ update: CollectionUpdate<JSONItem>, old: ItemRows, new: ItemRows, id: String, includeDeleted: Bool, spelling: DeltaSpelling,
+        carrying carried: CarriedCollection
+    ) {
+        flatMembers(
+            animation: update.animation, delta: update.delta, spelling: spelling, old: old, new: new,
+            deletedItems: includeDeleted ? update.deletedItems : nil)
+        versions(id: id, version: update.version, baseVersion: update.baseVersion)
+        if carried == .changedRows, let delta = update.delta {
+            member("rows")
+            items(ChangedRows.of(delta, format: spelling.format, oldCount: old.count, in: new))
+        } else if carried != .none {
+            // A delta over the thresholds is no delta: the rows whole.
+            member("items")
+            items(new)
+        }
     }
 
     /// The options as a JSON object, every one spelled out.
@@ -99,32 +142,7 @@ extension SessionChange {
     func json(spelling: DeltaSpelling, carrying carried: CarriedCollection = .none) throws(APIError) -> [UInt8] {
         var writer = JSONWriter()
         writer.raw("{")
-        let includeDeleted = options.includeDeletedItems
-        switch outcome {
-        case .flat(let update, let old, let new):
-            writer.flatMembers(
-                animation: update.animation, delta: update.delta, spelling: spelling, old: old, new: new,
-                deletedItems: includeDeleted ? update.deletedItems : nil)
-            writer.versions(id: id, version: update.version, baseVersion: update.baseVersion)
-            if carried == .changedRows, let delta = update.delta {
-                writer.member("rows")
-                writer.items(ChangedRows.of(delta, format: spelling.format, oldCount: old.count, in: new))
-            } else if carried != .none {
-                // A delta over the thresholds is no delta: the rows whole.
-                writer.member("items")
-                writer.items(new)
-            }
-        case .sectioned(let update, let old, let new):
-            try writer.sectionedMembers(
-                sectionAnimation: update.sectionAnimation, itemAnimation: update.itemAnimation, sectionDelta: update.sectionDelta,
-                itemDelta: update.itemDelta, spelling: spelling, old: old, new: new,
-                deletedItems: includeDeleted ? update.deletedItems : nil)
-            writer.versions(id: id, version: update.version, baseVersion: update.baseVersion)
-            if carried != .none {
-                writer.member("sections")
-                writer.array(new) { writer, section in writer.raw(section.text) }
-            }
-        }
+        try writer.outcome(outcome, id: id, includeDeleted: options.includeDeletedItems, spelling: spelling, carrying: carried)
         writer.raw("}")
         return writer.bytes
     }
