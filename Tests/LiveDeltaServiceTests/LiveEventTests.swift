@@ -19,4 +19,13 @@ import Testing
         let anonymous = LiveEvent(name: .source, id: nil, data: Array(data.utf8))
         #expect(String(decoding: anonymous.serverSent.bytes, as: UTF8.self) == "event: source\n" + lines + "\n")
     }
+
+    /// A window's token is spelled without interpolation (a fan-out spells thousands a
+    /// commit): it must read back as the same position and rows, at every width of number.
+    @Test(arguments: [(UInt64(0), 0, 0), (9, 10, 99), (10, 1_000_000, 50), (UInt64.max, 1 << 40, 1 << 30), (123_456_789, 7, 1)])
+    func aWindowTokenReadsBackAsItWasSpelled(version: UInt64, first: Int, count: Int) {
+        let token = WindowToken(position: LivePosition(incarnation: "k3x9z", version: version), rows: first..<first + count)
+        #expect(token.token == "k3x9z.\(version)~\(first)-\(count)")
+        #expect(WindowToken(token: token.token) == token)
+    }
 }
