@@ -16,6 +16,10 @@ final class WindowCache: Sendable {
 
     fileprivate let projection = NIOLockedValueBox<WindowProjection??>(nil)
     fileprivate let sectionProjection = NIOLockedValueBox<SectionedWindowProjection??>(nil)
+    /// Either projection, boxed once: a projection is too large for an existential's inline
+    /// room, so each `motion` made afresh was a heap box and seven counted references, for
+    /// every window a fan-out moves.
+    fileprivate let motion = NIOLockedValueBox<(any WindowMotion)??>(nil)
     fileprivate let events = NIOLockedValueBox<[Key: LiveEvent]>([:])
     fileprivate let resets = NIOLockedValueBox<[PlacedWindow: LiveEvent]>([:])
     static let kept = 64
@@ -74,7 +78,12 @@ extension LiveEntry {
     }
 
     /// How the step moves windows: its flat or its sectioned projection.
-    var motion: (any WindowMotion)? { projection ?? sectionProjection }
+    var motion: (any WindowMotion)? {
+        if let kept = windows.motion.withLockedValue({ $0 }) { return kept }
+        let made: (any WindowMotion)? = projection ?? sectionProjection
+        windows.motion.withLockedValue { $0 = .some(made) }
+        return made
+    }
 
     /// A window's reset to the state after this step.
     func windowReset(_ window: PlacedWindow) -> LiveEvent? {

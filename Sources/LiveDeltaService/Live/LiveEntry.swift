@@ -19,6 +19,8 @@ final class LiveEntry: Sendable {
     let kind: Kind
     /// The session after this step; nil for an end.
     let state: SessionSnapshot?
+    /// How many rows (items, or sections) the session has after this step; nil for an end.
+    let placeCount: Int?
     /// The version a change started from; nil for the others.
     let baseVersion: UInt64?
     private let endReason: SessionEnd?
@@ -51,6 +53,7 @@ final class LiveEntry: Sendable {
         case .end(let reason):
             (state, baseVersion, endReason, windowRows) = (nil, nil, reason, nil)
         }
+        placeCount = state?.collection.placeCount
         self.position = position
         self.sequence = sequence
         self.bytes = bytes

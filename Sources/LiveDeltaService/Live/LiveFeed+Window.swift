@@ -198,7 +198,9 @@ extension LiveFeed {
         var (position, placed) = underLock { (subscriber.position, subscriber.placed) }
         guard var place = placed else { return false }
         var events: [LiveEvent] = []
-        var current: SessionSnapshot?
+        // The entry last followed, not its state: a copy of a state counts some ten references,
+        // shared by every window a fan-out's threads move at once.
+        var current: LiveEntry?
         for entry in entries {
             if let position, entry.position.incarnation == position.incarnation, entry.position.version <= position.version { continue }
             if let end = entry.end() {
@@ -206,11 +208,14 @@ extension LiveFeed {
                 subscriber.sink.finish(with: events + [end])
                 return false
             }
-            guard let after = entry.state else { continue }
+            guard let count = entry.placeCount else { continue }
+            let version = entry.position.version
             let follows = position.map { entry.position.incarnation == $0.incarnation && entry.baseVersion == $0.version } ?? false
             if follows, let projection = entry.motion {
-                let next = place.window.advanced(by: projection, oldCount: place.window.total, newCount: after.collection.placeCount)
-                if Self.reanchored(place.window, next, projection) { place.anchorID = next.anchorID(in: after.collection) }
+                let next = place.window.advanced(by: projection, oldCount: place.window.total, newCount: count)
+                if Self.reanchored(place.window, next, projection), let after = entry.state {
+                    place.anchorID = next.anchorID(in: after.collection)
+                }
                 if projection.isUnchanged(old: place.window.rows, new: next.rows) {
                     place.pendingSince = place.pendingSince ?? monotonicNow()
                     place.window = next
@@ -218,9 +223,9 @@ extension LiveFeed {
                     from: place.window.rows, to: next, baseVersion: place.told, spelling: subscriber.spelling)
                 {
                     events.append(event)
-                    place = WindowState(window: next, told: after.version, toldRows: next.rows, lastTotal: place.lastTotal, anchorID: place.anchorID)
+                    place = WindowState(window: next, told: version, toldRows: next.rows, lastTotal: place.lastTotal, anchorID: place.anchorID)
                 }
-            } else {
+            } else if let after = entry.state {
                 // A gap, or a new life (flat or sectioned, whichever the session is now): the
                 // window's rows, whole.
                 let window = PlacedWindow.replace(request, anchorID: place.anchorID, in: after.collection, options: after.options)
@@ -232,11 +237,11 @@ extension LiveFeed {
                 }
             }
             position = entry.position
-            current = after
+            current = entry
         }
         let now = monotonicNow()
         if place.isDue(now), let position {
-            if let state = current ?? self.state(at: position), let total = Self.total(place, in: state, spelling: subscriber.spelling) {
+            if let state = current?.state ?? self.state(at: position), let total = Self.total(place, in: state, spelling: subscriber.spelling) {
                 events.append(total)
                 place = WindowState(window: place.window, told: state.version, toldRows: place.window.rows, lastTotal: now, anchorID: place.anchorID)
             }

@@ -151,8 +151,7 @@ enum WindowEvents {
         spelling: LiveSpelling
     ) -> LiveEvent? {
         let policy = state.options.policy
-        let options = state.options
-        let deltaSpelling = spelling.applied(to: options)
+        let deltaSpelling = spelling.applied(to: state.options)
         // Written once, into room for what it most likely holds: a fan-out writes thousands of
         // these a commit.
         var writer: JSONWriter
@@ -167,7 +166,7 @@ enum WindowEvents {
             writer.raw("{")
             withExtendedLifetime(owners) {
                 writer.flatChange(
-                    update, old: old, new: new, id: state.id, includeDeleted: options.includeDeletedItems, spelling: deltaSpelling,
+                    update, old: old, new: new, id: state.id, includeDeleted: state.options.includeDeletedItems, spelling: deltaSpelling,
                     carrying: spelling.carried)
             }
         case .sectioned(let delta, let old, let new):
@@ -182,7 +181,7 @@ enum WindowEvents {
             do {
                 try withExtendedLifetime(owners) { () throws(APIError) in
                     try writer.outcome(
-                        .sectioned(update, old: old, new: new), id: state.id, includeDeleted: options.includeDeletedItems,
+                        .sectioned(update, old: old, new: new), id: state.id, includeDeleted: state.options.includeDeletedItems,
                         spelling: deltaSpelling, carrying: spelling.carried)
                 }
             } catch {
