@@ -8,7 +8,7 @@ no subscribers; the rows they were sent: none; and the fan-out threads' CPU per 
 and once the totals, at most one a window a second, are priced from a quiet tail and taken
 out); a commit inside 100 of them (to the last of those, p50 and p99 over 40 commits); 10,000
 offset windows and an insert at the top, which shifts every one (to the last subscriber, p50
-and p99 over 40), and beside it what the kernel alone takes to carry as many events of that
+and p99 over 40; the server's CPU per commit, and its fan-out threads'), and beside it what the kernel alone takes to carry as many events of that
 size from two sending threads to the same reader, with no server (the floor of that figure on
 this machine).
 Figures only; nothing is asserted. Needs redis-server for the Redis part.
@@ -281,7 +281,8 @@ def run(store, extra=()):
         last = figures["last"]
         print(f"  {figures['held']:,} offset windows, an insert at the top (every window shifts): to the last subscriber"
               f" p50 {statistics.median(last) * 1000:.1f} ms, p99 {percentile(last, 0.99) * 1000:.1f} ms"
-              f" (to the first p50 {statistics.median(figures['first']) * 1000:.1f} ms; {figures['bytes'] / 40 / max(figures['held'], 1):.0f} bytes a window a commit)")
+              f" (to the first p50 {statistics.median(figures['first']) * 1000:.1f} ms; {figures['bytes'] / 40 / max(figures['held'], 1):.0f} bytes a window a commit;"
+              f" the server's CPU {figures['cpu'] / 40 * 1000:.1f} ms a commit, {figures['fan'] / 40 * 1000:.1f} ms of it in the fan-out threads)")
         if not extra:
             size = round(figures["bytes"] / 40 / max(figures["held"], 1))
             count, last = loopback_floor(figures["held"], size)
