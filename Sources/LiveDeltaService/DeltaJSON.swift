@@ -73,11 +73,7 @@ extension JSONWriter {
 
     mutating func pathDelta(_ delta: IndexPathDelta) { self.delta(delta) { $0.path($1) } }
 
-    mutating func items(_ items: [JSONItem]) {
-        array(items) { writer, item in writer.raw(item.text) }
-    }
-
-    mutating func items(_ items: ItemRows) {
+    mutating func items(_ items: some Sequence<JSONItem>) {
         array(items) { writer, item in writer.raw(item.text) }
     }
 
