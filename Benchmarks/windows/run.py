@@ -8,9 +8,9 @@ no subscribers; the rows they were sent: none; and the fan-out threads' CPU per 
 and once the totals, at most one a window a second, are priced from a quiet tail and taken
 out); a commit inside 100 of them (to the last of those, p50 and p99 over 40 commits); 10,000
 offset windows and an insert at the top, which shifts every one (to the last subscriber, p50
-and p99 over 40; the server's CPU per commit, and its fan-out threads'), and beside it what the kernel alone takes to carry as many events of that
-size from two sending threads to the same reader, with no server (the floor of that figure on
-this machine).
+and p99 over 40; the server's CPU per commit, and its fan-out threads'), and beside it what
+the kernel alone takes to carry as many events of that size from two sending threads to the
+same reader, with no server (the floor of that figure on this machine).
 Figures only; nothing is asserted. Needs redis-server for the Redis part.
 """
 import json
@@ -229,7 +229,8 @@ def helper_run(port, version, kind, mode, rounds, pid):
     deadline, last = time.monotonic() + 60, cpu_seconds(pid)
     while time.monotonic() < deadline:
         time.sleep(0.5)
-        spent, last = cpu_seconds(pid) - last, cpu_seconds(pid)
+        now = cpu_seconds(pid)
+        spent, last = now - last, now
         if spent < 0.05:
             break
     before = cpu_seconds(pid)
