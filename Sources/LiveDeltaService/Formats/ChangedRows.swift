@@ -25,8 +25,7 @@ enum CarriedCollection: Sendable, Equatable {
 /// operation, operation by operation. So a 10-row scroll of a window carries the 10 rows that
 /// enter it, not the 50 it shows.
 enum ChangedRows {
-    static func of<Rows: RandomAccessCollection<JSONItem>>(_ delta: IndexDelta, format: DeltaFormat, oldCount: Int, in new: Rows) -> [JSONItem]
-    where Rows.Index == Int {
+    static func of(_ delta: IndexDelta, format: DeltaFormat, oldCount: Int, in new: ItemRows) -> [JSONItem] {
         var rows: [JSONItem] = []
         switch format {
         case .sequential:

@@ -100,8 +100,7 @@ extension JSONWriter {
             raw(":{")
             flatMembers(
                 animation: nested.animation, delta: nested.delta, spelling: nested.spelling(within: spelling), old: ItemRows(nested.old),
-                new: ItemRows(nested.new),
-                deletedItems: nil)
+                new: ItemRows(nested.new), deletedItems: nil)
             raw("}")
         }
         raw("}")
